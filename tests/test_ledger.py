@@ -1,0 +1,444 @@
+"""The ledger: append-only, one transaction per event, safe across processes and kill -9."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from labkit.errors import LedgerError
+from labkit.ledger import Event, Ledger, frame_schema, new_run_id
+from labkit.types import Candidate, Evidence, TestResult, Usage, digest
+
+PYTHON = sys.executable
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _blob_count(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])
+
+
+# -- recording and reading back --------------------------------------------------------
+
+
+def test_record_returns_what_is_stored_and_blobs_are_content_addressed(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        e1 = led.record(
+            "r1", 0, "executor", "generate", inputs="task", outputs="def f(): ...",
+            usage=Usage(tokens=120, calls=1, wall_seconds=0.5, cost_units=2.0),
+            detail={"model": "scripted", "n": [1, 2]}, ended_at=100.0,
+        )  # fmt: skip
+        e2 = led.record("r1", 1, "validator", "verify", inputs="def f(): ...", ended_at=101.0)
+        assert led.events() == [e1, e2]
+        assert (e1.seq, e2.seq) == (1, 2)
+        assert e1.input_hash == digest("task") and e1.output_hash == digest("def f(): ...")
+        assert e2.input_hash == e1.output_hash and e2.output_hash == ""
+        assert led.get(e1.input_hash) == "task"
+        assert led.get(e2.input_hash) == "def f(): ..."
+        assert e1.started_at == pytest.approx(99.5)  # ended_at minus the usage's wall time
+        assert e1.usage == Usage(120, 1, 0.5, 2.0)
+        assert dict(e1.detail) == {"model": "scripted", "n": [1, 2]}
+        assert led.put("task") == e1.input_hash
+    assert _blob_count(path) == 2  # "def f(): ..." was stored once though used twice
+
+
+def test_get_unknown_hash_is_a_clear_error() -> None:
+    with Ledger() as led, pytest.raises(LedgerError, match="no blob with hash 'nope'"):
+        led.get("nope")
+
+
+def test_evidence_accepts_json_values_and_dataclasses() -> None:
+    ev = Evidence(
+        candidate="c1", suite="s1", validator="v1", exit_code=1, wall_seconds=0.2,
+        results=(TestResult("t::a", "passed"), TestResult("t::b", "failed", "assert 1 == 2")),
+    )  # fmt: skip
+    cand = Candidate(files={"a.py": "x = 1"})  # holds a mappingproxy, which asdict cannot copy
+    with Ledger() as led:
+        a = led.record("r", 0, "validator", "verify", evidence=ev)
+        b = led.record("r", 0, "executor", "generate", evidence=cand)
+        c = led.record("r", 0, "decision", "decide", evidence={"FAIL_TO_PASS": ["t::b"]})
+        d = led.record("r", 0, "decision", "decide")
+        assert a.evidence_value["results"][1] == {
+            "nodeid": "t::b", "outcome": "failed", "message": "assert 1 == 2", "seconds": 0.0,
+        }  # fmt: skip
+        assert a.evidence_value["exit_code"] == 1
+        assert b.evidence_value["files"] == {"a.py": "x = 1"}
+        assert json.loads(c.evidence) == {"FAIL_TO_PASS": ["t::b"]}
+        assert d.evidence == "" and d.evidence_value is None
+        assert led.events() == [a, b, c, d]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"evidence": object()}, "evidence is not JSON-serialisable"),
+        ({"evidence": {1, 2}}, "evidence is not JSON-serialisable"),
+        ({"evidence": [math.nan]}, "evidence is not JSON-serialisable"),
+        ({"detail": {"f": lambda: 1}}, "detail is not JSON-serialisable"),
+        ({"detail": ["not", "a", "mapping"]}, "detail must be a mapping"),
+        ({"usage": Usage(tokens=-1)}, "usage.tokens must be finite and >= 0"),
+        ({"usage": Usage(cost_units=math.inf)}, "usage.cost_units must be finite"),
+        ({"usage": {"tokens": 1}}, "usage must be a labkit.types.Usage"),
+        ({"outputs": b"bytes"}, "outputs must be text"),
+        ({"started_at": 5.0, "ended_at": 4.0}, "started_at <= ended_at"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_is_written(
+    tmp_path: Path, kwargs: dict, message: str
+) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        led.record("r", 0, "executor", "generate", inputs="kept")
+        with pytest.raises(LedgerError, match=message):
+            led.record("r", 1, "executor", "generate", inputs="never stored", **kwargs)
+        assert len(led) == 1
+    assert _blob_count(path) == 1  # the refused event's input blob was not written either
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("", 0, "executor", "generate"), "run_id must be a non-empty str"),
+        (("r", -1, "executor", "generate"), "round must be a non-negative int"),
+        (("r", True, "executor", "generate"), "round must be a non-negative int"),
+        (("r", 0, "", "generate"), "role must be a non-empty str"),
+        (("r", 0, "executor", None), "kind must be a non-empty str"),
+    ],
+)
+def test_bad_labels_are_refused(args: tuple, message: str) -> None:
+    with Ledger() as led:
+        with pytest.raises(LedgerError, match=message):
+            led.record(*args)
+        assert len(led) == 0
+
+
+# -- append-only, enforced by the database ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE events SET tokens = 0",
+        "DELETE FROM events",
+        "DELETE FROM events WHERE seq = 1",
+        "UPDATE blobs SET text = 'forged'",
+        "DELETE FROM blobs",
+        "INSERT OR REPLACE INTO events (seq, run_id, round, role, kind, input_hash, output_hash,"
+        " evidence, tokens, calls, wall_seconds, cost_units, started_at, ended_at, detail)"
+        " VALUES (1, 'r', 0, 'x', 'y', '', '', '', 0, 0, 0, 0, 0, 0, '{}')",
+    ],
+)
+def test_triggers_refuse_update_and_delete_from_any_connection(tmp_path: Path, sql: str) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        led.record("r", 0, "executor", "generate", inputs="in", usage=Usage(tokens=7))
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA recursive_triggers = ON")  # makes REPLACE's implicit delete fire triggers
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        raw.execute(sql)
+    raw.rollback()
+    raw.close()
+    with Ledger(path) as led:
+        (event,) = led.events()
+        assert event.tokens == 7 and led.get(event.input_hash) == "in"
+
+
+def test_files_use_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    Ledger(path).close()
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# -- frames, parquet, runs, resuming ---------------------------------------------------
+
+
+def _fill(led: Ledger) -> None:
+    for rnd in range(3):
+        led.record(
+            "a", rnd, "executor", "generate", outputs=f"v{rnd}", usage=Usage(10, 1, 0.1, 1.0)
+        )
+        led.record("b", rnd, "validator", "verify", evidence={"ok": rnd == 2}, detail={"r": rnd})
+    led.record("a", 7, "decision", "decide", detail={"decision": "stop"})
+
+
+def test_frame_has_typed_columns_and_one_row_per_event(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.db") as led:
+        _fill(led)
+        df = led.frame()
+        assert df.height == 7 and dict(df.schema) == frame_schema()
+        assert df.schema["tokens"] == pl.Int64 and df.schema["cost_units"] == pl.Float64
+        assert df.schema["detail"] == pl.Utf8 and df.schema["run_id"] == pl.Utf8
+        assert df["seq"].to_list() == list(range(1, 8))
+        a = led.frame("a")
+        assert a["round"].to_list() == [0, 1, 2, 7]
+        assert a["tokens"].sum() == 30
+        assert json.loads(a["detail"][-1]) == {"decision": "stop"}
+        assert led.frame("nobody").height == 0
+
+
+def test_empty_ledger_frame_is_typed() -> None:
+    with Ledger() as led:
+        df = led.frame()
+    assert df.height == 0 and dict(df.schema) == frame_schema()
+    assert df.schema["wall_seconds"] == pl.Float64 and df.schema["round"] == pl.Int64
+
+
+def test_to_parquet_round_trips(tmp_path: Path) -> None:
+    with Ledger() as led:
+        _fill(led)
+        out = led.to_parquet(tmp_path / "b.parquet", run_id="b")
+        assert out == tmp_path / "b.parquet"
+        assert pl.read_parquet(out).equals(led.frame("b"))
+        with pytest.raises(LedgerError, match="cannot export ledger"):
+            led.to_parquet(tmp_path / "missing" / "x.parquet")
+
+
+def test_runs_last_round_and_usage_support_resuming(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        _fill(led)
+    with Ledger(path) as led:  # a new process would do exactly this
+        assert led.runs() == ["a", "b"]
+        assert led.last_round("a") == 7 and led.last_round("b") == 2
+        assert led.last_round("never") is None
+        total = led.usage("a")
+        assert (total.tokens, total.calls, total.cost_units) == (30, 3, 3.0)
+        assert total.wall_seconds == pytest.approx(0.3)
+        assert led.usage() == led.usage("a")  # b's events cost nothing
+        resumed = led.last_round("b")
+        assert resumed is not None
+        led.record("b", resumed + 1, "executor", "generate")
+        assert led.last_round("b") == 3
+
+
+def test_new_run_id_is_unique_and_prefixed() -> None:
+    ids = {new_run_id("search") for _ in range(200)}
+    assert len(ids) == 200 and all(i.startswith("search-") for i in ids)
+
+
+# -- processes, threads, kill -9 -------------------------------------------------------
+
+_APPENDER = textwrap.dedent(
+    """
+    import sys
+    from labkit.ledger import Ledger
+    from labkit.types import Usage
+    path, writer, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    led = Ledger(path)
+    for i in range(n):
+        led.record(writer, i, "executor", "generate", outputs=f"{writer}-{i}", usage=Usage(tokens=1))
+        print(i + 1, flush=True)  # printed only after the commit returned
+    """
+)
+
+
+def test_kill_9_between_appends_loses_nothing_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    proc = subprocess.Popen(
+        [PYTHON, "-c", _APPENDER, str(path), "w", "1000000"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    confirmed = 0
+    while confirmed < 300:
+        line = proc.stdout.readline()
+        assert line, "appender died before being killed"
+        confirmed = int(line)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    with Ledger(path) as led:
+        events = led.events()
+        assert len(events) >= confirmed  # everything it confirmed, maybe one more in flight
+        assert [e.round for e in events] == list(range(len(events)))
+        assert led.get(events[-1].output_hash) == f"w-{len(events) - 1}"
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_two_processes_append_concurrently(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    n = 300
+    procs = [
+        subprocess.Popen(
+            [PYTHON, "-c", _APPENDER, str(path), w, str(n)], stdout=subprocess.DEVNULL, cwd=ROOT
+        )
+        for w in ("p1", "p2")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    with Ledger(path) as led:
+        events = led.events()
+        assert len(events) == 2 * n
+        assert [e.seq for e in events] == list(range(1, 2 * n + 1))
+        for w in ("p1", "p2"):
+            assert [e.round for e in led.events(w)] == list(range(n))  # each writer's order kept
+        assert led.usage().tokens == 2 * n
+
+
+def test_threads_can_share_one_ledger() -> None:
+    with Ledger() as led:
+
+        def work(name: str) -> None:
+            for i in range(100):
+                led.record(name, i, "executor", "generate", outputs=f"{name}{i}")
+
+        threads = [threading.Thread(target=work, args=(f"t{k}",)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(led) == 400 and len(led.runs()) == 4
+
+
+def test_a_writer_holding_the_lock_past_the_timeout_gives_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path, busy_timeout=0.2) as led:
+        led.record("r", 0, "executor", "generate")
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(LedgerError, match="locked by another writer"):
+            led.record("r", 1, "executor", "generate")
+        other.execute("ROLLBACK")
+        other.close()
+        led.record("r", 1, "executor", "generate")
+        assert [e.round for e in led.events()] == [0, 1]
+
+
+# -- full disk, read-only, unwritable ---------------------------------------------------
+
+
+def test_full_ledger_raises_and_keeps_what_was_recorded(tmp_path: Path) -> None:
+    """A full disk simulated with SQLite's max_page_count (the `max_bytes` cap)."""
+    path = tmp_path / "l.db"
+    recorded: list[Event] = []
+    with Ledger(path, max_bytes=64 * 1024) as led:
+        with pytest.raises(LedgerError, match=r"is full .*round \d+ was not recorded"):
+            for i in range(1000):
+                recorded.append(led.record("r", i, "executor", "generate", outputs=f"{i}" * 500))
+        assert 0 < len(recorded) < 1000
+        assert led.events() == recorded
+        assert led.get(recorded[-1].output_hash).startswith(str(len(recorded) - 1))
+    with Ledger(path) as led:  # without the cap, the same file takes more
+        assert led.events() == recorded
+        led.record("r", len(recorded), "executor", "generate")
+        assert len(led) == len(recorded) + 1
+
+
+def test_full_tmpfs_raises_and_keeps_what_was_recorded(tmp_path: Path) -> None:
+    """A real full disk: a 128 KiB tmpfs (needs mount rights; skipped without them)."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mnt)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here: " + mounted.stderr.decode(errors="replace").strip())
+    try:
+        recorded: list[Event] = []
+        with Ledger(mnt / "l.db") as led:
+            with pytest.raises(LedgerError, match="is full"):
+                for i in range(1000):
+                    recorded.append(
+                        led.record("r", i, "executor", "generate", outputs=f"{i}" * 3000)
+                    )
+            assert recorded and led.events() == recorded
+        with Ledger(mnt / "l.db", read_only=True) as led:
+            assert led.events() == recorded
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_read_only_ledger_reads_but_refuses_appends(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        _fill(led)
+        before = led.events()
+    with Ledger(path, read_only=True) as ro:
+        assert ro.events() == before
+        with pytest.raises(LedgerError, match="opened read-only: event executor/generate"):
+            ro.record("a", 9, "executor", "generate")
+        with pytest.raises(LedgerError, match="read-only"):
+            ro.put("x")
+        assert ro.events() == before
+
+
+def test_ledger_turning_read_only_mid_run_raises_and_keeps_history(tmp_path: Path) -> None:
+    """Simulated with PRAGMA query_only on the ledger's own connection (we run as root, so chmod
+    would not stop us): the write reaches SQLite and comes back SQLITE_READONLY."""
+    with Ledger(tmp_path / "l.db") as led:
+        _fill(led)
+        before = led.events()
+        led._db.execute("PRAGMA query_only = 1")
+        with pytest.raises(LedgerError, match=r"is read-only .*was not recorded; events already"):
+            led.record("a", 8, "executor", "generate", inputs="lost")
+        assert led.events() == before
+        led._db.execute("PRAGMA query_only = 0")
+        led.record("a", 8, "executor", "generate", inputs="kept")
+        assert len(led) == len(before) + 1
+
+
+def test_unopenable_paths_raise_ledger_error(tmp_path: Path) -> None:
+    with pytest.raises(LedgerError, match="directory .* does not exist"):
+        Ledger(tmp_path / "no" / "such" / "l.db")
+    with pytest.raises(LedgerError, match="it is a directory"):
+        Ledger(tmp_path)
+    with pytest.raises(LedgerError, match="read-only: no such file"):
+        Ledger(tmp_path / "absent.db", read_only=True)
+    with pytest.raises(LedgerError, match="cannot open ledger at /proc"):
+        Ledger("/proc/labkit-ledger.db")  # exists, but nothing can be created in it
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database " * 200)
+    with pytest.raises(LedgerError, match="not a ledger"):
+        Ledger(junk)
+
+
+def test_foreign_or_newer_databases_are_refused(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as raw:
+        raw.execute("CREATE TABLE people (name TEXT)")
+    with pytest.raises(LedgerError, match="not a labkit ledger"):
+        Ledger(foreign)
+    newer = tmp_path / "newer.db"
+    Ledger(newer).close()
+    with sqlite3.connect(newer) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    with pytest.raises(LedgerError, match="schema version 99"):
+        Ledger(newer)
+
+
+def test_closed_ledger_raises_ledger_error() -> None:
+    led = Ledger()
+    led.close()
+    with pytest.raises(LedgerError, match="closed"):
+        led.record("r", 0, "executor", "generate")
+    with pytest.raises(LedgerError, match="closed"):
+        led.events()
+
+
+@dataclass(frozen=True)
+class _Nested:
+    label: str
+    inner: tuple[Usage, ...]
+
+
+def test_nested_dataclasses_become_nested_objects() -> None:
+    with Ledger() as led:
+        e = led.record("r", 0, "model", "generate", evidence=_Nested("x", (Usage(tokens=3),)))
+    assert e.evidence_value == {
+        "label": "x",
+        "inner": [{"tokens": 3, "calls": 0, "wall_seconds": 0.0, "cost_units": 0.0}],
+    }
