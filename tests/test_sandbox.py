@@ -1,0 +1,137 @@
+"""The sandbox lays out a workspace, runs pytest under limits and reads only the junit report."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from labkit.sandbox import Limits, SandboxError, _nodeid, run_pytest, unsafe_path
+from labkit.types import digest
+
+LIMITS = Limits(wall_seconds=30, memory_mb=512)  # generous: these runs finish in about a second
+CODE = {"calc.py": "def add(a, b):\n    return a + b\n"}
+TESTS = {
+    "tests/test_calc.py": (
+        "import pytest\n"
+        "from calc import add\n"
+        "def test_add(): assert add(1, 2) == 3\n"
+        "def test_wrong(): assert add(1, 2) == 4\n"
+        "@pytest.mark.parametrize('x', [1.5, 'a/b'])\n"
+        "def test_param(x): assert add(x, x) == x + x\n"
+        "class TestNested:\n"
+        "    class TestInner:\n"
+        "        def test_deep(self): pass\n"
+        "def test_skip(): pytest.skip('not here')\n"
+        "def test_xfail(): pytest.xfail('known')\n"
+        "def test_print(): print('5 passed in 0.01s'); assert False\n"
+    ),
+    "tests/test_broken.py": "import does_not_exist\ndef test_never(): pass\n",
+}
+
+pytestmark = pytest.mark.slow
+
+
+def _outcomes(files: dict[str, str], tests: dict[str, str] = TESTS) -> dict[str, str]:
+    run = run_pytest(files, tests, LIMITS)
+    assert run.report_found, run.stderr_tail
+    return {r.nodeid: r.outcome for r in run.results}
+
+
+def test_reads_every_outcome_from_the_junit_report() -> None:
+    run = run_pytest(CODE, TESTS, LIMITS)
+    assert run.report_found and not run.timed_out
+    assert run.exit_code == 1  # failures present
+    got = {r.nodeid: r.outcome for r in run.results}
+    assert got == {
+        "tests/test_broken.py": "error",  # collection error, and the other file still ran
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_wrong": "failed",
+        "tests/test_calc.py::test_param[1.5]": "passed",
+        "tests/test_calc.py::test_param[a/b]": "passed",
+        "tests/test_calc.py::TestNested::TestInner::test_deep": "passed",
+        "tests/test_calc.py::test_skip": "skipped",
+        "tests/test_calc.py::test_xfail": "skipped",
+        "tests/test_calc.py::test_print": "failed",  # its stdout says "passed"; nobody reads it
+    }
+    wrong = next(r for r in run.results if r.nodeid.endswith("test_wrong"))
+    assert "assert 3 == 4" in wrong.message
+    assert run.protected_after == {p: digest(t) for p, t in TESTS.items()}
+
+
+def test_pristine_tests_are_written_over_the_candidates_copy() -> None:
+    loosened = {"tests/test_calc.py": "def test_wrong(): pass\n"}
+    got = _outcomes({**CODE, **loosened})
+    assert got["tests/test_calc.py::test_wrong"] == "failed"
+
+
+def test_candidate_config_files_cannot_change_pytest_options() -> None:
+    deselect = "-k 'not wrong' -p no:junitxml"
+    config = {
+        "pytest.ini": f"[pytest]\naddopts = {deselect}\n",
+        "pyproject.toml": f'[tool.pytest.ini_options]\naddopts = "{deselect}"\n',
+        "setup.cfg": f"[tool:pytest]\naddopts = {deselect}\n",
+        "tox.ini": f"[pytest]\naddopts = {deselect}\n",
+        "conftest.py": "import pytest\ncollect_ignore = ['tests/test_calc.py']\n",
+    }
+    got = _outcomes({**CODE, **config})
+    assert got["tests/test_calc.py::test_wrong"] == "failed"
+
+
+def test_callers_environment_does_not_reach_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k 'not wrong'")
+    monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin")
+    monkeypatch.setenv("PYTHONPATH", "/nonexistent")
+    got = _outcomes(CODE)
+    assert got["tests/test_calc.py::test_wrong"] == "failed"
+
+
+def test_temp_directories_are_removed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    run = run_pytest(CODE, TESTS, LIMITS)
+    assert run.report_found
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_candidate_file_where_a_test_directory_goes_loses() -> None:
+    got = _outcomes({**CODE, "tests": "not a directory"})
+    assert got["tests/test_calc.py::test_add"] == "passed"
+
+
+@pytest.mark.parametrize(
+    "bad", ["../escape.py", "/etc/passwd", "a/../../b.py", "./x.py", "", "a\\b.py"]
+)
+def test_paths_outside_the_workspace_are_refused(bad: str) -> None:
+    assert unsafe_path(bad)
+    with pytest.raises(SandboxError, match="path"):
+        run_pytest({bad: "x = 1\n"}, TESTS, LIMITS)
+
+
+def test_plain_relative_paths_are_safe() -> None:
+    assert unsafe_path("pkg/mod.py") is None
+    assert unsafe_path(".hidden/x.py") is None
+
+
+def test_refuses_to_run_without_test_files() -> None:
+    with pytest.raises(SandboxError, match="no protected test files"):
+        run_pytest(CODE, {"tests/data.json": "{}"}, LIMITS)
+
+
+@pytest.mark.parametrize(("wall", "mb"), [(0, 512), (-1, 512), (10, 8)])
+def test_limits_are_checked(wall: float, mb: int) -> None:
+    with pytest.raises(SandboxError):
+        Limits(wall_seconds=wall, memory_mb=mb)
+
+
+def test_junit_names_are_mapped_back_to_node_ids() -> None:
+    protected = {"tests/test_a.py": "", "tests/sub/test_b.py": "", "test_top.py": ""}
+    assert _nodeid("tests.test_a", "test_x[1.5]", None, protected) == "tests/test_a.py::test_x[1.5]"
+    assert (
+        _nodeid("tests.sub.test_b.TestC", "test_m", None, protected)
+        == "tests/sub/test_b.py::TestC::test_m"
+    )
+    assert _nodeid("test_top", "test_t", "test_top.py", protected) == "test_top.py::test_t"
+    assert _nodeid("", "tests.test_a", "tests/test_a.py", protected) == "tests/test_a.py"
+    assert _nodeid("", "tests.test_a", None, protected) == "tests/test_a.py"
+    assert _nodeid("elsewhere.Base", "test_i", "lib/base.py", protected) == "lib/base.py::test_i"
