@@ -1,0 +1,143 @@
+"""Metric formulas on small cases computed by hand, and the bootstrap against index resampling."""
+
+import numpy as np
+import pytest
+
+from labkit import bias
+from labkit.judge import Judgment, Swap
+from labkit.pairs import Pair
+from labkit.stats import bootstrap_mean
+
+_SLOT = {("12", 1): "A", ("12", 2): "B", ("21", 1): "B", ("21", 2): "A"}
+
+
+def swap(pid, w12, w21, label=1, out1="x", out2="y", m1="", m2="", judge="j"):
+    """A pair judged in both orders; w12 / w21 are the chosen outputs (0 tie, None unparseable)."""
+    def pick(order, w):
+        return None if w is None else ("tie" if w == 0 else _SLOT[(order, w)])
+
+    pair = Pair(pid, "q", out1, out2, label, "k", m1, m2)
+    return Swap(pair, Judgment(pid, "12", pick("12", w12), judge, False),
+                Judgment(pid, "21", pick("21", w21), judge, False))
+
+
+def test_position_metrics_by_hand():
+    t = bias.table([
+        swap("p1", 1, 1),  # consistent, right
+        swap("p2", 1, 2),  # slot A both times: biased to first
+        swap("p3", 2, 1),  # slot B both times: biased to second
+        swap("p4", 0, 1),  # tie, then output 1: inconsistent, "other"
+        swap("p5", None, 1),  # unparseable: counted, left out
+    ])
+    r = bias.position(t)
+    assert (r.n_pairs, r.n_unparseable, r.n_scored) == (5, 1, 4)
+    got = {name: iv.estimate for name, iv in r.rows()}
+    assert got == pytest.approx({
+        "consistency": 1 / 4, "first": 1 / 4, "second": 1 / 4, "other": 1 / 4, "net_position": 0.0,
+        "accuracy_12": 2 / 4,  # p1, p2 chose output 1 in order 12
+        "accuracy_21": 3 / 4,  # p1, p3, p4 in order 21
+        "accuracy_gap": -1 / 4,
+        "fastchat": 1 / 4,  # only p1 survives "inconsistent -> tie"
+        "llmbar": (1 + 0.5 + 0.5 + 0.5) / 4,
+        "judgebench": 2 / 4,  # p1, and p4 where the tie defers to the decisive order
+    })
+
+
+def test_position_accuracy_ignores_pairs_without_a_gold_winner():
+    t = bias.table([swap("a", 1, 1, label=1), swap("b", 2, 2, label=0), swap("c", 2, 1, label=None)])
+    r = bias.position(t)
+    assert r.n_scored == 1 and r.accuracy_12.estimate == 1.0
+    assert r.consistency.estimate == pytest.approx(2 / 3)
+
+
+def test_degenerate_data_gives_a_degenerate_interval():
+    r = bias.position(bias.table([swap(f"p{i}", 1, 1) for i in range(20)]))
+    assert (r.consistency.low, r.consistency.estimate, r.consistency.high) == (1.0, 1.0, 1.0)
+
+
+def test_multinomial_bootstrap_matches_index_resampling():
+    rng = np.random.default_rng(5)
+    w = rng.integers(1, 3, size=(300, 2))
+    t = bias.table([swap(f"p{i}", int(a), int(b)) for i, (a, b) in enumerate(w)])
+    ours = bias.position(t, resamples=4000, seed=1).consistency
+    ref = bootstrap_mean((w[:, 0] == w[:, 1]).astype(float), resamples=4000, seed=1)
+    assert ours.estimate == pytest.approx(ref.estimate)
+    assert ours.low == pytest.approx(ref.low, abs=0.01) and ours.high == pytest.approx(ref.high, abs=0.01)
+
+
+def test_verbosity_share_by_hand():
+    long, short = "x" * 30, "y" * 10
+    t = bias.table([
+        swap("p1", 1, 1, out1=long, out2=short),  # longer chosen both times: 1
+        swap("p2", 1, 2, out1=short, out2=long),  # longer chosen in order 21 only: 1/2
+        swap("p3", 0, 2, out1=long, out2=short),  # tie (1/2), then shorter (0): 1/4
+        swap("p4", 1, 1, out1=short, out2=short),  # equal lengths: not counted
+    ])
+    r = bias.verbosity(t)
+    assert r.n_pairs == 3
+    assert r.share.estimate == pytest.approx(1.75 / 3)
+    # the longer output was shown first in p1's, p2's and p3's order 12, 21, 12 judgments
+    assert r.shown_first.estimate == pytest.approx((1 + 1 + 0.5) / 3)
+    assert r.shown_second.estimate == pytest.approx((1 + 0 + 0) / 3)
+
+
+def test_self_preference_uses_the_judge_name():
+    t = bias.table([
+        swap("p1", 1, 1, m1="j", m2="other"),  # own chosen twice
+        swap("p2", 1, 2, m1="other", m2="j"),  # own chosen once
+        swap("p3", 1, 1, m1="a", m2="b"),  # not the judge's: ignored
+    ])
+    r = bias.self_preference(t)
+    assert r.n_pairs == 2 and r.share.estimate == pytest.approx(0.75)
+
+
+def test_logistic_fit_matches_the_closed_form_for_one_binary_covariate():
+    # y | x=0 has mean 0.25, y | x=1 has mean 0.8: the MLE is logit of each group mean
+    x = np.array([[1, 0]] * 4 + [[1, 1]] * 5, dtype=float)
+    y = np.array([1, 0, 0, 0, 1, 1, 1, 1, 0], dtype=float)
+    theta = bias._fit_logistic(x, y, np.ones((1, 9)), ridge=0.0)[0]
+
+    def logit(p):
+        return np.log(p / (1 - p))
+
+    assert theta[0] == pytest.approx(logit(0.25))
+    assert theta[0] + theta[1] == pytest.approx(logit(0.8))
+    # weights are counts: doubling a row is the same as writing it twice
+    w = np.ones((2, 9))
+    w[1, 0] = 2.0
+    both = bias._fit_logistic(x, y, w, ridge=0.0)
+    x2, y2 = np.vstack([x, x[:1]]), np.append(y, y[0])
+    assert both[1] == pytest.approx(bias._fit_logistic(x2, y2, np.ones((1, 10)), ridge=0.0)[0])
+
+
+def test_length_control_equals_raw_when_lengths_never_differ():
+    rows = [swap(f"p{i}", w12, w21, m1="model", m2="base") for i, (w12, w21) in
+            enumerate([(1, 1), (1, 2), (2, 2), (1, 1), (0, 1), (2, 1)])]
+    lc = bias.length_controlled(bias.table(rows), "base")
+    (rate,) = lc.rates
+    raw = (1 + 0.5 + 0 + 1 + 0.75 + 0.5) / 6
+    assert rate.raw.estimate == pytest.approx(raw)
+    assert rate.length_controlled.estimate == pytest.approx(raw, abs=1e-3)
+    assert lc.length_sd == 0.0
+
+
+def test_length_control_puts_the_baseline_on_either_side():
+    a = bias.length_controlled(bias.table([swap("p", 1, 1, m1="m", m2="base"),
+                                           swap("q", 2, 2, m1="base", m2="m")]), "base")
+    assert a.rates[0].raw.estimate == 1.0
+    with pytest.raises(ValueError, match="no parsed pairs against baseline"):
+        bias.length_controlled(bias.table([swap("p", 1, 1, m1="m", m2="n")]), "base")
+
+
+def test_table_refuses_mixed_judges_and_empty_input():
+    with pytest.raises(ValueError, match="one judge"):
+        bias.table([swap("a", 1, 1, judge="j1"), swap("b", 1, 1, judge="j2")])
+    with pytest.raises(ValueError, match="no judged pairs"):
+        bias.table([])
+
+
+def test_table_slicing_by_kind():
+    rows = [swap("a", 1, 1), swap("b", 2, 2)]
+    t = bias.table(rows)
+    assert t.of_kind("k").n == 2 and t.of_kind("other").n == 0
+    assert t.where([True, False]).pair_ids.tolist() == ["a"]
