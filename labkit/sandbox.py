@@ -251,6 +251,8 @@ def _read_report(path: Path, protected: Mapping[str, str]) -> tuple[TestResult, 
     """One TestResult per node id; if pytest wrote a test twice (call + teardown), the worst wins."""
     merged: dict[str, TestResult] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
+        if not case.get("name"):  # pytest leaves an empty <testcase/> when a run is interrupted
+            continue
         nodeid = _nodeid(
             case.get("classname", ""), case.get("name", ""), case.get("file"), protected
         )

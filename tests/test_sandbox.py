@@ -135,3 +135,11 @@ def test_junit_names_are_mapped_back_to_node_ids() -> None:
     assert _nodeid("", "tests.test_a", "tests/test_a.py", protected) == "tests/test_a.py"
     assert _nodeid("", "tests.test_a", None, protected) == "tests/test_a.py"
     assert _nodeid("elsewhere.Base", "test_i", "lib/base.py", protected) == "lib/base.py::test_i"
+
+
+def test_an_interrupted_run_leaves_no_nameless_result() -> None:
+    stop = {"calc.py": "import pytest\ndef add(a, b):\n    pytest.exit('stop', returncode=0)\n"}
+    run = run_pytest(stop, {"tests/test_calc.py": TESTS["tests/test_calc.py"]}, LIMITS)
+    assert run.report_found and run.exit_code == 0
+    assert all(r.nodeid for r in run.results)
+    assert {r.nodeid: r.outcome for r in run.results} == {}  # interrupted inside the first test
