@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
+from typing import Any
 
 from labkit.errors import LabkitError
 from labkit.types import Outcome, TestResult, digest
@@ -145,7 +146,7 @@ def _run(
     errfile = outside / "stderr"
     start = time.monotonic()
     with open(errfile, "wb") as err:
-        proc = subprocess.Popen(
+        proc = _start(
             cmd,
             cwd=workspace,
             env=env,
@@ -203,6 +204,13 @@ def _write(root: Path, rel: str, text: str) -> None:
     elif target.is_symlink():
         target.unlink()
     target.write_bytes(text.encode("utf-8"))
+
+
+def _start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(cmd, **kw)
+    except OSError as e:
+        raise SandboxError(f"cannot start the test interpreter {cmd[0]!r}: {e}") from e
 
 
 def _rlimits(memory_mb: int) -> Callable[[], None]:

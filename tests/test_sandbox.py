@@ -143,3 +143,8 @@ def test_an_interrupted_run_leaves_no_nameless_result() -> None:
     assert run.report_found and run.exit_code == 0
     assert all(r.nodeid for r in run.results)
     assert {r.nodeid: r.outcome for r in run.results} == {}  # interrupted inside the first test
+
+
+def test_a_missing_interpreter_is_a_clear_error() -> None:
+    with pytest.raises(SandboxError, match="cannot start the test interpreter '/no/such/python'"):
+        run_pytest(CODE, TESTS, LIMITS, python="/no/such/python")
