@@ -224,9 +224,10 @@ class ModelJudge:
     use_logprobs: bool = False
     temperature: float = 0.0
     complete: Complete | None = None
-    ledger: Any = None
+    ledger: Any = None  # labkit.ledger.Ledger
     run_id: str = ""
-    cache: bool = True
+    cache: Any = None  # labkit.cache.ResponseCache
+    budget: Any = None  # labkit.budget.Budget
     options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments for complete
 
     @property
@@ -245,7 +246,8 @@ class ModelJudge:
         answer_a, answer_b = shown(pair, order)
         messages = self.template.messages(pair.question, answer_a, answer_b)
         kwargs: dict[str, Any] = dict(max_tokens=self.template.max_tokens, temperature=self.temperature,
-                                      ledger=self.ledger, run_id=self.run_id, role="judge", cache=self.cache)
+                                      ledger=self.ledger, run_id=self.run_id, role="judge")
+        kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
         if self.use_logprobs:
             kwargs.update(logprobs=True, top_logprobs=20)
         kwargs.update(self.options)
