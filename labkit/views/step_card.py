@@ -1,0 +1,78 @@
+"""One step of a trace as an HTML card, shared by the marimo notebook and the JupyterLab browser."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from labkit.report import StepView
+
+_COLOURS = {
+    "keep": "#2e7d32",
+    "roll back": "#c62828",
+    "keep investigating": "#ef6c00",
+    "stop": "#455a64",
+    "reflect": "#1565c0",
+}
+_OUTCOME = {
+    "passed": "#2e7d32",
+    "failed": "#c62828",
+    "error": "#c62828",
+    "skipped": "#ef6c00",
+    "missing": "#ef6c00",
+}
+
+
+def step_html(view: StepView) -> str:
+    """Title, decision badge, provenance label, observations, record, diff and evidence table."""
+    e = html.escape
+    colour = _COLOURS.get(view.decision, "#455a64")
+    label = (
+        "scripted reflector — authored teaching material"
+        if view.simulated
+        else f"model: {view.reflector}"
+    )
+    parts = [
+        '<div class="labkit-step" style="font-size:1.05em;line-height:1.45">',
+        f'<h3 style="margin:0.2em 0">{e(view.title)}</h3>',
+        f'<span style="background:{colour};color:white;padding:0.15em 0.6em;border-radius:3px;font-weight:600">'
+        f"{e(view.decision)}</span> <span>{e(view.reason)}</span>",
+        f'<div style="color:#666;font-size:0.85em;margin:0.3em 0">reflector: {e(label)} · '
+        f"cost so far: {view.cost_so_far:g} units · candidate: {e(view.candidate)}</div>",
+    ]
+    for question, output in view.observations:
+        parts.append(
+            f"<p><b>Experiment</b>: {e(question)}</p><pre style='background:#f4f4f4;padding:0.5em'>{e(output)}</pre>"
+        )
+    if view.failure:
+        parts.append(f'<p style="color:#c62828"><b>Unusable reflection</b>: {e(view.failure)}</p>')
+    if view.record:
+        hyp = view.record.get("hypothesis") or {}
+        cause = hyp.get("cause", "") if isinstance(hyp, dict) else ""
+        refuted = hyp.get("refuted_if", "") if isinstance(hyp, dict) else ""
+        parts.append(
+            f"<p><b>Hypothesis</b>: {e(str(cause))}<br><i>refuted if</i>: {e(str(refuted))}<br>"
+            f"<b>Action</b>: {e(str(view.record.get('action', '')))}<br>"
+            f"<b>Expected</b>: <code>{e(json.dumps(view.record.get('expected')))}</code></p>"
+        )
+    if view.diff:
+        lines = []
+        for ln in view.diff.splitlines():
+            col = "#2e7d32" if ln.startswith("+") else "#c62828" if ln.startswith("-") else "#333"
+            lines.append(f'<span style="color:{col}">{e(ln)}</span>')
+        parts.append(
+            "<pre style='background:#fafafa;border:1px solid #ddd;padding:0.5em'>"
+            + "\n".join(lines)
+            + "</pre>"
+        )
+    rows = "".join(
+        f"<tr><td>{e(r['group'] or r['role'])}</td><td>{e(r['test'])}</td>"
+        f"<td style='color:{_OUTCOME.get(r['outcome'], '#333')};font-weight:600'>{e(r['outcome'])}</td>"
+        f"<td>{e(r['bucket'])}</td></tr>"
+        for r in view.evidence.iter_rows(named=True)
+    )
+    parts.append(
+        "<table><thead><tr><th>group</th><th>test</th><th>outcome</th><th>bucket</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+    return "".join(parts)

@@ -1,0 +1,60 @@
+// A round stepper: previous / next buttons, a slider and the arrow keys choose which
+// round to SHOW. It only moves `index`; the loop was computed once, in Python.
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "labkit-stepper";
+  root.tabIndex = 0;
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", "round stepper");
+  const prev = document.createElement("button");
+  prev.textContent = "◀ previous";
+  prev.className = "labkit-prev";
+  const next = document.createElement("button");
+  next.textContent = "next ▶";
+  next.className = "labkit-next";
+  const slider = document.createElement("input");
+  slider.type = "range";
+  slider.min = "0";
+  slider.step = "1";
+  slider.className = "labkit-slider";
+  const label = document.createElement("span");
+  label.className = "labkit-label";
+  label.setAttribute("aria-live", "polite");
+  root.append(prev, slider, next, label);
+  el.appendChild(root);
+
+  const go = (i) => {
+    const n = model.get("count");
+    const j = Math.max(0, Math.min(n - 1, i));
+    if (j !== model.get("index")) {
+      model.set("index", j);
+      model.save_changes();
+    }
+  };
+  const update = () => {
+    const i = model.get("index");
+    const n = model.get("count");
+    const labels = model.get("labels") || [];
+    slider.max = String(Math.max(0, n - 1));
+    slider.value = String(i);
+    prev.disabled = i <= 0;
+    next.disabled = i >= n - 1;
+    const name = labels[i] ? `: ${labels[i]}` : "";
+    label.textContent = `${model.get("unit")} ${i + 1} of ${n}${name}`;
+    root.dataset.index = String(i);
+  };
+  prev.addEventListener("click", () => go(model.get("index") - 1));
+  next.addEventListener("click", () => go(model.get("index") + 1));
+  slider.addEventListener("input", () => go(Number(slider.value)));
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowLeft") { go(model.get("index") - 1); e.preventDefault(); }
+    if (e.key === "ArrowRight") { go(model.get("index") + 1); e.preventDefault(); }
+    if (e.key === "Home") { go(0); e.preventDefault(); }
+    if (e.key === "End") { go(model.get("count") - 1); e.preventDefault(); }
+  });
+  model.on("change:index", update);
+  model.on("change:count", update);
+  model.on("change:labels", update);
+  update();
+}
+export default { render };
