@@ -91,26 +91,38 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
         longer.retest(before, _cand(GOOD), SUITE)
 
 
-@pytest.mark.slow
+@pytest.fixture
+def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache bookkeeping needs no subprocess: a stand-in run that passes GOOD and fails LEAKY."""
+
+    def run(files: Mapping[str, str], protected: Mapping[str, str], *_: object) -> SandboxRun:
+        ok = files["cache.py"] == GOOD
+        results: dict[str, Outcome] = {ISO: "passed" if ok else "failed", HIT: "passed"}
+        return _run(results, 0 if ok else 1)
+
+    monkeypatch.setattr("labkit.validator.run_pytest", run)
+
+
+@pytest.mark.usefixtures("fake_sandbox")
 def test_cache_hits_misses_and_bypass() -> None:
     v = Validator(LIMITS, cache=True)
     first = v.run(_cand(LEAKY), SUITE)
     assert v.runs == 1
     assert v.run(_cand(LEAKY), SUITE) is first  # hit: same candidate, suite, validator
     assert v.runs == 1
-    v.run(_cand(GOOD), SUITE)  # miss: different candidate
+    assert v.run(_cand(GOOD), SUITE).resolved  # miss: different candidate
     assert v.runs == 2
     fresh = v.run(_cand(LEAKY), SUITE, use_cache=False)  # bypass: a flakiness re-run
     assert v.runs == 3 and fresh is not first and fresh.fail_to_fail == first.fail_to_fail
     assert v.run(_cand(LEAKY), SUITE) is first  # the bypass did not overwrite the cached verdict
 
-    uncached = Validator(LIMITS)
+    uncached = Validator(LIMITS)  # caching is off unless asked for
     uncached.run(_cand(LEAKY), SUITE)
     uncached.run(_cand(LEAKY), SUITE)
     assert uncached.runs == 2
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("fake_sandbox")
 def test_alarmed_verdicts_are_never_cached() -> None:
     v = Validator(LIMITS, cache=True)
     tampered = _cand(GOOD, **{"conftest.py": "# harmless, but not allowed\n"})
