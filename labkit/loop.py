@@ -309,6 +309,21 @@ def candidate_from_json(text: str) -> Candidate:
     return Candidate(files=data["files"], label=data.get("label", ""), parent=data.get("parent"))
 
 
+def resume_point(ledger: Ledger, run_id: str) -> tuple[Candidate, int] | None:
+    """Where a recorded run left off: the candidate kept by its last decided round, and that round.
+
+    Rounds are only complete once decided, so a run killed mid-round resumes at that round
+    again. Returns None for a run the ledger has never seen.
+    """
+    events = ledger.events(run_id)
+    decided = [e for e in events if e.kind == "decide"]
+    started = [e for e in events if e.kind == "generate" and e.role == "executor" and e.round == 0]
+    last = decided[-1] if decided else started[0] if started else None
+    if last is None:
+        return None
+    return candidate_from_json(ledger.get(last.output_hash)), last.round
+
+
 def run_loop(
     start: Candidate,
     suite: AcceptanceSuite,
@@ -323,17 +338,31 @@ def run_loop(
     budget: Budget | None = None,
     run_id: str = "",
     validation_cost: float = 1.0,
+    resume: bool = False,
 ) -> Trace:
     """Run the six steps until resolved, a stop rule fires, the budget runs out or `max_rounds`.
 
     `patch_cap` limits patch size, e.g. {"max_hunks": 2, "max_lines": 8}: a larger patch is
     validated (its evidence is still evidence) but rolled back as not attributable.
+    With `resume=True` and a ledger that already holds `run_id`, the run continues from the
+    candidate its last decided round kept (the returned trace holds the new rounds only).
     """
     run_id = run_id or f"run-{int(time.time() * 1000):x}"
     state = _Run(run_id, suite, validator, ledger, budget, validation_cost)
+    done = 0
+    point = resume_point(ledger, run_id) if resume and ledger is not None else None
+    if point is not None:
+        start, done = point
+        state.log(
+            done,
+            "decision",
+            "resume",
+            outputs=_candidate_json(start),
+            detail={"candidate": start.digest},
+        )
     # Step 1: the acceptance is fixed before the first run; its digest is on every event.
     state.log(
-        0,
+        done,
         "decision",
         "define",
         outputs=suite.digest,
@@ -344,21 +373,21 @@ def run_loop(
         detail={"reflector": reflector.name, "simulated": reflector.simulated},
     )
     state.log(
-        0,
+        done,
         "executor",
         "generate",
         outputs=_candidate_json(start),
         detail={"candidate": start.digest, "label": start.label},
     )
     # Step 2 on the starting candidate.
-    start_verdict = state.validate(0, start, None)
+    start_verdict = state.validate(done, start, None)
     rounds: list[Round] = []
     stop = assess(start_verdict)
     candidate, verdict = start, start_verdict
     rejected: list[str] = []
 
     try:
-        for index in range(1, max_rounds + 1):
+        for index in range(done + 1, max_rounds + 1):
             stop = assess(verdict)
             if stop.decision is Decision.STOP:
                 break

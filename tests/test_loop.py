@@ -169,3 +169,35 @@ def test_checkpointed_sequence_validates_each_step(validator):
     )
     assert [v.resolved for _, v in steps] == [True, True]
     assert ledger.frame("seq").filter(ledger.frame("seq")["kind"] == "checkpoint").height == 2
+
+
+class Crashes:
+    """Keeps the disable-cache round, then crashes (as a killed process would stop)."""
+
+    name, simulated = "crashes", True
+
+    def reflect(self, situation):
+        if situation.round == 2:
+            raise RuntimeError("reflector process died")
+        return Plan(["disable_cache"]).reflect(situation)
+
+
+def test_a_run_resumes_from_its_ledger(validator, tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    with pytest.raises(RuntimeError, match="died"):
+        run_loop(CASE.start, CASE.suite, validator, Crashes(), ledger=Ledger(path), run_id="r")
+    # Reopen the file as a new process would; round 1 (disable cache, rolled back) is recorded.
+    ledger = Ledger(path)
+    trace = run_loop(
+        CASE.start,
+        CASE.suite,
+        validator,
+        Plan(["composite_key", "composite_key"]),
+        ledger=ledger,
+        run_id="r",
+        resume=True,
+    )
+    assert [r.index for r in trace.rounds] == [2]  # continues at round 2, not from scratch
+    assert trace.rounds[0].decision.decision is Decision.KEEP
+    kinds = ledger.frame("r")["kind"].to_list()
+    assert kinds.count("resume") == 1 and kinds.count("reflect") == 2
