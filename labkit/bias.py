@@ -88,18 +88,24 @@ def table(swaps: Sequence[Swap]) -> SwapTable:
         if s.first.order != "12" or s.second.order != "21" or s.first.pair_id != s.pair.id != s.second.pair_id:
             raise ValueError(f"pair {s.pair.id}: expected its order-12 then order-21 judgment")
     nan = float("nan")
+    cols = list(zip(*[(s.pair.id, _code(s.first.winner), _code(s.second.winner), _code(s.pair.label),
+                       len(s.pair.output_1), len(s.pair.output_2),
+                       nan if s.pair.quality_1 is None else s.pair.quality_1,
+                       nan if s.pair.quality_2 is None else s.pair.quality_2,
+                       s.pair.model_1, s.pair.model_2, s.pair.kind) for s in swaps], strict=True))
+    ids, w12, w21, label, l1, l2, q1, q2, m1, m2, kind = cols
     return SwapTable(
-        pair_ids=np.array([s.pair.id for s in swaps], dtype=object),
-        w12=np.array([_code(s.first.winner) for s in swaps], dtype=np.int64),
-        w21=np.array([_code(s.second.winner) for s in swaps], dtype=np.int64),
-        label=np.array([_code(s.pair.label) for s in swaps], dtype=np.int64),
-        len_1=np.array([len(s.pair.output_1) for s in swaps], dtype=float),
-        len_2=np.array([len(s.pair.output_2) for s in swaps], dtype=float),
-        quality_1=np.array([nan if s.pair.quality_1 is None else s.pair.quality_1 for s in swaps], dtype=float),
-        quality_2=np.array([nan if s.pair.quality_2 is None else s.pair.quality_2 for s in swaps], dtype=float),
-        model_1=np.array([s.pair.model_1 for s in swaps], dtype=object),
-        model_2=np.array([s.pair.model_2 for s in swaps], dtype=object),
-        kind=np.array([s.pair.kind for s in swaps], dtype=object),
+        pair_ids=np.array(ids, dtype=object),
+        w12=np.array(w12, dtype=np.int64),
+        w21=np.array(w21, dtype=np.int64),
+        label=np.array(label, dtype=np.int64),
+        len_1=np.array(l1, dtype=float),
+        len_2=np.array(l2, dtype=float),
+        quality_1=np.array(q1, dtype=float),
+        quality_2=np.array(q2, dtype=float),
+        model_1=np.array(m1, dtype=object),
+        model_2=np.array(m2, dtype=object),
+        kind=np.array(kind, dtype=object),
         judge=judges.pop(),
         simulated=any(j.simulated for s in swaps for j in (s.first, s.second)),
     )
