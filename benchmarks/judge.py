@@ -82,7 +82,7 @@ def _score(w: int, side: int) -> float:
 
 def _plain_metrics(rows: Sequence[Row], judge: str) -> dict[str, float]:
     valid = gold = cons = first = second = 0
-    acc12 = acc21 = fast = llm = vote_ok = 0.0
+    acc12 = acc21 = gfirst = gsecond = fast = llm = vote_ok = 0.0
     vsum = vn = osum = on = 0.0
     for w12, w21, g, l1, l2, m1, m2 in rows:
         if w12 < 0 or w21 < 0:
@@ -95,6 +95,8 @@ def _plain_metrics(rows: Sequence[Row], judge: str) -> dict[str, float]:
             gold += 1
             acc12 += w12 == g
             acc21 += w21 == g
+            gfirst += (w12 if g == 1 else w21) == g
+            gsecond += (w21 if g == 1 else w12) == g
             fast += (w12 if w12 == w21 else 0) == g
             llm += ((w12 == g) + (w21 == g)) / 2
             vote = w12 if w12 == w21 else (w21 if w12 == 0 else (w12 if w21 == 0 else 0))
@@ -111,6 +113,7 @@ def _plain_metrics(rows: Sequence[Row], judge: str) -> dict[str, float]:
         "consistency": cons / valid, "first": first / valid, "second": second / valid,
         "other": (valid - cons - first - second) / valid, "net_position": (first - second) / valid,
         "accuracy_12": acc12 / gold, "accuracy_21": acc21 / gold, "accuracy_gap": (acc12 - acc21) / gold,
+        "gold_first": gfirst / gold, "gold_second": gsecond / gold, "gold_shift": (gfirst - gsecond) / gold,
         "fastchat": fast / gold, "llmbar": llm / gold, "judgebench": vote_ok / gold,
         "verbosity": vsum / vn, "self_preference": osum / on,
     }

@@ -169,14 +169,19 @@ class PositionReport:
     accuracy_12: Interval  # accuracy with output_1 shown first
     accuracy_21: Interval  # ... and shown second
     accuracy_gap: Interval  # accuracy_12 − accuracy_21
+    gold_first: Interval  # accuracy in the order that shows the better output as A
+    gold_second: Interval  # ... and as B
+    gold_shift: Interval  # gold_first − gold_second: what swapping the order does to accuracy
     fastchat: Interval  # inconsistent -> tie, then exact match with gold
     llmbar: Interval  # mean accuracy of the two orders
     judgebench: Interval  # vote of both orders: agree -> that; one tie -> the other; 1 vs 2 -> tie
 
     def rows(self) -> list[tuple[str, Interval]]:
-        return [(name, getattr(self, name)) for name in (
-            "consistency", "first", "second", "other", "net_position", "accuracy_12", "accuracy_21",
-            "accuracy_gap", "fastchat", "llmbar", "judgebench")]
+        return [(name, getattr(self, name)) for name in _POSITION_METRICS]
+
+
+_POSITION_METRICS = ("consistency", "first", "second", "other", "net_position", "accuracy_12", "accuracy_21",
+                     "accuracy_gap", "gold_first", "gold_second", "gold_shift", "fastchat", "llmbar", "judgebench")
 
 
 def _position_tables() -> tuple[Array, Array]:
@@ -193,12 +198,20 @@ def _position_tables() -> tuple[Array, Array]:
     fastchat = np.where(a == b, a, 0)
     vote = np.where(a == b, a, np.where(a == 0, b, np.where(b == 0, a, 0)))
     ok_a, ok_b = (a == g).astype(float), (b == g).astype(float)
-    num = np.stack([
-        consistent, first, second, other, first.astype(float) - second,
-        gold * ok_a, gold * ok_b, gold * (ok_a - ok_b),
-        gold & (fastchat == g), gold * (ok_a + ok_b) / 2, gold & (vote == g),
-    ], axis=1).astype(float)
-    den = np.stack([valid] * 5 + [gold] * 6, axis=1).astype(float)
+    # order 12 shows output 1 as A: the gold output is shown first there iff it is output 1
+    ok_first, ok_second = np.where(g == 1, ok_a, ok_b), np.where(g == 1, ok_b, ok_a)
+    columns = {
+        "consistency": (consistent, valid), "first": (first, valid), "second": (second, valid),
+        "other": (other, valid), "net_position": (first.astype(float) - second, valid),
+        "accuracy_12": (gold * ok_a, gold), "accuracy_21": (gold * ok_b, gold),
+        "accuracy_gap": (gold * (ok_a - ok_b), gold),
+        "gold_first": (gold * ok_first, gold), "gold_second": (gold * ok_second, gold),
+        "gold_shift": (gold * (ok_first - ok_second), gold),
+        "fastchat": (gold & (fastchat == g), gold), "llmbar": (gold * (ok_a + ok_b) / 2, gold),
+        "judgebench": (gold & (vote == g), gold),
+    }
+    num = np.stack([columns[m][0] for m in _POSITION_METRICS], axis=1).astype(float)
+    den = np.stack([columns[m][1] for m in _POSITION_METRICS], axis=1).astype(float)
     return num, den
 
 
@@ -421,3 +434,44 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
 
 def _sigmoid(z: Array | float) -> Array:
     return np.asarray(1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float))))
+
+
+# --- everything for one judge ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BiasReport:
+    """All metrics for one judge over a battery of pair sets (None where a set is absent)."""
+
+    judge: str
+    simulated: bool
+    n_unparseable: int  # judgments that gave no verdict, over every set
+    position: PositionReport | None  # correct vs incorrect answers
+    padded_wrong: PositionReport | None  # a concise right answer vs a padded wrong one
+    verbosity: SideReport | None  # the same answer, concise vs padded
+    self_preference: SideReport | None
+    length: LengthControl | None  # writers against the baseline
+    fit: JudgeFit | None  # k, β, φ, δ over every set with ground-truth quality
+
+
+def report(swaps: Sequence[Swap], baseline: str = "writer/baseline", length_scale: float = 200.0,
+           resamples: int = 1000, seed: int | None = 0) -> BiasReport:
+    """Split judged pairs by kind (as `labkit.pairs.battery` makes them) and measure each."""
+    t = table(swaps)
+
+    def part(*kinds: str) -> SwapTable | None:
+        sub = t.of_kind(*kinds)
+        return sub if sub.n else None
+
+    r, sd = resamples, seed
+    pos, wrong, verb, own, writers = (part("correctness"), part("verbosity_wrong"), part("verbosity"),
+                                      part("self"), part("writer"))
+    known = t.where(np.isfinite(t.quality_1) & np.isfinite(t.quality_2) & t.valid)
+    return BiasReport(
+        t.judge, t.simulated, int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
+        position(pos, resamples=r, seed=sd) if pos else None,
+        position(wrong, resamples=r, seed=sd) if wrong else None,
+        verbosity(verb, resamples=r, seed=sd) if verb else None,
+        self_preference(own, resamples=r, seed=sd) if own else None,
+        length_controlled(writers, baseline, resamples=r, seed=sd) if writers and writers.valid.any() else None,
+        fit_judge(known, length_scale, resamples=r, seed=sd) if known.n else None,
+    )

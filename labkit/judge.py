@@ -288,3 +288,18 @@ def judge_both(judge: Judge, pairs: Iterable[Pair],
 def unparseable(swaps: Iterable[Swap]) -> list[Judgment]:
     """The judgments whose reply gave no verdict, for reporting."""
     return [j for s in swaps for j in (s.first, s.second) if j.pick is None]
+
+
+def find_flip(judge: Judge, pairs: Iterable[Pair], limit: int = 8) -> tuple[Swap | None, list[Swap]]:
+    """Judge pairs in both orders until one flips its verdict (at most `limit` pairs).
+
+    Returns the first flipped pair (None if none did) and every pair judged on the way.
+    """
+    seen = []
+    for k, swap in enumerate(iter_swaps(judge, pairs)):
+        seen.append(swap)
+        if swap.flipped:
+            return swap, seen
+        if k + 1 >= limit:
+            break
+    return None, seen

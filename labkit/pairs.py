@@ -289,6 +289,25 @@ def writer_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
     return out
 
 
+def self_pairs(questions: Iterable[Question], own: dict[str, str], judge: str, seed: int = 0) -> list[Pair]:
+    """The judge's own answer against the project's reference answer, kept only where the own
+    answer is correct, so both outputs have equal quality. `own` maps question id -> own text."""
+    r = random.Random(seed)
+    return [_ordered(r, f"s-{q.id}", q, "self", (own[q.id], judge, 1.0),
+                     (concise(q.working, q.answer), "reference", 1.0))
+            for q in questions if q.id in own and q.is_correct(own[q.id])]
+
+
+def battery(questions: Sequence[Question], seed: int = 0, own: dict[str, str] | None = None,
+            judge: str = "") -> list[Pair]:
+    """Every pair set for one judge: correctness, verbosity (and padded-wrong), writers against
+    the baseline, and self-preference pairs when the judge's own answers are given."""
+    out = correctness_pairs(questions, seed) + verbosity_pairs(questions, seed) + writer_pairs(questions, seed)
+    if own:
+        out += self_pairs(questions, own, judge, seed)
+    return out
+
+
 # --- reading and writing ---------------------------------------------------------------------
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labkit.judge import Judgment, Order, Pick, Swap, length_feature
-from labkit.pairs import Pair
+from labkit.pairs import Pair, Question
 from labkit.types import digest
 
 
@@ -126,3 +126,9 @@ def synthetic_pairs(n: int, seed: int = 0, *, quality_gap: float = 1.0, length_g
 def _text(length: int, tag: str) -> str:
     stem = f"(synthetic answer {tag}) "
     return (stem * (length // len(stem) + 1))[:length]
+
+
+def simulated_own(questions: Sequence[Question]) -> dict[str, str]:
+    """Stand-in "own answers" for the simulated judge: correct, phrased differently from the
+    reference. Only authorship matters to the simulation; label anything built on them simulated."""
+    return {q.id: f"{q.working} So the result is {q.answer}." for q in questions}

@@ -37,10 +37,21 @@ def test_position_metrics_by_hand():
         "accuracy_12": 2 / 4,  # p1, p2 chose output 1 in order 12
         "accuracy_21": 3 / 4,  # p1, p3, p4 in order 21
         "accuracy_gap": -1 / 4,
+        # gold is output 1 everywhere, so order 12 is the one showing it first
+        "gold_first": 2 / 4, "gold_second": 3 / 4, "gold_shift": -1 / 4,
         "fastchat": 1 / 4,  # only p1 survives "inconsistent -> tie"
         "llmbar": (1 + 0.5 + 0.5 + 0.5) / 4,
         "judgebench": 2 / 4,  # p1, and p4 where the tie defers to the decisive order
     })
+
+
+def test_gold_first_follows_where_the_better_output_is_shown():
+    # a judge that always says "A": right whenever the gold output is shown first, never otherwise
+    t = bias.table([swap("p1", 1, 2, label=1), swap("p2", 1, 2, label=2), swap("p3", 1, 2, label=2)])
+    r = bias.position(t)
+    assert (r.gold_first.estimate, r.gold_second.estimate, r.gold_shift.estimate) == (1.0, 0.0, 1.0)
+    assert r.accuracy_12.estimate == pytest.approx(1 / 3) and r.accuracy_21.estimate == pytest.approx(2 / 3)
+    assert r.llmbar.estimate == 0.5 and r.fastchat.estimate == 0.0
 
 
 def test_position_accuracy_ignores_pairs_without_a_gold_winner():
@@ -141,3 +152,20 @@ def test_table_slicing_by_kind():
     t = bias.table(rows)
     assert t.of_kind("k").n == 2 and t.of_kind("other").n == 0
     assert t.where([True, False]).pair_ids.tolist() == ["a"]
+
+
+def test_report_measures_every_set_of_a_battery():
+    from labkit import pairs as P
+    from labkit.simjudge import SimulatedJudge, simulated_own
+
+    qs = P.make_questions(40, seed=1)
+    j = SimulatedJudge(k=3.0, beta=1.0, phi=0.5, delta=0.5, seed=1)
+    rep = bias.report(j.run(P.battery(qs, 1, simulated_own(qs), j.name)), resamples=200)
+    assert rep.simulated and rep.n_unparseable == 0
+    assert rep.position.n_pairs == 40 and rep.padded_wrong.n_pairs == 40
+    assert rep.verbosity.n_pairs == 40 and rep.self_preference.n_pairs == 40
+    assert {r.model for r in rep.length.rates} == {"writer/padded", "writer/terse", "writer/strong"}
+    assert rep.fit.n_pairs == 40 * 7  # 1 correctness + 2 verbosity + 3 writer + 1 self per question
+    # without own answers and writers, those parts are absent rather than invented
+    part = bias.report(j.run(P.correctness_pairs(qs, 1)), resamples=200)
+    assert part.self_preference is None and part.length is None and part.verbosity is None

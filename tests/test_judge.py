@@ -6,6 +6,7 @@ from labkit.judge import (
     LETTER,
     MT_BENCH,
     ModelJudge,
+    find_flip,
     iter_swaps,
     judge_both,
     parse_verdict,
@@ -131,3 +132,13 @@ def test_progress_is_called_per_pair():
     seen = []
     judge_both(ModelJudge("m", complete=fake), [Pair(f"p{i}", "q", "x", "y") for i in range(3)], progress=seen.append)
     assert seen == [1, 2, 3]
+
+
+def test_find_flip_stops_at_the_first_flip():
+    fake = FakeModel([("[[A]]", None), ("[[B]]", None),  # consistent: output 1 both times
+                      ("[[A]]", None), ("[[A]]", None)])  # slot A both times: flipped
+    pairs = [Pair(f"p{i}", "q", "x", "y") for i in range(5)]
+    flip, seen = find_flip(ModelJudge("m", complete=fake), pairs)
+    assert flip is seen[1] and len(seen) == 2 and flip.flipped
+    none, seen = find_flip(ModelJudge("m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3)
+    assert none is None and len(seen) == 3

@@ -132,3 +132,13 @@ def test_empty_and_missing_files(tmp_path):
         load_pairs(tmp_path / "e.jsonl")
     with pytest.raises(PairFormatError, match="no such file"):
         load_pairs(tmp_path / "missing.jsonl")
+
+
+def test_self_pairs_keep_only_correct_own_answers():
+    qs = pairs.make_questions(3, seed=5)
+    own = {qs[0].id: f"I get \\boxed{{{qs[0].answer}}}", qs[1].id: "I get \\boxed{-1}"}
+    sp = pairs.self_pairs(qs, own, "me")
+    assert [p.question_id for p in sp] == [qs[0].id]
+    assert {sp[0].model_1, sp[0].model_2} == {"me", "reference"} and sp[0].label == 0
+    kinds = {p.kind for p in pairs.battery(qs, own=own, judge="me")}
+    assert kinds == {"correctness", "verbosity", "verbosity_wrong", "writer", "self"}
