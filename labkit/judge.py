@@ -17,8 +17,9 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
+from labkit.errors import LabkitError
 from labkit.pairs import Pair
 from labkit.types import Reply
 
@@ -40,7 +41,8 @@ class Judgment:
     simulated: bool
     source: Source = "text"
     raw: str = ""
-    probs: tuple[float, float, float] | None = None  # P(A), P(B), P(tie) from log-probs
+    probs: tuple[float, float, float] | None = None  # P(A), P(B), P(tie) from log-probs, renormalised
+    mass: float | None = None  # how much probability the first token put on A, B and C together
 
     @property
     def winner(self) -> Winner | None:
@@ -188,9 +190,10 @@ def parse_verdict(text: str) -> Pick | None:
     return None
 
 
-def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[float, float, float]] | None:
+def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[float, float, float], float] | None:
     """The most probable of A / B / C among the top next tokens, with P(A), P(B), P(tie)
-    renormalised over those three. None if no verdict letter is among the tokens.
+    renormalised over those three and the total probability they had before that.
+    None if no verdict letter is among the tokens.
 
     Tokens are compared after stripping whitespace, quotes, brackets and tokenizer space
     marks ("▁", "Ġ"); variants of a letter (" A", "A") are summed.
@@ -205,7 +208,7 @@ def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[fl
         return None
     probs = (mass["A"] / total, mass["B"] / total, mass["C"] / total)
     best = max(range(3), key=lambda i: probs[i])
-    return ("A", "B", "tie")[best], probs
+    return ("A", "B", "tie")[best], probs, min(total, 1.0)
 
 
 # --- a model as judge ------------------------------------------------------------------------
@@ -255,7 +258,8 @@ class ModelJudge:
         if self.use_logprobs and reply.logprobs:
             read = verdict_from_logprobs(reply.logprobs)
             if read is not None:
-                return Judgment(pair.id, order, read[0], self.model, reply.simulated, "logprobs", reply.text, read[1])
+                return Judgment(pair.id, order, read[0], self.model, reply.simulated, "logprobs", reply.text,
+                                read[1], read[2])
         return Judgment(pair.id, order, parse_verdict(reply.text), self.model, reply.simulated, "text", reply.text)
 
     def _complete(self) -> Complete:
@@ -303,3 +307,20 @@ def find_flip(judge: Judge, pairs: Iterable[Pair], limit: int = 8) -> tuple[Swap
         if k + 1 >= limit:
             break
     return None, seen
+
+
+T = TypeVar("T")
+J = TypeVar("J")
+
+
+def with_fallback(run: Callable[[J], T], preferred: J, fallback: J) -> tuple[T, J, str | None]:
+    """`run(preferred)`, or `run(fallback)` if the preferred model cannot be used.
+
+    Returns (result, what was used, why it fell back or None). Only "cannot be used" errors
+    (labkit errors such as ModelUnavailable, MissingKey, ModelTimeout, or a missing optional
+    package) fall back; bugs still raise.
+    """
+    try:
+        return run(preferred), preferred, None
+    except (LabkitError, ImportError) as e:
+        return run(fallback), fallback, f"{type(e).__name__}: {e}"

@@ -172,6 +172,12 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
     return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows))
 
 
+def own_answers(answerer: Answerer, questions: Iterable[Question]) -> dict[str, str]:
+    """Round-0 answers (the loop's first prompt) by question id: a judge's own answers."""
+    return {q.id: answerer.respond(q, [{"role": "user", "content": ASK.format(question=q.text)}], "answer", 0)
+            for q in questions}
+
+
 def _attempt(q: Question, r: int, text: str, review: str = "") -> Attempt:
     value = extract_number(text)
     return Attempt(q.id, r, text, value, q.is_correct(text), review)

@@ -14,6 +14,7 @@ from labkit.judge import (
     unparseable,
     verdict_from_logprobs,
     winner_of,
+    with_fallback,
 )
 from labkit.pairs import Pair
 from labkit.types import Reply
@@ -46,8 +47,8 @@ def test_parse_verdict(text, pick):
 
 def test_verdict_from_logprobs_normalises_over_letters_and_merges_variants():
     lp = {"A": math.log(0.3), " A": math.log(0.1), "B": math.log(0.2), "▁C": math.log(0.1), "The": math.log(0.3)}
-    pick, probs = verdict_from_logprobs(lp)
-    assert pick == "A"
+    pick, probs, mass = verdict_from_logprobs(lp)
+    assert pick == "A" and mass == pytest.approx(0.7)
     assert probs == pytest.approx((0.4 / 0.7, 0.2 / 0.7, 0.1 / 0.7))
     assert verdict_from_logprobs({"The": -0.1, "I": -2.0}) is None
 
@@ -102,7 +103,7 @@ def test_model_judge_reads_logprobs_and_falls_back_to_text():
     swap = judge_both(judge, [PAIR])[0]
     assert fake.calls[0][2]["logprobs"] is True and fake.calls[0][2]["top_logprobs"] == 20
     assert swap.first.source == "logprobs" and swap.first.pick == "B"
-    assert swap.first.probs == pytest.approx((0.2 / 0.9, 0.7 / 0.9, 0.0))
+    assert swap.first.probs == pytest.approx((0.2 / 0.9, 0.7 / 0.9, 0.0)) and swap.first.mass == pytest.approx(0.9)
     assert swap.second.source == "text" and swap.second.pick == "B" and swap.second.probs is None
 
 
@@ -142,3 +143,20 @@ def test_find_flip_stops_at_the_first_flip():
     assert flip is seen[1] and len(seen) == 2 and flip.flipped
     none, seen = find_flip(ModelJudge("m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3)
     assert none is None and len(seen) == 3
+
+
+def test_with_fallback_only_for_models_that_cannot_be_used():
+    from labkit.errors import ModelUnavailable
+
+    def run(name):
+        if name == "down":
+            raise ModelUnavailable("server at 127.0.0.1:9 refused the connection")
+        if name == "buggy":
+            raise KeyError("a bug")
+        return f"ran {name}"
+
+    assert with_fallback(run, "up", "sim") == ("ran up", "up", None)
+    result, used, why = with_fallback(run, "down", "sim")
+    assert (result, used) == ("ran sim", "sim") and why.startswith("ModelUnavailable: server")
+    with pytest.raises(KeyError):
+        with_fallback(run, "buggy", "sim")

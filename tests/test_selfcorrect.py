@@ -124,3 +124,9 @@ def test_huang_loader_rejects_a_file_without_the_columns(tmp_path):
     bad.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="expected columns"):
         sc.load_huang(bad)
+
+
+def test_own_answers_are_round_zero_answers():
+    own = sc.own_answers(Scripted(PLAN), QS)
+    assert list(own) == [q.id for q in QS]
+    assert [QS[i].is_correct(own[QS[i].id]) for i in range(4)] == [True, True, False, False]
