@@ -1,0 +1,170 @@
+"""The model gateway: choice, offline providers through litellm, specific errors, ledger and budget."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+from stub_openai import StubOpenAI
+
+from labkit import models, replay
+from labkit.budget import Budget, limits
+from labkit.errors import (
+    BudgetExhausted,
+    MissingKey,
+    ModelError,
+    ModelTimeout,
+    ModelUnavailable,
+    ReplyFormatError,
+    UnknownModel,
+)
+from labkit.ledger import Ledger
+
+ASK = [{"role": "user", "content": "What is 2+3?"}]
+
+
+def test_import_labkit_does_not_import_litellm() -> None:
+    code = "import labkit, labkit.models, labkit.replay, sys; assert 'litellm' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_choose_prefers_explicit_then_env_then_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(models.DEFAULT_ENV, raising=False)
+    assert models.choose(default="labkit/smollm2") == "labkit/smollm2"
+    monkeypatch.setenv(models.DEFAULT_ENV, "openai/gpt-4o-mini")
+    assert models.choose(default="labkit/smollm2") == "openai/gpt-4o-mini"
+    assert models.choose("labkit/scripted", default="labkit/smollm2") == "labkit/scripted"
+    assert models.known_models()[0] == "openai/gpt-4o-mini"
+
+
+def test_simulated_models_are_labelled() -> None:
+    assert models.is_simulated("labkit/scripted") and models.is_simulated("labkit/replay:x.jsonl")
+    assert not models.is_simulated("labkit/smollm2") and not models.is_simulated("openai/gpt-4o")
+    assert "simulated" in models.label("labkit/replay:x.jsonl")
+    assert models.label("labkit/smollm2") == "labkit/smollm2"
+
+
+def test_scripted_reply_goes_through_litellm_into_ledger_and_budget() -> None:
+    model = replay.script(["five", "six"], name="gateway")
+    ledger, budget = Ledger(), Budget(limits(calls=5))
+    reply = models.complete(
+        model, ASK, ledger=ledger, budget=budget, run_id="r", round=2, role="executor"
+    )
+    assert (reply.text, reply.model, reply.simulated, reply.cached) == ("five", model, True, False)
+    assert reply.usage.calls == 1 and reply.usage.tokens == 3 + 1  # simulated: words in, words out
+    (event,) = ledger.events("r")
+    assert (event.kind, event.role, event.round, event.tokens) == ("generate", "executor", 2, 4)
+    assert event.detail["simulated"] is True and event.detail["completion_tokens"] == 1
+    assert ledger.get(event.output_hash) == "five"
+    assert budget.spent.calls == 1 and budget.reserved.calls == 0
+
+
+def test_unknown_models_are_named_and_recorded_without_losing_earlier_events() -> None:
+    ledger = Ledger()
+    models.complete(replay.script(["ok"], name="before"), ASK, ledger=ledger, run_id="r")
+    for bad in ("labkit/nope", "no-such-provider-xyz"):
+        with pytest.raises(UnknownModel, match=bad):
+            models.complete(bad, ASK, ledger=ledger, run_id="r")
+    kinds = [(e.kind, e.detail["model"]) for e in ledger.events("r")]
+    assert kinds == [
+        ("generate", "labkit/scripted:before"),
+        ("error", "labkit/nope"),
+        ("error", "no-such-provider-xyz"),
+    ]
+    assert ledger.events("r")[1].detail["error"] == "UnknownModel"
+
+
+def test_missing_key_is_caught_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ledger, budget = Ledger(), Budget(limits(calls=3))
+    with pytest.raises(MissingKey, match="OPENAI_API_KEY"):
+        models.complete("openai/gpt-4o-mini", ASK, ledger=ledger, budget=budget)
+    assert budget.spent.calls == 0  # refused before reserving anything
+    assert [e.kind for e in ledger.events()] == ["error"]
+
+
+def test_stub_server_reply_and_nominal_cost() -> None:
+    with StubOpenAI(reply="5") as stub:
+        reply = models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", max_tokens=4)
+    assert (reply.text, reply.simulated) == ("5", False)
+    assert reply.usage.tokens == 3 + 1 and reply.usage.cost_units == models.NOMINAL_COST
+    assert stub.requests == 1 and stub.bodies[0]["max_tokens"] == 4
+
+
+def test_timeout_is_model_timeout_and_budget_keeps_the_reservation() -> None:
+    ledger, budget = Ledger(), Budget(limits(calls=3))
+    with StubOpenAI(latency=3.0) as stub, pytest.raises(ModelTimeout, match="0.5s"):
+        models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", timeout=0.5,
+                        ledger=ledger, budget=budget)  # fmt: skip
+    assert ledger.events()[-1].detail["error"] == "ModelTimeout"
+    assert budget.spent.calls == 1 and len(budget.unreconciled) == 1  # usage unknown: flagged
+
+
+def test_connection_refused_is_model_unavailable() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    budget = Budget(limits(calls=3))
+    with pytest.raises(ModelUnavailable, match=f"127.0.0.1:{port}"):
+        models.complete("openai/stub", ASK, api_base=f"http://127.0.0.1:{port}/v1", api_key="none",
+                        timeout=10, budget=budget)  # fmt: skip
+    assert budget.spent.tokens == 0 and budget.spent.calls == 1 and not budget.unreconciled
+
+
+def test_reply_not_matching_the_schema_is_a_format_error_with_the_raw_reply() -> None:
+    model = replay.script(['{"answer": "five"}', "not json"], name="fmt")
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+    }
+    ledger = Ledger()
+    with pytest.raises(ReplyFormatError, match="answer") as wrong_type:
+        models.complete(model, ASK, json_schema=schema, ledger=ledger)
+    assert wrong_type.value.reply == '{"answer": "five"}'
+    with pytest.raises(ReplyFormatError, match="not JSON") as not_json:
+        models.complete(model, ASK, json_schema=schema, ledger=ledger)
+    assert not_json.value.reply == "not json"
+    errors = ledger.events()
+    assert [e.detail["error"] for e in errors] == ["ReplyFormatError"] * 2
+    assert (
+        ledger.get(errors[1].output_hash) == "not json" and errors[1].tokens > 0
+    )  # the call was paid
+
+
+def test_labkit_errors_raised_inside_a_provider_come_out_unchanged() -> None:
+    model = replay.script([ModelTimeout("scripted slowness")], name="err")
+    with pytest.raises(ModelTimeout, match="scripted slowness"):
+        models.complete(model, ASK)
+
+
+def test_budget_refusal_runs_nothing() -> None:
+    model = replay.script(["never served", "served"], name="budget")
+    budget = Budget(limits(calls=0))
+    with pytest.raises(BudgetExhausted):
+        models.complete(model, ASK, budget=budget)
+    assert models.complete(model, ASK).text == "never served"  # the script was not consumed
+
+
+def test_bad_messages_get_a_specific_error() -> None:
+    with pytest.raises(ModelError, match=r"messages\[1\]"):
+        models.complete("labkit/scripted", [{"role": "user", "content": "x"}, {"role": "user"}])
+    with pytest.raises(ModelError, match="non-empty list"):
+        models.complete("labkit/scripted", "just a string")  # type: ignore[arg-type]
+
+
+def test_option_probs_reads_first_token_logprobs() -> None:
+    model = replay.script([replay.Scripted("A", {" A": -0.5, "B": -1.5, "x": -3.0})], name="judge")
+    got = models.option_probs(model, ASK)
+    assert got.pick == "A" and got.probs["A"] > got.probs["B"]
+    assert got.probs["A"] + got.probs["B"] == pytest.approx(1.0)
+    assert 0 < got.mass < 1 and got.reply.simulated
+
+
+def test_request_key_changes_with_any_parameter_but_not_timeout_or_key() -> None:
+    base = models.request("openai/x", ASK, temperature=0.0)
+    assert models.request("openai/x", ASK, temperature=0.7).key != base.key
+    assert models.request("openai/x", ASK, seed=1).key != base.key
+    assert models.request("openai/x", ASK, temperature=0.0, timeout=5, api_key="sk").key == base.key
