@@ -225,6 +225,19 @@ def transitions(frame: pl.DataFrame) -> pl.DataFrame:
     ).sort("round", "before", "after", descending=[False, True, True])
 
 
+def moved(frame: pl.DataFrame, round: int) -> dict[str, list[str]]:
+    """Who got fixed and who got broken in `round` (case ids, sorted)."""
+    t = transitions(frame).filter(pl.col("round") == round)
+    if t.height == 0:
+        raise InvalidRounds(f"no round {round} in the frame (rounds 1..{transitions(frame)['round'].max()!r})")
+
+    def cell(before: str, after: str) -> list[str]:
+        row = t.filter((pl.col("before") == before) & (pl.col("after") == after))
+        return list(row["cases"][0])
+
+    return {"fixed": cell("wrong", "right"), "broken": cell("right", "wrong")}
+
+
 # -- bootstrap ----------------------------------------------------------------------------
 
 

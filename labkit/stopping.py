@@ -139,6 +139,20 @@ def check_all(rules: Iterable[Rule], history: History) -> list[StopRecord]:
     return [r for r in (rule(history) for rule in rules) if r is not None]
 
 
+def first_stop(rules: Iterable[Rule], rounds: Sequence[RoundStats]) -> tuple[int, StopRecord] | None:
+    """Replay finished rounds: after which round would `rules` first have stopped, and why.
+
+    Only the per-round counts are replayed (steps and verifications are empty), so this
+    is for count-based rules: marginal net and caps.
+    """
+    rules = list(rules)
+    for k in range(1, len(rounds) + 1):
+        record = check(rules, History(tuple(rounds[:k])))
+        if record is not None:
+            return rounds[k - 1].round, record
+    return None
+
+
 @dataclass(frozen=True)
 class AnyOf:
     """Compose rules: fires with the first of `rules` that fires."""

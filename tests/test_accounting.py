@@ -193,3 +193,11 @@ def test_read_rounds_names_the_file_and_the_problem(tmp_path: Path) -> None:
         accounting.read_rounds(bad)
     with pytest.raises(InvalidRounds, match="no such file"):
         accounting.read_rounds(tmp_path / "missing.csv")
+
+
+def test_moved_names_who_got_fixed_and_broken() -> None:
+    assert accounting.moved(frame(STATES), 3) == {"fixed": ["c"], "broken": ["a"]}
+    moved = accounting.moved(chapter(), 3)
+    assert len(moved["fixed"]) == 3 and len(moved["broken"]) == 7
+    with pytest.raises(InvalidRounds, match="no round 9"):
+        accounting.moved(frame(STATES), 9)

@@ -23,6 +23,7 @@ from labkit.stopping import (
     check,
     check_all,
     failure_keys,
+    first_stop,
     new_evidence,
     project,
 )
@@ -189,3 +190,12 @@ def test_check_returns_the_first_rule_that_fires_and_check_all_every_one() -> No
     assert [r.rule for r in check_all(rules, history)] == ["marginal_net", "cap"]
     assert AnyOf(tuple(rules))(history) == first
     assert check([Cap(cost=1e9)], history) is None
+
+
+def test_first_stop_replays_finished_rounds() -> None:
+    rounds = chapter_rounds()
+    after, record = first_stop([MarginalNet()], rounds) or (None, None)
+    assert after == 2 and record is not None and "projected round 3" in record.reason
+    after, record = first_stop([MarginalNet(project=False)], rounds) or (None, None)
+    assert after == 3
+    assert first_stop([MarginalNet(threshold=-10)], rounds) is None

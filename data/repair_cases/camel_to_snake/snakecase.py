@@ -1,0 +1,5 @@
+import re
+
+
+def to_snake(name):
+    return re.sub(r"([A-Z])", r"_\1", name).lower().lstrip("_")

@@ -1,0 +1,3 @@
+def is_palindrome(s):
+    chars = [c.lower() for c in s if c.isalnum()]
+    return chars == chars[::-1]

@@ -1,0 +1,3 @@
+def median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2]

@@ -1,0 +1,13 @@
+from median import median
+
+
+def test_even():
+    assert median([1, 2, 3, 4]) == 2.5
+
+
+def test_odd():
+    assert median([3, 1, 2]) == 2
+
+
+def test_single():
+    assert median([5]) == 5

@@ -1,0 +1,2 @@
+def parse_line(line):
+    return line.split(",")

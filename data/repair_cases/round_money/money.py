@@ -1,0 +1,2 @@
+def round_money(x):
+    return round(x, 2)

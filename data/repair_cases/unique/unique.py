@@ -1,0 +1,2 @@
+def unique(items):
+    return list(set(items))

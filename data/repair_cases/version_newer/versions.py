@@ -1,0 +1,2 @@
+def newer(a, b):
+    return a > b
