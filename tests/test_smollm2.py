@@ -1,0 +1,97 @@
+"""The real offline model: SmolLM2-135M through xllamacpp, behind labkit/smollm2 in litellm."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from labkit import models, smollm2
+from labkit.errors import ModelError, ModelTimeout, ModelUnavailable
+from labkit.ledger import Ledger
+
+_MISSING = smollm2.available()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(_MISSING is not None, reason=f"SmolLM2 not installed here: {_MISSING}"),
+]
+
+MODEL = "labkit/smollm2"
+
+
+def test_tiny_real_generation_is_recorded_as_not_simulated() -> None:
+    ledger = Ledger()
+    reply = models.complete(
+        MODEL,
+        [{"role": "user", "content": "What is 2+3? Answer with a number."}],
+        max_tokens=8,
+        ledger=ledger,
+    )
+    assert "5" in reply.text and not reply.simulated
+    (event,) = ledger.events()
+    assert event.kind == "generate" and event.detail["prompt_tokens"] > 10
+    assert 1 <= event.detail["completion_tokens"] <= 8
+    assert reply.usage.tokens == event.detail["prompt_tokens"] + event.detail["completion_tokens"]
+
+
+def test_logprob_call_gives_a_distribution_over_A_and_B() -> None:
+    ask = [
+        {"role": "user", "content": "Which is correct? A: 2+2=5. B: 2+2=4. Reply with the letter."},
+        {"role": "assistant", "content": "The correct one is"},
+    ]
+    got = models.option_probs(MODEL, ask, options=("A", "B"))
+    assert got.reply.logprobs is not None and len(got.reply.logprobs) == 20
+    assert all(lp <= 0 for lp in got.reply.logprobs.values())
+    assert got.probs["A"] + got.probs["B"] == pytest.approx(1.0)
+    assert 0.05 < got.mass <= 1.0  # the letters are among the top tokens, not noise
+    top = max(got.reply.logprobs.values())
+    assert math.exp(top) < 1.0
+
+
+def test_grammar_constrains_the_reply() -> None:
+    reply = models.complete(
+        MODEL,
+        [{"role": "user", "content": "Pick a colour."}],
+        max_tokens=6,
+        grammar='root ::= "red" | "blue"',
+    )
+    assert reply.text in ("red", "blue")
+
+
+def test_prefilled_assistant_turn_is_continued_and_only_the_continuation_returned() -> None:
+    ask = [
+        {"role": "user", "content": "Count from one to five in words."},
+        {"role": "assistant", "content": "one, two, three,"},
+    ]
+    reply = models.complete(MODEL, ask, max_tokens=4)
+    assert "four" in reply.text and not reply.text.startswith("one")
+
+
+def test_one_engine_per_process_on_a_loopback_port() -> None:
+    first, again = smollm2.engine(), smollm2.engine()
+    assert first is again
+    assert first.address.startswith("http://127.0.0.1:") and not first.address.endswith(":0")
+
+
+def test_timeout_and_bad_requests_are_specific_errors() -> None:
+    with pytest.raises(ModelTimeout, match="0.01s"):
+        models.complete(
+            MODEL, [{"role": "user", "content": "Write a long story."}], max_tokens=64, timeout=0.01
+        )
+    with pytest.raises(ModelError, match="grammar"):
+        models.complete(
+            MODEL, [{"role": "user", "content": "hi"}], max_tokens=2, grammar="root ::= ("
+        )
+
+
+def test_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    default = smollm2.model_path()
+    assert default.name == smollm2.MODEL_FILE
+    monkeypatch.setenv(smollm2.GGUF_ENV, str(default))
+    assert smollm2.model_path() == default
+    monkeypatch.setenv(smollm2.GGUF_ENV, str(tmp_path / "absent.gguf"))
+    with pytest.raises(ModelUnavailable, match="absent.gguf"):
+        models.complete(MODEL, [{"role": "user", "content": "hi"}])
+    with pytest.raises(ModelUnavailable, match="needs a file"):
+        models.complete("labkit/gguf", [{"role": "user", "content": "hi"}])
