@@ -22,12 +22,12 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from labkit.errors import LedgerError
 from labkit.types import Usage, digest
@@ -134,6 +134,7 @@ class Ledger:
         self.path = str(path)
         self.read_only = read_only
         self._lock = threading.Lock()  # one connection, shared by threads (e.g. notebook cells)
+        self._stored: set[str] = set()  # blob hashes known committed (only added after COMMIT)
         self._db = self._connect(busy_timeout)
         try:
             self._prepare(durable, max_bytes)
@@ -251,6 +252,7 @@ class Ledger:
         if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
             raise LedgerError(f"need finite started_at <= ended_at, got {started!r} > {ended!r}")
 
+        blobs = {digest(t): t for t in (inputs, outputs) if t is not None}
         row = (
             run_id, round, role, kind,
             "" if inputs is None else digest(inputs),
@@ -260,10 +262,9 @@ class Ledger:
         )  # fmt: skip
         what = f"event {role}/{kind} of run {run_id!r} round {round}"
         with self._transaction(what):
-            for blob in (inputs, outputs):
-                if blob is not None:
-                    self._put(blob)
+            self._put(blobs)
             seq = self._db.execute(_INSERT, row).lastrowid
+        self._remember(blobs)
         assert seq is not None
         return _event((seq, *row))
 
@@ -271,17 +272,33 @@ class Ledger:
         """Store `text` once under its content hash (labkit.types.digest) and return the hash."""
         if not isinstance(text, str):
             raise LedgerError(f"blobs are text, got {type(text).__name__}")
-        with self._transaction("blob"):
-            return self._put(text)
-
-    def _put(self, text: str) -> str:
         h = digest(text)
-        cur = self._db.execute("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", (h, text))
-        if cur.rowcount == 0:  # already stored: make sure it is the same text, not a collision
-            (stored,) = self._db.execute("SELECT text FROM blobs WHERE hash = ?", (h,)).fetchone()
-            if stored != text:
-                raise LedgerError(f"content hash collision on {h}: two different texts, one hash")
+        with self._transaction("blob"):
+            self._put({h: text})
+        self._remember({h: text})
         return h
+
+    def _remember(self, blobs: Mapping[str, str]) -> None:
+        if len(self._stored) > 200_000:  # a cache of hashes, not a second copy of the ledger
+            self._stored.clear()
+        self._stored.update(blobs)
+
+    def _put(self, blobs: Mapping[str, str]) -> None:
+        """Insert blobs not yet known to be stored (inside the caller's transaction)."""
+        for h, text in blobs.items():
+            if h in self._stored:  # this connection saw it committed; blobs are never deleted
+                continue
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", (h, text)
+            )
+            if cur.rowcount == 0:  # stored earlier: make sure it is the same text, not a collision
+                (stored,) = self._db.execute(
+                    "SELECT text FROM blobs WHERE hash = ?", (h,)
+                ).fetchone()
+                if stored != text:
+                    raise LedgerError(
+                        f"content hash collision on {h}: two different texts, one hash"
+                    )
 
     # -- reading -------------------------------------------------------------------------
 
@@ -326,9 +343,16 @@ class Ledger:
         value = self._read("SELECT MAX(round) FROM events WHERE run_id = ?", (run_id,))[0][0]
         return None if value is None else int(value)
 
-    def usage(self, run_id: str | None = None) -> Usage:
-        """Total usage recorded (for one run, if given)."""
+    def usage(self, run_id: str | None = None, *, role: str | None = None) -> Usage:
+        """Total usage recorded, for one run and/or one role if given.
+
+        Budget events (role "budget") repeat the charges of the actions they paid for, so
+        sum either role="budget" (what the budget charged) or the acting roles, not both.
+        """
         where, params = _where(run_id)
+        if role is not None:
+            where += " AND role = ?" if where else " WHERE role = ?"
+            params += (role,)
         sql = f"SELECT TOTAL(tokens), TOTAL(calls), TOTAL(wall_seconds), TOTAL(cost_units) FROM events{where}"
         tokens, calls, wall, cost = self._read(sql, params)[0]
         return Usage(int(tokens), int(calls), float(wall), float(cost))
@@ -427,9 +451,10 @@ def frame_schema() -> dict[str, Any]:
 
 
 def _event(row: tuple[Any, ...]) -> Event:
-    fields = dict(zip(_COLUMNS, row, strict=True))
-    fields["detail"] = MappingProxyType(json.loads(fields["detail"]))
-    return Event(**fields)
+    return _make_event(*row[:-1], MappingProxyType(json.loads(row[-1])))
+
+
+_make_event = cast(Callable[..., Event], Event)  # positional, in _COLUMNS order
 
 
 def _where(run_id: str | None) -> tuple[str, tuple[Any, ...]]:

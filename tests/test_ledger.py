@@ -55,6 +55,19 @@ def test_record_returns_what_is_stored_and_blobs_are_content_addressed(tmp_path:
     assert _blob_count(path) == 2  # "def f(): ..." was stored once though used twice
 
 
+def test_blobs_shared_across_connections_and_forgeries_detected(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as a, Ledger(path) as b:
+        ea = a.record("r", 0, "executor", "generate", outputs="same text")
+        eb = b.record("r", 1, "executor", "generate", outputs="same text")
+        assert ea.output_hash == eb.output_hash and b.get(ea.output_hash) == "same text"
+    with sqlite3.connect(path) as raw:  # INSERT is allowed; forge a blob under another text's hash
+        raw.execute("INSERT INTO blobs VALUES (?, ?)", (digest("real"), "forged"))
+    with Ledger(path) as led, pytest.raises(LedgerError, match="content hash collision"):
+        led.record("r", 2, "executor", "generate", inputs="real")
+    assert _blob_count(path) == 2
+
+
 def test_get_unknown_hash_is_a_clear_error() -> None:
     with Ledger() as led, pytest.raises(LedgerError, match="no blob with hash 'nope'"):
         led.get("nope")
@@ -219,6 +232,8 @@ def test_runs_last_round_and_usage_support_resuming(tmp_path: Path) -> None:
         assert (total.tokens, total.calls, total.cost_units) == (30, 3, 3.0)
         assert total.wall_seconds == pytest.approx(0.3)
         assert led.usage() == led.usage("a")  # b's events cost nothing
+        assert led.usage(role="executor") == led.usage("a", role="executor") == total
+        assert led.usage("a", role="decision") == Usage() == led.usage(role="nobody")
         resumed = led.last_round("b")
         assert resumed is not None
         led.record("b", resumed + 1, "executor", "generate")
@@ -387,8 +402,10 @@ def test_ledger_turning_read_only_mid_run_raises_and_keeps_history(tmp_path: Pat
             led.record("a", 8, "executor", "generate", inputs="lost")
         assert led.events() == before
         led._db.execute("PRAGMA query_only = 0")
-        led.record("a", 8, "executor", "generate", inputs="kept")
-        assert len(led) == len(before) + 1
+        e = led.record(
+            "a", 8, "executor", "generate", inputs="lost"
+        )  # the blob must be written now
+        assert len(led) == len(before) + 1 and led.get(e.input_hash) == "lost"
 
 
 def test_unopenable_paths_raise_ledger_error(tmp_path: Path) -> None:
