@@ -26,7 +26,7 @@ ASK = [{"role": "user", "content": "What is 2+3?"}]
 
 
 def test_import_labkit_does_not_import_litellm() -> None:
-    code = "import labkit, labkit.models, labkit.replay, sys; assert 'litellm' not in sys.modules"
+    code = "import labkit, labkit.models, labkit.replay, labkit.batch, labkit.cache, labkit.smollm2, sys; assert 'litellm' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
