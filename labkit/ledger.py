@@ -155,7 +155,9 @@ class Ledger:
             if self.read_only and not p.exists():
                 raise LedgerError(f"cannot open ledger at {p} read-only: no such file")
         uri = (
-            f"file:{Path(self.path).absolute()}?mode=ro" if self.read_only and not memory else None
+            Path(self.path).absolute().as_uri() + "?mode=ro"
+            if self.read_only and not memory
+            else None
         )
         try:
             db = sqlite3.connect(

@@ -378,7 +378,7 @@ def test_full_tmpfs_raises_and_keeps_what_was_recorded(tmp_path: Path) -> None:
 
 
 def test_read_only_ledger_reads_but_refuses_appends(tmp_path: Path) -> None:
-    path = tmp_path / "l.db"
+    path = tmp_path / "odd name #1?.db"  # the read-only URI must quote these
     with Ledger(path) as led:
         _fill(led)
         before = led.events()
