@@ -1,0 +1,192 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(
+    width="medium",
+    app_title="Cache isolation: evidence, not introspection",
+)
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # User B sees user A's price
+
+    A pricing service caches each price after the first fetch. Prices are **per user**,
+    but the cache key is only `product_id`. Below, Alice reads product `p1` (her price: 100),
+    then Bob reads the same product (his price: 80). This is run for real, in a subprocess:
+    """)
+    return
+
+
+@app.cell
+def _():
+    import polars as pl
+
+    from labkit import cache_case
+    from labkit.report import ledger_rows, scores_frame, step_labels, step_view
+    from labkit.views.charts_trace import scores_chart
+    from labkit.views.step_card import step_html
+    from labkit.views.stepper import Stepper
+
+    return (
+        Stepper,
+        cache_case,
+        ledger_rows,
+        pl,
+        scores_chart,
+        scores_frame,
+        step_html,
+        step_labels,
+        step_view,
+    )
+
+
+@app.cell
+def _(cache_case, pl):
+    served = pl.DataFrame(cache_case.leak_demo(), schema=["user", "product", "price served"], orient="row")
+    served.with_columns(pl.Series("own price", [100, 80]))
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    Asking the model to "think again" about this code changes nothing: it is the same
+    model reading the same text. What changes the information state is **external
+    evidence**: the protected acceptance below — two cross-user *isolation* tests (failing)
+    and two *same-user hit* tests (protective, counted through the database's query counter).
+
+    Pick a storyline for the reflector, then step through the rounds.
+    """)
+    return
+
+
+@app.cell
+def _(cache_case, mo):
+    branch = mo.ui.radio(
+        options={text: key for key, text in cache_case.BRANCHES.items()},
+        value=cache_case.BRANCHES["main"],
+        label="Reflector storyline (scripted)",
+    )
+    branch
+    return (branch,)
+
+
+@app.cell
+def _(cache_case, mo):
+    @mo.cache
+    def run_branch(name):
+        from labkit.ledger import Ledger
+
+        ledger = Ledger()
+        trace = cache_case.run(name, ledger=ledger)
+        return trace, ledger.frame(trace.run_id)
+
+    return (run_branch,)
+
+
+@app.cell
+def _(branch, mo, run_branch):
+    with mo.status.spinner(title="Running the loop (real pytest per candidate)…"):
+        trace, ledger_frame = run_branch(branch.value)
+    return ledger_frame, trace
+
+
+@app.cell
+def _(Stepper, mo, step_labels, trace):
+    stepper = mo.ui.anywidget(Stepper(len(trace.rounds) + 1, step_labels(trace)))
+    stepper
+    return (stepper,)
+
+
+@app.cell
+def _(cache_case, mo, step_html, step_view, stepper, trace):
+    shown = stepper.value["index"]
+    mo.Html(step_html(step_view(trace, shown, cache_case.case().suite)))
+    return (shown,)
+
+
+@app.cell
+def _(cache_case, mo, scores_chart, scores_frame, shown, trace):
+    mo.ui.altair_chart(
+        scores_chart(scores_frame(trace, cache_case.case().suite), shown, "Tests passing per step"),
+        chart_selection=False,
+        legend_selection=False,
+    )
+    return
+
+
+@app.cell
+def _(ledger_frame, ledger_rows, mo, shown):
+    mo.vstack([mo.md(f"**Ledger rows of step {shown}** (every action, its cost and its evidence hash)"),
+               mo.ui.table(ledger_rows(ledger_frame, shown), selection=None)])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## On the failing tests alone, two patches look identical
+
+    The same validator, on all four candidates. Both the composite key and "disable the
+    cache" pass the isolation tests; only the protective *same-user hit* tests tell them
+    apart. And the five-changes rewrite also goes green — but nobody can say which of
+    its changes fixed the leak, so the patch-size rule rolls it back.
+    """)
+    return
+
+
+@app.cell
+def _(cache_case, mo):
+    @mo.cache
+    def chapter_table():
+        return cache_case.compare()[0]
+
+    chapter_table()
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## What to remember — with its condition
+
+    Only a verified correction yields experience, and the lesson keeps the condition under
+    which it holds. The scripted reflector distils it; provenance points at this run.
+    """)
+    return
+
+
+@app.cell
+def _(cache_case, mo, trace):
+    lesson = cache_case.distill(trace)
+    mo.md(
+        f"""
+        **{lesson.lesson}**
+
+        | field | value |
+        |---|---|
+        | condition | {lesson.condition} |
+        | failure mode | {lesson.failure_mode} |
+        | signal | {lesson.signal} |
+        | strategy | {lesson.strategy} |
+        | counter-example | {lesson.counterexample} |
+        | source | {lesson.source} |
+        | version | {lesson.version} |
+
+        ❌ Wrong generalisation: *{lesson.rejected[0][0]}* — {lesson.rejected[0][1]}
+        """
+    )
+    return
+
+
+if __name__ == "__main__":
+    app.run()

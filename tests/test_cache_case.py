@@ -1,0 +1,83 @@
+"""Worked example A, asserted from a real run (a pytest subprocess per candidate)."""
+
+import pytest
+
+from labkit import cache_case
+from labkit.ledger import Ledger
+from labkit.types import Decision
+
+
+@pytest.fixture(scope="module")
+def compared():
+    return cache_case.compare()
+
+
+def test_the_chapter_table_comes_out_of_the_run(compared):
+    table, _ = compared
+    rows = {r["candidate"]: r for r in table.iter_rows(named=True)}
+    v1 = rows["v1 single key (product_id)"]
+    v2 = rows["v2 composite key (user_id, product_id)"]
+    off = rows["alternative: disable the cache"]
+    assert (v1["isolation"], v1["same-user hit"], v1["decision"]) == ("0/2", "2/2", "reflect")
+    assert (v2["isolation"], v2["same-user hit"], v2["decision"]) == ("2/2", "2/2", "keep")
+    assert (off["isolation"], off["same-user hit"], off["decision"]) == ("2/2", "0/2", "roll back")
+
+
+def test_failing_tests_alone_cannot_tell_the_two_patches_apart(compared):
+    _, rows = compared
+    v2, off = rows[1].verdict, rows[2].verdict
+    # On the failing acceptance alone both patches score 100%…
+    assert v2.score("acceptance") == off.score("acceptance") == (2, 2)
+    # …only the protective tests separate them.
+    assert v2.score("protective") == (2, 2) and off.score("protective") == (0, 2)
+
+
+def test_five_change_patch_is_green_but_not_attributable(compared):
+    _, rows = compared
+    five = rows[3]
+    assert five.verdict.resolved
+    assert five.decision.decision is Decision.ROLL_BACK and five.decision.rule == "patch-size"
+
+
+def test_the_leak_itself():
+    served = cache_case.leak_demo()
+    assert served == [("alice", "p1", 100), ("bob", "p1", 100)]  # bob's own price is 80
+
+
+def test_the_scripted_main_branch_observes_then_keeps():
+    ledger = Ledger()
+    trace = cache_case.run("main", ledger=ledger)
+    assert trace.simulated and trace.reflector.startswith("scripted")
+    (rnd,) = trace.rounds
+    assert (
+        len(rnd.observations) == 1 and "'p1'" in rnd.observations[0].output
+    )  # both users get key 'p1'
+    assert rnd.decision.decision is Decision.KEEP and trace.final_verdict.resolved
+    assert "experiment" in ledger.frame(trace.run_id)["kind"].to_list()
+    lesson = cache_case.distill(trace)
+    assert "tenant boundary" in lesson.lesson and lesson.source.startswith(f"run {trace.run_id}")
+    assert "user_id" in lesson.rejected[0][0]
+
+
+@pytest.mark.parametrize(
+    ("branch", "decisions"),
+    [
+        ("tempting", [Decision.ROLL_BACK, Decision.KEEP]),
+        ("five", [Decision.ROLL_BACK, Decision.KEEP]),
+        (
+            "invalid",
+            [Decision.INVESTIGATE, Decision.INVESTIGATE, Decision.INVESTIGATE, Decision.KEEP],
+        ),
+    ],
+)
+def test_scripted_branches(branch, decisions):
+    trace = cache_case.run(branch)
+    assert [r.decision.decision for r in trace.rounds] == decisions
+    assert trace.final_verdict.resolved
+
+
+def test_invalid_branch_explains_each_failure():
+    reasons = [r.decision.reason for r in cache_case.run("invalid").rounds[:3]]
+    assert "missing hypothesis" in reasons[0]
+    assert "not one hypothesis" in reasons[1]
+    assert "does not apply" in reasons[2]
