@@ -275,6 +275,15 @@ def test_zero_means_zero_on_a_limited_dimension() -> None:
         budget.reserve("generate", Usage(tokens=1))
 
 
+def test_float_tolerance_does_not_accumulate_into_overspending() -> None:
+    budget = Budget(limits(cost_units=1.0))
+    dust = 0.9e-9  # below the 1e-9 tolerance that absorbs float rounding
+    budget.settle(budget.reserve("a", Usage(cost_units=1.0 + dust)), None)
+    with pytest.raises(BudgetExhausted):
+        budget.reserve("b", Usage(cost_units=dust))  # a second helping of dust would not fit
+    assert budget.remaining.cost_units == 0 and budget.available.cost_units == 0
+
+
 def test_confirmation_reserve_is_out_of_reach_of_ordinary_actions() -> None:
     budget = Budget(limits(cost_units=10), confirmation=Usage(cost_units=3))
     held = budget.reserve("search", Usage(cost_units=7))
