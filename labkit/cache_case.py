@@ -41,13 +41,13 @@ def case() -> Case:
 
 def reflector(branch: str = "main", model: str | None = None) -> ModelReflector:
     """The offline default replays the authored transcript (labelled scripted); any model string asks that model."""
-    from labkit.models import choose, is_simulated
+    from labkit.models import choose
 
     if branch not in BRANCHES:
         raise ValueError(f"unknown branch {branch!r}; choose one of {sorted(BRANCHES)}")
     c = case()
     name = choose(model, default=OFFLINE_MODEL)
-    transcript = c.root / "transcript.jsonl" if is_simulated(name) else None
+    transcript = c.root / "transcript.jsonl" if name.startswith(OFFLINE_MODEL) else None
     return ModelReflector(name, environment=c.environment, transcript=transcript, branch=branch)
 
 

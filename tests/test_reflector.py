@@ -1,0 +1,58 @@
+"""A model-backed reflector: nothing it says is trusted, every bad reply is an explained round."""
+
+import json
+
+from labkit import cache_case
+from labkit.errors import ModelTimeout
+from labkit.ledger import Ledger
+from labkit.reflector import ModelReflector
+from labkit.replay import script
+from labkit.types import Decision
+
+CASE = cache_case.case()
+ISO = list(CASE.suite.groups["isolation"])
+HITS = list(CASE.suite.groups["same-user hit"])
+
+
+def reply(diff: str, evidence_ref: str = ISO[0]) -> str:
+    return json.dumps(
+        {
+            "phenomenon": "B is served A's price",
+            "evidence_ref": evidence_ref,
+            "environment": CASE.environment,
+            "hypothesis": {"cause": "key lacks user_id", "refuted_if": "B still gets A's price"},
+            "action": "key -> (user_id, product_id)",
+            "expected": {"acceptance": ISO, "protective": HITS},
+            "diff": diff,
+        }
+    )
+
+
+def test_bad_replies_are_recorded_failures_then_a_good_one_is_kept():
+    model = script(
+        [
+            "Sure, the bug is in the cache.",  # not JSON, not a record
+            ModelTimeout("no answer in 60 s"),  # provider error
+            reply(CASE.patch("composite_key").diff, "made-up-ref"),  # evidence it never saw
+            reply(
+                "--- a/pricing.py\n+++ b/pricing.py\n@@ -1,1 +1,1 @@\n-x\n+y\n"
+            ),  # does not apply
+            reply(CASE.patch("composite_key").diff),
+        ],
+        name="reflector-test",
+    )
+    refl = cache_case.reflector(model=model)
+    assert isinstance(refl, ModelReflector) and refl.transcript is None
+    assert refl.simulated and refl.name == model  # labelled: a scripted model is not a real one
+    ledger = Ledger()
+    trace = cache_case.run(model=model, ledger=ledger, run_id="model", max_rounds=6)
+    reasons = [r.decision.reason for r in trace.rounds]
+    assert [r.decision.decision for r in trace.rounds] == [Decision.INVESTIGATE] * 4 + [
+        Decision.KEEP
+    ]
+    assert "not JSON" in reasons[0] and "missing hypothesis" in reasons[0]
+    assert "model call failed" in reasons[1] and "60 s" in reasons[1]
+    assert "names no evidence" in reasons[2]
+    assert "does not apply" in reasons[3]
+    assert trace.final_verdict.resolved
+    assert ledger.frame("model").filter(ledger.frame("model")["kind"] == "reflect").height == 5
