@@ -28,6 +28,9 @@ import polars as pl
 from labkit.errors import LabkitError
 from labkit.stats import resample_indices
 
+# The chapter's worked example B as per-case data (see data/diminishing_returns/README.md).
+CHAPTER_EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "diminishing_returns" / "rounds.csv"
+
 
 class InvalidRounds(LabkitError, ValueError):
     """The per-case per-round frame cannot be accounted (missing column, round 0, duplicates...)."""

@@ -35,7 +35,7 @@ import polars as pl
 from labkit import accounting, checkset
 from labkit import patch as patches
 from labkit.acceptance import AcceptanceSuite
-from labkit.errors import LabkitError
+from labkit.errors import LabkitError, ModelTimeout, ModelUnavailable, ReplyFormatError
 from labkit.ledger import Ledger, new_run_id
 from labkit.stopping import (
     Cap,
@@ -308,6 +308,13 @@ class Checker:
                 break
         return runs
 
+    def ready(self, case: RepairCase) -> bool:
+        """True when every reachable state of `case` is cached on both suites (runs are instant)."""
+        vid = self.validator.id
+        return all(
+            VerdictCache.key(c, s, vid) in self.cache for c in case.states().values() for s in (case.visible, case.hidden)
+        )
+
     def warm(self, cases: Sequence[RepairCase], workers: int = 2, on_progress: Callable[[int, int], None] | None = None) -> int:
         """Validate every reachable state of every case on both suites; returns new pytest runs."""
         jobs = [(c, s) for case in cases for c in case.states().values() for s in (case.visible, case.hidden)]
@@ -366,9 +373,9 @@ class SimulatedRepairer:
     """
 
     fix: float = 0.6
-    fix_decay: float = 0.5
-    breaks: float = 0.1
-    break_growth: float = 1.5
+    fix_decay: float = 0.7
+    breaks: float = 0.03
+    break_growth: float = 2.0
     seed: int = 0
     name: str = "simulated repairer"
     simulated: bool = True
@@ -493,6 +500,35 @@ class RepairRun:
     def events(self) -> pl.DataFrame:
         return self.ledger.frame(self.run_id)
 
+    def round_stats(self) -> tuple[accounting.RoundStats, ...]:
+        """Per-round counts (hidden scoring) as the stop rules read them."""
+        return accounting.round_stats(self.correctness())
+
+    def moves(self, round: int) -> pl.DataFrame:
+        """Who got fixed or broken in `round`, with the patch each case held after it."""
+        moved = accounting.moved(self.correctness(), round)
+        held = {c.id: "original" for c in self.cases}
+        for r, kind, raw in self.events().select("round", "kind", "detail").iter_rows():
+            detail = json.loads(raw)
+            if r <= round and kind == "decide" and detail.get("decision") == "keep":
+                held[detail["case"]] = detail["proposal"]
+        by_id = {c.id: c for c in self.cases}
+        rows = [
+            (case, by_id[case].slice, move, held[case], _effect_of(by_id[case], held[case]))
+            for move in ("fixed", "broken")
+            for case in moved[move]
+        ]
+        schema = {"case": pl.Utf8, "slice": pl.Utf8, "move": pl.Utf8, "now holds": pl.Utf8, "effect": pl.Utf8}
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _effect_of(case: RepairCase, state: str) -> str:
+    if state == "original":
+        return "original (correct)" if case.initially_correct else "original (buggy)"
+    if state.startswith("model:"):
+        return "model-written"
+    return case.patch(state).effect
+
 
 def _summary(verdict: Verdict) -> dict[str, Any]:
     e = verdict.evidence
@@ -560,134 +596,142 @@ def run(
     run_id = run_id or new_run_id("repair")
     simulated = bool(getattr(repairer, "simulated", True))
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
 
-    def rec(round: int, role: str, kind: str, case: RepairCase, **kw: Any) -> None:
-        detail = {"case": case.id, "slice": case.slice, "simulated": simulated, **kw.pop("detail", {})}
-        ledger.record(run_id, round, role, kind, detail=detail, **kw)
+        def rec(round: int, role: str, kind: str, case: RepairCase, **kw: Any) -> None:
+            detail = {"case": case.id, "slice": case.slice, "simulated": simulated, **kw.pop("detail", {})}
+            ledger.record(run_id, round, role, kind, detail=detail, **kw)
 
-    def verify(round: int, case: RepairCase, cand: Candidate, checked: Checked, why: str) -> None:
-        rec(round, "validator", "verify", case, evidence=_summary(checked.verdict),
-            usage=Usage(wall_seconds=checked.seconds),
-            detail={"suite": "visible", "cached": checked.cached, "why": why})  # fmt: skip
+        def verify(round: int, case: RepairCase, cand: Candidate, checked: Checked, why: str) -> None:
+            rec(round, "validator", "verify", case, evidence=_summary(checked.verdict),
+                usage=Usage(wall_seconds=checked.seconds),
+                detail={"suite": "visible", "cached": checked.cached, "why": why})  # fmt: skip
 
-    def score(round: int, case: RepairCase, checked: Checked) -> None:
-        rec(round, "scorer", "score", case, evidence=_summary(checked.verdict),
-            usage=Usage(wall_seconds=checked.seconds),
-            detail={"suite": "hidden", "cached": checked.cached, "correct": checked.verdict.resolved})  # fmt: skip
+        def score(round: int, case: RepairCase, checked: Checked) -> None:
+            rec(round, "scorer", "score", case, evidence=_summary(checked.verdict),
+                usage=Usage(wall_seconds=checked.seconds),
+                detail={"suite": "hidden", "cached": checked.cached, "correct": checked.verdict.resolved})  # fmt: skip
 
-    ledger.record(run_id, 0, "experiment", "start", detail={
-        "repairer": repr(repairer), "simulated": simulated, "cases": [c.id for c in cases],
-        "rounds": rounds, "keep": keep, "observe": observe, "recheck": recheck,
-        "rules": [getattr(r, "name", type(r).__name__) for r in rules],
-        "case_rules": [getattr(r, "name", type(r).__name__) for r in case_rules],
-    })  # fmt: skip
+        ledger.record(run_id, 0, "experiment", "start", detail={
+            "repairer": repr(repairer), "simulated": simulated, "cases": [c.id for c in cases],
+            "rounds": rounds, "keep": keep, "observe": observe, "recheck": recheck,
+            "rules": [getattr(r, "name", type(r).__name__) for r in rules],
+            "case_rules": [getattr(r, "name", type(r).__name__) for r in case_rules],
+        })  # fmt: skip
 
-    # Round 0: the originals, as the executor left them (re-run `recheck` times, uncached).
-    def first(case: RepairCase) -> list[Checked]:
-        runs = [checker.check(case.original, case.visible)]
-        if recheck:
-            again = checker.recheck(case.original, case.visible, recheck)[1:]
-            runs += [Checked(v, False) for v in again]
-        return runs
+        # Round 0: the originals, as the executor left them (re-run `recheck` times, uncached).
+        def first(case: RepairCase) -> list[Checked]:
+            runs = [checker.check(case.original, case.visible)]
+            if recheck:
+                again = checker.recheck(case.original, case.visible, recheck)[1:]
+                runs += [Checked(v, False) for v in again]
+            return runs
 
-    states: dict[str, State] = {}
-    steps: list[Step] = []
-    verifications: list[Verification] = []
-    firsts = list(pool.map(first, cases))
-    hidden0 = list(pool.map(lambda c: checker.check(c.original, c.hidden), cases))
-    for case, runs, scored in zip(cases, firsts, hidden0, strict=True):
-        for i, checked_run in enumerate(runs):
-            verify(0, case, case.original, checked_run, "original" if i == 0 else f"re-run {i} (uncached)")
-            verifications.append(Verification.of(checked_run.verdict.evidence, case.id))
-        states[case.id] = State(case.original, "original", runs[0].verdict)
-        steps.append(Step.of(case.id, 0, runs[0].verdict.evidence))
-        score(0, case, scored)
-    hidden_state = {c.id: hidden0[i].verdict.resolved for i, c in enumerate(cases)}
+        states: dict[str, State] = {}
+        steps: list[Step] = []
+        verifications: list[Verification] = []
+        firsts = list(pool.map(first, cases))
+        hidden0 = list(pool.map(lambda c: checker.check(c.original, c.hidden), cases))
+        for case, runs, scored in zip(cases, firsts, hidden0, strict=True):
+            for i, checked_run in enumerate(runs):
+                verify(0, case, case.original, checked_run, "original" if i == 0 else f"re-run {i} (uncached)")
+                verifications.append(Verification.of(checked_run.verdict.evidence, case.id))
+            states[case.id] = State(case.original, "original", runs[0].verdict)
+            steps.append(Step.of(case.id, 0, runs[0].verdict.evidence))
+            score(0, case, scored)
+        hidden_state = {c.id: hidden0[i].verdict.resolved for i, c in enumerate(cases)}
 
-    correct_rows: list[tuple[str, int, bool, bool]] = [(c.id, 0, hidden_state[c.id], states[c.id].passing) for c in cases]
-    risk_by_round: dict[int, float] = {}
-    frozen: dict[str, StopRecord] = {}
-    stops: list[StopRecord] = []
-    history_states: list[dict[str, State]] = [dict(states)]
-    rounds_run = 0
-    run_stop: StopRecord | None = None
+        correct_rows: list[tuple[str, int, bool, bool]] = [(c.id, 0, hidden_state[c.id], states[c.id].passing) for c in cases]
+        risk_by_round: dict[int, float] = {}
+        frozen: dict[str, StopRecord] = {}
+        stops: list[StopRecord] = []
+        history_states: list[dict[str, State]] = [dict(states)]
+        rounds_run = 0
+        run_stop: StopRecord | None = None
 
-    def freeze_cases(round: int, history: History) -> None:
-        for case in cases:
-            if case.id in frozen:
-                continue
-            fired = check(case_rules, history.for_case(case.id))
-            if fired is not None:
-                fired = StopRecord(fired.decision, fired.reason, fired.rule, fired.outcome, case.id)
-                frozen[case.id] = fired
-                stops.append(fired)
-                rec(round, "decision", "stop", case, detail={"rule": fired.rule, "outcome": str(fired.outcome), "reason": fired.reason})
+        def freeze_cases(round: int, history: History) -> None:
+            for case in cases:
+                if case.id in frozen:
+                    continue
+                fired = check(case_rules, history.for_case(case.id))
+                if fired is not None:
+                    fired = StopRecord(fired.decision, fired.reason, fired.rule, fired.outcome, case.id)
+                    frozen[case.id] = fired
+                    stops.append(fired)
+                    rec(round, "decision", "stop", case, detail={"rule": fired.rule, "outcome": str(fired.outcome), "reason": fired.reason})
 
-    freeze_cases(0, History((), tuple(steps), tuple(verifications)))
+        freeze_cases(0, History((), tuple(steps), tuple(verifications)))
 
-    for r in range(1, rounds + 1):
-        active = [c for c in cases if c.id not in frozen]
-        proposals: dict[str, Proposal | None] = {}
-        for case in active:
-            proposal = repairer.propose(case, states[case.id], r)
-            proposals[case.id] = proposal
-            if proposal is None:
-                rec(r, "executor", "idle", case, detail={"state": states[case.id].name})
-                continue
-            current = states[case.id].candidate
-            diff = patches.make(current.files, proposal.target.files, proposal.note)
-            rec(r, "executor", "generate", case, inputs=current.files[case.module], outputs=diff.diff,
-                usage=proposal.usage, detail={"proposal": proposal.name, "source": proposal.source, "note": proposal.note,
-                                              "lines": patches.size(diff).lines if diff.diff else 0})  # fmt: skip
-        jobs = [(c.id, p.target, c.visible) for c in active if (p := proposals[c.id]) is not None]
-        checked = dict(zip([j[0] for j in jobs], pool.map(lambda j: checker.check(j[1], j[2]), jobs), strict=True))
+        for r in range(1, rounds + 1):
+            active = [c for c in cases if c.id not in frozen]
+            proposals: dict[str, Proposal | None] = {}
+            for case in active:
+                try:
+                    proposal = repairer.propose(case, states[case.id], r)
+                except (ModelTimeout, ModelUnavailable, ReplyFormatError) as exc:  # recorded, not fatal
+                    rec(r, "executor", "error", case, detail={"error": f"{type(exc).__name__}: {exc}"})
+                    proposal = None
+                proposals[case.id] = proposal
+                if proposal is None:
+                    rec(r, "executor", "idle", case, detail={"state": states[case.id].name})
+                    continue
+                current = states[case.id].candidate
+                diff = patches.make(current.files, proposal.target.files, proposal.note)
+                rec(r, "executor", "generate", case, inputs=current.files[case.module], outputs=diff.diff,
+                    usage=proposal.usage, detail={"proposal": proposal.name, "source": proposal.source, "note": proposal.note,
+                                                  "lines": patches.size(diff).lines if diff.diff else 0})  # fmt: skip
+            jobs = [(c.id, p.target, c.visible) for c in active if (p := proposals[c.id]) is not None]
+            checked = dict(zip([j[0] for j in jobs], pool.map(lambda j: checker.check(j[1], j[2]), jobs), strict=True))
 
-        risk = 0.0
-        for case in active:
-            proposal = proposals[case.id]
-            state = states[case.id]
-            if proposal is None:
-                steps.append(Step.of(case.id, r, state.verdict.evidence))
-                continue
-            result = checked[case.id]
-            verify(r, case, proposal.target, result, f"proposal {proposal.name}")
-            verifications.append(Verification.of(result.verdict.evidence, case.id))
-            steps.append(Step.of(case.id, r, result.verdict.evidence))
-            kept, reason, delta_f = _decide(case, state.verdict, result.verdict, keep)
-            rec(r, "decision", "decide", case, detail={"decision": "keep" if kept else "roll back", "reason": reason,
-                                                      "delta_f": delta_f, "proposal": proposal.name})  # fmt: skip
-            if kept:
-                diff = patches.make(state.candidate.files, proposal.target.files)
-                risk += patches.size(diff).lines if diff.diff else 0
-                states[case.id] = State(proposal.target, proposal.name, result.verdict)
+            risk = 0.0
+            for case in active:
+                proposal = proposals[case.id]
+                state = states[case.id]
+                if proposal is None:
+                    steps.append(Step.of(case.id, r, state.verdict.evidence))
+                    continue
+                result = checked[case.id]
+                verify(r, case, proposal.target, result, f"proposal {proposal.name}")
+                verifications.append(Verification.of(result.verdict.evidence, case.id))
+                kept, reason, delta_f = _decide(case, state.verdict, result.verdict, keep)
+                steps.append(Step.of(case.id, r, result.verdict.evidence, kept=kept))
+                if not kept:  # the case still holds its previous state this round
+                    steps.append(Step.of(case.id, r, state.verdict.evidence))
+                rec(r, "decision", "decide", case, detail={"decision": "keep" if kept else "roll back", "reason": reason,
+                                                          "delta_f": delta_f, "proposal": proposal.name})  # fmt: skip
+                if kept:
+                    diff = patches.make(state.candidate.files, proposal.target.files)
+                    risk += patches.size(diff).lines if diff.diff else 0
+                    states[case.id] = State(proposal.target, proposal.name, result.verdict)
 
-        kept_now = [(states[c.id].candidate, c.hidden) for c in cases]
-        hidden_now = list(pool.map(lambda j: checker.check(*j), kept_now))
-        for case, scored_now in zip(cases, hidden_now, strict=True):
-            score(r, case, scored_now)
-            hidden_state[case.id] = scored_now.verdict.resolved
-            correct_rows.append((case.id, r, hidden_state[case.id], states[case.id].passing))
-        history_states.append(dict(states))
-        rounds_run = r
-        risk_by_round[r] = risk
+            kept_now = [(states[c.id].candidate, c.hidden) for c in cases]
+            hidden_now = list(pool.map(lambda j: checker.check(*j), kept_now))
+            for case, scored_now in zip(cases, hidden_now, strict=True):
+                score(r, case, scored_now)
+                hidden_state[case.id] = scored_now.verdict.resolved
+                correct_rows.append((case.id, r, hidden_state[case.id], states[case.id].passing))
+            history_states.append(dict(states))
+            rounds_run = r
+            risk_by_round[r] = risk
 
-        history = History(_observed(correct_rows, observe, risk_by_round, run_id, ledger), tuple(steps), tuple(verifications))
-        freeze_cases(r, history)
-        run_stop = check(rules, history)
-        if run_stop is not None:
-            stops.append(run_stop)
-            ledger.record(run_id, r, "decision", "stop", detail={"rule": run_stop.rule, "outcome": str(run_stop.outcome), "reason": run_stop.reason})
-            if run_stop.outcome is Stop.ROLL_BACK and len(history_states) >= 2:
-                # The round did more harm than good: restore every case's previous state.
-                for case in cases:
-                    before = history_states[-2][case.id]
-                    if before.name != states[case.id].name:
-                        rec(r, "decision", "decide", case, detail={"decision": "roll back", "reason": f"run stop: {run_stop.reason}", "delta_f": 0, "proposal": before.name})
-                states = dict(history_states[-2])
-            break
-        if len(frozen) == len(cases):
-            break
-    pool.shutdown()
+            history = History(_observed(correct_rows, observe, risk_by_round, run_id, ledger), tuple(steps), tuple(verifications))
+            freeze_cases(r, history)
+            run_stop = check(rules, history)
+            if run_stop is not None:
+                stops.append(run_stop)
+                ledger.record(run_id, r, "decision", "stop", detail={"rule": run_stop.rule, "outcome": str(run_stop.outcome), "reason": run_stop.reason})
+                if run_stop.outcome is Stop.ROLL_BACK and len(history_states) >= 2:
+                    # The round did more harm than good: restore every case's previous state.
+                    for case in cases:
+                        before = history_states[-2][case.id]
+                        if before.name != states[case.id].name:
+                            rec(r, "decision", "decide", case, detail={"decision": "roll back", "reason": f"run stop: {run_stop.reason}", "delta_f": 0, "proposal": before.name})
+                    states = dict(history_states[-2])
+                break
+            if len(frozen) == len(cases):
+                break
+    finally:
+        pool.shutdown()
     return RepairRun(
         run_id, ledger, tuple(cases), rounds_run, tuple(stops), simulated,
         getattr(repairer, "name", type(repairer).__name__), {c: s.name for c, s in states.items()},

@@ -66,14 +66,15 @@ class Step:
     state: str  # candidate digest
     outcomes: Mapping[str, Outcome] = field(default_factory=dict)
     failures: frozenset[str] = frozenset()  # failure-evidence keys (see `failure_keys`)
+    kept: bool = True  # False for a proposal that was validated and rolled back
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcomes", MappingProxyType(dict(self.outcomes)))
 
     @classmethod
-    def of(cls, case: str, round: int, evidence: Evidence) -> Step:
+    def of(cls, case: str, round: int, evidence: Evidence, kept: bool = True) -> Step:
         outcomes = {r.nodeid: r.outcome for r in evidence.results}
-        return cls(case, round, evidence.candidate, outcomes, failure_keys(evidence))
+        return cls(case, round, evidence.candidate, outcomes, failure_keys(evidence), kept)
 
 
 def failure_keys(evidence: Evidence) -> frozenset[str]:
@@ -260,18 +261,19 @@ class NoNewEvidence:
 
 @dataclass(frozen=True)
 class Oscillation:
-    """Stop when a test flips between two candidate states: A passes, B fails, A again.
+    """Stop when a test flips between two kept candidate states: A passes, B fails, A again.
 
-    Detected on state digests: a state that comes back after a different state, with some
-    test's outcome differing between them. The fix is upstream (requirements, state model),
-    so the outcome is escalate.
+    Detected on state digests of the candidates the loop actually held (rolled-back
+    proposals change nothing): a state that comes back after a different state, with some
+    test's outcome differing between them. The fix is upstream (requirements, state
+    model), so the outcome is escalate.
     """
 
     name: str = "oscillation"
 
     def __call__(self, history: History) -> StopRecord | None:
         by_case: dict[str, list[Step]] = defaultdict(list)
-        for s in sorted(history.steps, key=lambda s: (s.case, s.round)):
+        for s in sorted((s for s in history.steps if s.kept), key=lambda s: (s.case, s.round)):
             trail = by_case[s.case]
             if not trail or trail[-1].state != s.state:  # staying put is not a flip
                 trail.append(s)

@@ -224,3 +224,15 @@ def test_a_model_writes_the_patch_when_one_is_set(checker: Checker) -> None:
     generated = result.events().filter(pl.col("kind") == "generate")
     assert generated.height == 1 and json.loads(generated["detail"][0])["source"] == "model"
     assert "simulated" in repair.label(result)
+
+
+@pytest.mark.slow
+def test_a_model_failure_is_recorded_and_the_case_keeps_its_state(checker: Checker) -> None:
+    from labkit.errors import ModelTimeout
+    from labkit.replay import script
+
+    model = script([ModelTimeout("the model took too long")], name="repair-timeout")
+    result = repair.run([BY_ID["slugify"]], ModelRepairer(model), rounds=1, checker=checker, rules=())
+    errors = result.events().filter(pl.col("kind") == "error")
+    assert errors.height == 1 and "ModelTimeout" in json.loads(errors["detail"][0])["error"]
+    assert result.final == {"slugify": "original"}

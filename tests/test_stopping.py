@@ -199,3 +199,16 @@ def test_first_stop_replays_finished_rounds() -> None:
     after, record = first_stop([MarginalNet(project=False)], rounds) or (None, None)
     assert after == 3
     assert first_stop([MarginalNet(threshold=-10)], rounds) is None
+
+
+def test_oscillation_ignores_rolled_back_proposals() -> None:
+    # The loop holds A; B is proposed and rolled back twice: the held state never flips.
+    a = _ev("A", {}, passes=("t::x",))
+    b = _ev("B", {"t::x": "x"})
+    steps = (
+        Step.of("k", 0, a),
+        Step.of("k", 1, b, kept=False), Step.of("k", 1, a),
+        Step.of("k", 2, b, kept=False), Step.of("k", 2, a),
+    )  # fmt: skip
+    assert Oscillation()(History(steps=steps)) is None
+    assert new_evidence(steps) == {0: 0, 1: 1, 2: 0}  # ...though the first rejection was new evidence

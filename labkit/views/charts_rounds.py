@@ -47,12 +47,15 @@ def marginal_chart(table: pl.DataFrame, title: str = "Marginal: each round's net
             rounds.select("round", pl.lit("broken").alias("kind"), (-pl.col("broken")).cast(pl.Float64).alias("count")),
         ]
     )
+    # One y domain for bars and interval rules (y2 alone does not widen the scale).
+    values = [0.0, *bars["count"].to_list(), *rounds["net_low"].drop_nulls().to_list(), *rounds["net_high"].drop_nulls().to_list()]
+    domain = [min(values) - 1, max(values) + 1]
     bar = (
         alt.Chart(bars)
         .mark_bar(opacity=0.6)
         .encode(
             x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y("count:Q", title="cases (broken shown below 0)"),
+            y=alt.Y("count:Q", title="cases (broken shown below 0)", scale=alt.Scale(domain=domain, nice=False)),
             color=alt.Color("kind:N", scale=alt.Scale(domain=["fixed", "broken"], range=[_FIXED, _BROKEN]), legend=alt.Legend(orient="top", title=None)),
             tooltip=["round:O", "kind:N", "count:Q"],
         )
