@@ -261,8 +261,9 @@ def _(mo, pl, result):
 
 
 @app.cell
-def _(cases, checker, mo, repair):
+def _(cases, checker, mo, repair, script_mode, warmed):
     _case = next(c for c in cases if c.oscillates)
+    mo.stop(not (checker.ready(_case) or script_mode or warmed), mo.md("_The oscillation demo runs once the cases are validated (button above)._"))
     _run = repair.run([_case], repair.SimulatedRepairer(fix=0.0), rounds=3, checker=checker, rules=())
     _stop = _run.stops[0] if _run.stops else None
     mo.md(f"""
