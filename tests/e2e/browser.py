@@ -189,6 +189,7 @@ class Server:
     proc: subprocess.Popen[bytes]
     log: Path
     headers: dict[str, str] = field(default_factory=dict)
+    token: str = ""
 
     def log_tail(self, n: int = 3000) -> str:
         try:
@@ -322,12 +323,14 @@ def jupyter_lab(notebook: Path) -> Iterator[Server]:
         f"--IdentityProvider.token={token}",
         "--LabApp.expose_app_in_browser=True",
         "--ServerApp.open_browser=False",
+        "--ServerApp.terminals_enabled=False",
+        "--allow-root",  # CI runs as root; harmless otherwise
     ]
     url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"token {token}"}
     log = BUILD / "logs" / f"jupyter-lab-{notebook.stem}.log"
     with _serving(cmd, url, f"{url}/api/status", log, env, dirs["work"], auth) as server:
-        server.url = f"{url}"
+        server.token = token
         try:
             yield server
         finally:
@@ -518,8 +521,13 @@ class StepperDriver:
         self.page.keyboard.press(key)
 
     def screenshot(self, path: Path) -> None:
+        """The stepper's scope: its Jupyter cell, or the whole marimo page."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(path), full_page=True)
+        scope = self.root.evaluate_handle(_SCOPE).as_element()
+        if scope is None or scope.evaluate("e => e === document.body"):
+            self.page.screenshot(path=str(path), full_page=True)
+        else:
+            scope.screenshot(path=str(path))
 
 
 def _diff(expected: str, actual: str) -> str:
