@@ -1,0 +1,107 @@
+"""Exported static HTML opens offline: every marimo notebook, exported the way an instructor
+would (`python -m labkit.export notebooks/<nb>.py -o <file>.html`), opened from file:// in
+Chromium with every non-file request aborted, shows the notebook's content."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from e2e import browser as e2e
+from labkit.export import KEY_BASE, OfflineExportError, marimo_assets, offline_html
+
+LOCAL = ("file:", "data:", "blob:")
+_H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    with e2e.shared_chromium() as c:
+        yield c
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
+def test_exported_notebook_opens_offline(chromium, notebook):
+    out = e2e.BUILD / "export" / f"{notebook.stem}.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.export", str(notebook), "-o", str(out)],
+        cwd=e2e.ROOT,
+        env=e2e.notebook_env(),
+        capture_output=True,
+        text=True,
+        timeout=e2e.RENDER_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    source = notebook.read_text(encoding="utf-8")
+    title = _H1.search(source)
+    assert title, f"{notebook.name} has no markdown title cell to look for"
+    ctx = chromium.context()
+    try:
+        asked: list[str] = []
+
+        def offline(route):
+            if route.request.url.startswith(LOCAL):
+                route.continue_()
+            else:
+                asked.append(route.request.url)
+                route.abort("internetdisconnected")
+
+        ctx.route("**/*", offline)
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(out.as_uri(), wait_until="commit")
+        page.locator("h1", has_text=title.group(1).strip()).first.wait_for(
+            timeout=e2e.RENDER_TIMEOUT * 1000
+        )
+        if "Stepper(" in source:
+            label = page.locator(".labkit-stepper .labkit-label").first
+            label.wait_for()
+            assert re.search(r"\b1 of \d+", label.inner_text()), label.inner_text()
+        # marimo copies its stylesheets into widgets' shadow roots only if it recognises them
+        styled = page.evaluate(
+            """() => Array.from(document.querySelectorAll('marimo-table, marimo-anywidget'))
+                 .every(e => !e.shadowRoot || e.shadowRoot.adoptedStyleSheets.length > 0)"""
+        )
+        page.screenshot(path=str(e2e.BUILD / f"export-{notebook.stem}.png"), full_page=True)
+        assert styled, "a widget's shadow root got none of marimo's stylesheets"
+        assert not asked, f"the offline page tried the network: {asked[:5]}"
+        assert not errors, f"uncaught errors in the page: {errors}"
+    finally:
+        ctx.close()
+
+
+def test_offline_html_rewrites_every_asset_reference():
+    assets = marimo_assets()
+    entry = next(p.name for p in assets.glob("index-*.js"))
+    style = next(p.name for p in assets.glob("index-*.css"))
+    cdn = "https://cdn.example/npm/@marimo-team/frontend@0/dist/"
+    page = (
+        f'<html><head><script type="module" crossorigin src="{cdn}assets/{entry}"></script>'
+        f'<link rel="modulepreload" crossorigin href="{cdn}assets/{entry}">'
+        f'<link rel="stylesheet" crossorigin href="{cdn}assets/{style}">'
+        f'<link rel="icon" href="{cdn}favicon.ico" /></head><body>hi</body></html>'
+    )
+    out = offline_html(page)
+    assert cdn not in out
+    assert f'import "{KEY_BASE}{entry}"' in out
+    assert f'__labkitStylesheet("{style}")' in out
+    # the import map names must be what the chunks import: no chunk keeps a "./sibling.js"
+    assert '"./' + entry not in out
+
+
+def test_offline_html_refuses_assets_of_another_marimo_version():
+    cdn = "https://cdn.example/dist/"
+    page = f'<html><head><script type="module" src="{cdn}assets/index-NOTREAL.js"></script></head></html>'
+    with pytest.raises(OfflineExportError, match="another marimo version"):
+        offline_html(page)
+
+
+def test_offline_html_refuses_a_page_that_is_not_a_marimo_export():
+    with pytest.raises(OfflineExportError, match="not a marimo HTML export|no marimo frontend"):
+        offline_html("<html><head></head><body>plain</body></html>")
