@@ -239,27 +239,29 @@ class Ledger:
             raise LedgerError(f"round must be a non-negative int, got {round!r}")
         if not isinstance(usage, Usage):
             raise LedgerError(f"usage must be a labkit.types.Usage, got {type(usage).__name__}")
-        for name, value in usage.as_dict().items():
-            if not math.isfinite(value) or value < 0:
-                raise LedgerError(f"usage.{name} must be finite and >= 0, got {value!r}")
+        if not all(
+            0 <= v < math.inf
+            for v in (usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units)
+        ):
+            bad = {k: v for k, v in usage.as_dict().items() if not 0 <= v < math.inf}
+            raise LedgerError(f"usage must be finite and >= 0 in every dimension, got {bad}")
         for name, blob in (("inputs", inputs), ("outputs", outputs)):
             if blob is not None and not isinstance(blob, str):
                 raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
         if detail is not None and not isinstance(detail, Mapping):
             raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
         evidence_json = "" if evidence is None else _to_json(evidence, "evidence")
-        detail_json = _to_json(dict(detail or {}), "detail")
+        detail_json = _to_json(detail or {}, "detail")
         ended = time.time() if ended_at is None else float(ended_at)
         started = ended - usage.wall_seconds if started_at is None else float(started_at)
         if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
             raise LedgerError(f"need finite started_at <= ended_at, got {started!r} > {ended!r}")
 
-        blobs = {digest(t): t for t in (inputs, outputs) if t is not None}
+        input_hash = "" if inputs is None else digest(inputs)
+        output_hash = "" if outputs is None else digest(outputs)
+        blobs = {h: t for h, t in ((input_hash, inputs), (output_hash, outputs)) if t is not None}
         row = (
-            run_id, round, role, kind,
-            "" if inputs is None else digest(inputs),
-            "" if outputs is None else digest(outputs),
-            evidence_json, usage.tokens, usage.calls, float(usage.wall_seconds),
+            run_id, round, role, kind, input_hash, output_hash, evidence_json, usage.tokens, usage.calls, float(usage.wall_seconds),
             float(usage.cost_units), started, ended, detail_json,
         )  # fmt: skip
         what = f"event {role}/{kind} of run {run_id!r} round {round}"
@@ -319,12 +321,7 @@ class Ledger:
         """One row per event: Int64/Float64/Utf8 columns, `detail` and `evidence` as JSON text."""
         import polars as pl
 
-        rows = self._rows(run_id)
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(_COLUMNS)
-        return pl.DataFrame(
-            {name: list(col) for name, col in zip(_COLUMNS, columns, strict=True)},
-            schema=frame_schema(),
-        )
+        return pl.DataFrame(self._rows(run_id), schema=frame_schema(), orient="row")
 
     def to_parquet(self, path: str | Path, run_id: str | None = None) -> Path:
         """Write `frame(run_id)` to a Parquet file and return its path."""
@@ -465,7 +462,7 @@ def _where(run_id: str | None) -> tuple[str, tuple[Any, ...]]:
 
 def _to_json(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, default=_plain, allow_nan=False, ensure_ascii=False)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise LedgerError(f"{what} is not JSON-serialisable ({exc}); nothing was recorded") from exc
 
@@ -477,3 +474,6 @@ def _plain(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         return dict(obj)
     raise TypeError(f"a {type(obj).__name__} ({obj!r:.60}) cannot be stored as JSON")
+
+
+_ENCODER = json.JSONEncoder(default=_plain, allow_nan=False, ensure_ascii=False)
