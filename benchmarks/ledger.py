@@ -147,6 +147,8 @@ def main() -> None:
 
     m = args.frame_events
     select = f"SELECT {', '.join(_COLUMNS)} FROM events ORDER BY seq"
+    import polars  # noqa: F401  (imported before timing: frame() imports it lazily)
+
     with Ledger() as led:
         for e in _workload(m):
             led.record(**e)
