@@ -322,7 +322,7 @@ class Budget:
         self, kind: str, upper: Usage, room: Usage, short: list[str], for_confirmation: bool
     ) -> str:
         parts = [
-            f"{d} needs {_num(getattr(upper, d))} but {_num(getattr(room, d))} is left"
+            f"{d} needs {_num(getattr(upper, d))} but {_num(max(getattr(room, d), 0))} is left"
             for d in short
         ]
         held = (
