@@ -46,3 +46,71 @@ def test_marimo_app_steps_through_rounds(chromium, notebook):
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()
+
+
+# A view that follows the clicks, not the round: it changes on every step, so only the
+# "coming back shows the same thing" rule can catch it. Proves walk_stepper can fail.
+_CLICK_COUNTER_APP = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    from labkit.views.stepper import Stepper
+
+    return Stepper, mo
+
+
+@app.cell
+def _(Stepper, mo):
+    stepper = mo.ui.anywidget(Stepper(3, ["a", "b", "c"]))
+    stepper
+    return (stepper,)
+
+
+@app.cell
+def _():
+    seen = []
+    return (seen,)
+
+
+@app.cell
+def _(mo, seen, stepper):
+    seen.append(stepper.value["index"])
+    mo.md(f"moves so far: {len(seen)}")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+def test_walk_fails_when_the_view_follows_clicks_not_rounds(chromium, tmp_path, monkeypatch):
+    monkeypatch.setattr(e2e, "STEP_TIMEOUT", 15.0)
+    app = tmp_path / "click_counter.py"
+    app.write_text(_CLICK_COUNTER_APP)
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        runs = e2e.MarimoRuns(page)
+        with e2e.marimo_run(app) as server:
+            page.goto(server.url, wait_until="domcontentloaded")
+            e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
+            s = e2e.StepperDriver.nth(page, 0, runs)
+            with pytest.raises(e2e.E2EError, match="coming back to step .* something else"):
+                e2e.walk_stepper(s, None, None, "click-counter")
+    finally:
+        ctx.close()
+
+
+def test_a_missing_chromium_fails_with_the_install_hint(monkeypatch, tmp_path):
+    monkeypatch.setattr(e2e, "CHROMIUM", tmp_path / "no-chromium")
+    c = e2e.Chromium()
+    for _ in range(2):  # the first failure is remembered, not retried
+        with pytest.raises(e2e.BrowserMissing, match=r"\.ci/install-browser\.sh"):
+            c.context()
