@@ -201,3 +201,23 @@ def test_a_run_resumes_from_its_ledger(validator, tmp_path):
     assert trace.rounds[0].decision.decision is Decision.KEEP
     kinds = ledger.frame("r")["kind"].to_list()
     assert kinds.count("resume") == 1 and kinds.count("reflect") == 2
+
+
+def test_budget_exhaustion_stops_the_loop_and_nothing_is_overspent(validator):
+    from labkit.budget import Budget, limits
+
+    ledger = Ledger()
+    budget = Budget(limits(cost_units=1.5), ledger=ledger, run_id="b")
+    # the start validation (1 unit) fits; reserving a reflection (up to 1 unit) does not.
+    trace = run_loop(
+        CASE.start,
+        CASE.suite,
+        validator,
+        Plan(["composite_key"]),
+        budget=budget,
+        ledger=ledger,
+        run_id="b",
+    )
+    assert trace.stop.rule == "budget" and "cost_units" in trace.stop.reason
+    assert budget.spent.cost_units + budget.reserved.cost_units <= 1.5
+    assert ledger.frame("b").filter(ledger.frame("b")["kind"] == "stop").height == 1
