@@ -342,6 +342,7 @@ class JudgeFit:
     k: Interval | None
     phi: Interval | None
     delta: Interval | None
+    separated: bool = False  # every verdict predicted exactly: estimates are "very large", held by the ridge
 
 
 def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95,
@@ -365,7 +366,9 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
     units = _merge_units(x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
     point, boot = _fit_with_draws(units, _draw_counts(units.counts, resamples, seed))
     iv = {u: _interval(float(point[i]), boot[:, i], level) for i, u in enumerate(use)}
-    return JudgeFit(t.judge, t.simulated, sub.n, iv["beta"], iv.get("k"), iv.get("phi"), iv.get("delta"))
+    fitted = _sigmoid(x @ point)
+    separated = bool(np.all(np.abs(fitted - y) < 0.01))
+    return JudgeFit(t.judge, t.simulated, sub.n, iv["beta"], iv.get("k"), iv.get("phi"), iv.get("delta"), separated)
 
 
 # --- length-controlled win rate ----------------------------------------------------------------

@@ -16,8 +16,8 @@ al. found in earlier self-correction results.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -63,6 +63,7 @@ class ModelAnswerer:
     run_id: str = ""
     cache: Any = None
     budget: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments for complete
 
     @property
     def name(self) -> str:
@@ -85,6 +86,7 @@ class ModelAnswerer:
         kwargs: dict[str, Any] = dict(max_tokens=self.max_tokens, temperature=self.temperature,
                                       ledger=self.ledger, run_id=self.run_id, round=round, role=step)
         kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
+        kwargs.update(self.options)
         return str(fn(self.model, messages, **kwargs).text)
 
 

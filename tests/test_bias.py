@@ -169,3 +169,12 @@ def test_report_measures_every_set_of_a_battery():
     # without own answers and writers, those parts are absent rather than invented
     part = bias.report(j.run(P.correctness_pairs(qs, 1)), resamples=200)
     assert part.self_preference is None and part.length is None and part.verbosity is None
+
+
+def test_fit_flags_a_judge_that_always_says_a():
+    # slot A every time: position explains everything and the MLE of β is infinite
+    t = bias.table([swap(f"p{i}", 1, 2, label=1 + i % 2) for i in range(10)])
+    fit = bias.fit_judge(t, resamples=50)
+    assert fit.separated and fit.beta.estimate > 5
+    mixed = bias.table([swap("a", 1, 2), swap("b", 1, 1), swap("c", 2, 2)])
+    assert not bias.fit_judge(mixed, resamples=50).separated

@@ -1,0 +1,351 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(
+    width="medium",
+    app_title="Judges are biased; asking again is not evidence",
+)
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # Judges are biased; asking again is not evidence
+
+    An LLM judge compares two answers and says which is better. Show it the same two
+    answers in the other order and it may change its mind. Below, one pair of answers to
+    an arithmetic question — one right, one wrong — is judged twice, with the answers
+    swapped, by a real model running on this machine (choose another one if you like).
+    """)
+    return
+
+
+@app.cell
+def _():
+    from labkit import bias, pairs
+    from labkit import selfcorrect as sc
+    from labkit.judge import LETTER, ModelJudge, find_flip, judge_both, model_choices, open_cache, with_fallback
+    from labkit.simjudge import SimulatedJudge, simulated_own
+    from labkit.views import charts_judge as cj
+    from labkit.views.stepper import Stepper
+
+    return (
+        LETTER,
+        ModelJudge,
+        SimulatedJudge,
+        Stepper,
+        bias,
+        cj,
+        find_flip,
+        judge_both,
+        model_choices,
+        open_cache,
+        pairs,
+        sc,
+        simulated_own,
+        with_fallback,
+    )
+
+
+@app.cell
+def _(mo, model_choices):
+    _options, _default = model_choices()
+    model_pick = mo.ui.dropdown(_options, value=_default, label="Model (offline default first; $LABKIT_MODEL)")
+    model_pick
+    return (model_pick,)
+
+
+@app.cell
+def _(LETTER, ModelJudge, SimulatedJudge, find_flip, mo, model_pick, open_cache, pairs, with_fallback):
+    cache = open_cache()
+    real_judge = ModelJudge(model_pick.value, template=LETTER, use_logprobs=True, cache=cache,
+                            options={"timeout": 300})
+    lead_pairs = pairs.load_pairs(pairs.DATA_DIR / "correctness.jsonl")
+    with mo.status.spinner(title=f"{model_pick.value} judges a pair in both orders…"):
+        (lead, lead_seen), lead_judge, lead_why = with_fallback(
+            lambda j: find_flip(j, lead_pairs, limit=4), real_judge, SimulatedJudge(k=2.0, beta=1.5))
+    return cache, lead, lead_seen, lead_why, real_judge
+
+
+@app.cell
+def _(cj, lead, lead_seen, lead_why, mo):
+    _fallback = mo.callout(mo.md(
+        f"**{lead_why}** — so this is the **simulated judge** (position bias β = 1.5) instead."), kind="warn")
+    mo.vstack([_fallback if lead_why else mo.md(""), mo.Html(cj.swap_html(lead or lead_seen[-1]))])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    A small model asked for a single letter says **"A"** whatever A is: a pure position
+    bias. Bigger judges do it less, but measurably ("swapping the order moves pairwise
+    accuracy by more than 10%"). The usual fixes are to **judge both orders** and combine
+    them, and to **control for length**, because judges also like long answers and their
+    own answers.
+
+    Careful, though: *inconsistency alone is not position bias*. A judge that is merely
+    unsure about a close pair flips in both directions equally. Position bias is the
+    **asymmetry**: "first slot both times" more often than "second slot both times".
+
+    ## A judge whose biases you set
+
+    The simulated judge picks slot A with probability
+    σ(k·Δquality + β + φ·Δlength + δ·own). Move the sliders; the metrics below are computed
+    from its verdicts on the project's pairs (right vs wrong answers, concise vs padded,
+    writers of different lengths, its "own" answers), every figure with a bootstrap interval.
+    """)
+    return
+
+
+@app.cell
+def _(mo):
+    k = mo.ui.slider(0.0, 6.0, 0.5, value=2.0, label="skill k", show_value=True)
+    beta = mo.ui.slider(-2.0, 2.0, 0.1, value=1.0, label="position β", show_value=True)
+    phi = mo.ui.slider(-2.0, 2.0, 0.1, value=0.8, label="length φ", show_value=True)
+    delta = mo.ui.slider(-2.0, 2.0, 0.1, value=0.5, label="self δ", show_value=True)
+    n_questions = mo.ui.slider(20, 400, 20, value=200, label="questions", show_value=True)
+    mo.hstack([mo.vstack([k, beta, phi]), mo.vstack([delta, n_questions])])
+    return beta, delta, k, n_questions, phi
+
+
+@app.cell
+def _(SimulatedJudge, bias, mo, pairs, simulated_own):
+    @mo.cache
+    def simulate(k, beta, phi, delta, n, seed=0):
+        judge = SimulatedJudge(k=k, beta=beta, phi=phi, delta=delta, seed=seed)
+        qs = pairs.make_questions(n, seed)
+        swaps = judge.run(pairs.battery(qs, seed, simulated_own(qs), judge.name))
+        return swaps, bias.report(swaps)
+
+    return (simulate,)
+
+
+@app.cell
+def _(beta, delta, k, n_questions, phi, simulate):
+    sim_swaps, sim = simulate(k.value, beta.value, phi.value, delta.value, n_questions.value)
+    return sim, sim_swaps
+
+
+@app.cell
+def _(cj, mo, sim):
+    mo.hstack([mo.ui.altair_chart(cj.position_chart([sim.position]), chart_selection=False, legend_selection=False),
+               mo.ui.altair_chart(cj.scoring_chart([sim.position]), chart_selection=False, legend_selection=False)])
+    return
+
+
+@app.cell
+def _(beta, delta, k, mo, phi, sim):
+    _f = sim.fit
+    mo.md(f"""
+    **Calibration.** Fitting the judge's own model back to its verdicts recovers what the
+    sliders set (95% intervals, resampling pairs):
+
+    | parameter | set | recovered |
+    |---|---|---|
+    | skill k | {k.value:.1f} | {_f.k} |
+    | position β | {beta.value:.1f} | {_f.beta} |
+    | length φ | {phi.value:.1f} | {_f.phi} |
+    | self δ | {delta.value:.1f} | {_f.delta} |
+
+    Set β = 0 and lower k: consistency drops on close pairs, yet "first" and "second" stay
+    level and β̂ covers 0. With β > 0, accuracy depends on where the right answer is shown:
+    {sim.position.gold_first} when it is A, {sim.position.gold_second} when it is B.
+    """)
+    return
+
+
+@app.cell
+def _(cj, mo, sim):
+    mo.hstack([
+        mo.ui.altair_chart(cj.share_chart([sim.verbosity, sim.self_preference]), chart_selection=False,
+                           legend_selection=False),
+        mo.ui.altair_chart(cj.winrate_chart(sim.length), chart_selection=False, legend_selection=False),
+    ])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    Length control (in the manner of AlpacaEval 2) fits
+    logit P(writer preferred) = θ_writer + φ·tanh(standardised length difference) and reads
+    the win rate with the length term set to zero. The padded and terse writers are exactly
+    as accurate as the baseline: with φ > 0 their raw win rates drift apart, the
+    length-controlled ones come back towards each other.
+
+    Step through the judged pairs (right vs wrong answers) one at a time:
+    """)
+    return
+
+
+@app.cell
+def _(Stepper, mo, sim_swaps):
+    shown_swaps = [s for s in sim_swaps if s.pair.kind == "correctness"]
+    stepper = mo.ui.anywidget(Stepper(len(shown_swaps), [s.pair.id for s in shown_swaps], unit="pair"))
+    stepper
+    return shown_swaps, stepper
+
+
+@app.cell
+def _(cj, mo, shown_swaps, stepper):
+    mo.Html(cj.swap_html(shown_swaps[stepper.value["index"]]))
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## The same battery on a real model
+
+    Each question gives 7 pairs (right/wrong, concise/padded, padded-wrong, three writers),
+    plus self-preference pairs where the model's own first answer was correct. Each pair is
+    judged in both orders; calls are cached on disk (`runs/cache.sqlite`), so a second run
+    costs nothing.
+    """)
+    return
+
+
+@app.cell
+def _(mo):
+    real_n = mo.ui.slider(1, 30, 1, value=2, label="questions", show_value=True)
+    real_go = mo.ui.run_button(label="run the judge battery")
+    mo.hstack([real_n, real_go], justify="start")
+    return real_go, real_n
+
+
+@app.cell
+def _(ModelJudge, SimulatedJudge, beta, cache, delta, judge_both, k, mo, pairs, phi, real_go, real_judge, real_n, sc,
+      simulated_own, with_fallback):
+    mo.stop(not real_go.value, mo.md("_Press **run the judge battery** to call the model._"))
+    _qs = pairs.make_questions(real_n.value, seed=1)
+
+    def _battery(j):
+        _answerer = sc.ModelAnswerer(j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
+        _own = sc.own_answers(_answerer, _qs) if _answerer else simulated_own(_qs)
+        _ps = pairs.battery(_qs, 1, _own, j.name)
+        with mo.status.progress_bar(total=len(_ps), title=f"{j.name}: {len(_ps)} pairs × 2 orders") as _bar:
+            return judge_both(j, _ps, progress=lambda _k: _bar.update())
+
+    real_swaps, _used, real_why = with_fallback(
+        _battery, real_judge, SimulatedJudge(k=k.value, beta=beta.value, phi=phi.value, delta=delta.value))
+    return real_swaps, real_why
+
+
+@app.cell
+def _(bias, cj, mo, real_swaps, real_why, sim):
+    real = bias.report(real_swaps)
+    _warn = mo.callout(mo.md(f"**{real_why}** — fell back to the simulated judge."), kind="warn")
+    _self = ("no correct own answers, so self-preference cannot be measured for this model"
+             if real.self_preference is None else f"self-preference share {real.self_preference.share}")
+    mo.vstack([
+        _warn if real_why else mo.md(""),
+        mo.md(f"{cj.who(real.judge, real.simulated)}: {len(real_swaps)} pairs, "
+              f"**{real.n_unparseable} replies gave no verdict** (counted, not dropped); {_self}; "
+              f"fitted position bias β̂ = {real.fit.beta if real.fit else 'n/a'}"
+              f"{' (every verdict follows the slot: β̂ is really unbounded)' if real.fit and real.fit.separated else ''}."),
+        mo.hstack([mo.ui.altair_chart(cj.position_chart([sim.position, real.position]), chart_selection=False,
+                                      legend_selection=False),
+                   mo.ui.altair_chart(cj.scoring_chart([sim.position, real.position]), chart_selection=False,
+                                      legend_selection=False)]),
+    ])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## "Think again" without evidence: intrinsic self-correction
+
+    Huang et al. (ICLR 2024) asked models to review and improve their own answers with no
+    oracle and a fixed prompt. Accuracy went *down*: GPT-3.5 on GSM8K left 74.7% of its
+    answers unchanged, and among the ones it changed, turned right into wrong more often
+    than wrong into right. Earlier "self-correction gains" had stopped the loop when the
+    answer was correct — using the very ground truth the loop is not supposed to have.
+
+    That stopping rule alone manufactures progress. A **random re-answerer** (simulated:
+    right 30% of the time, knowing nothing) "improves" every round under oracle stopping:
+    """)
+    return
+
+
+@app.cell
+def _(cj, mo, pairs, sc):
+    rand_run = sc.run_intrinsic(pairs.make_questions(300, seed=2), sc.RandomReanswerer(p_correct=0.3), rounds=2)
+    mo.hstack([
+        mo.ui.altair_chart(cj.stopping_chart(sc.accuracy(rand_run), sc.oracle_stopping(rand_run),
+                                             "Random re-answerer (simulated)"),
+                           chart_selection=False, legend_selection=False),
+        mo.ui.altair_chart(cj.transitions_chart(sc.transitions(rand_run), "Its transitions (simulated)"),
+                           chart_selection=False, legend_selection=False),
+    ])
+    return (rand_run,)
+
+
+@app.cell
+def _(mo):
+    sc_n = mo.ui.slider(2, 40, 1, value=3, label="questions", show_value=True)
+    sc_go = mo.ui.run_button(label="run self-correction on the model")
+    mo.hstack([sc_n, sc_go], justify="start")
+    return sc_go, sc_n
+
+
+@app.cell
+def _(cache, mo, model_pick, pairs, sc, sc_go, sc_n, with_fallback):
+    _qs = pairs.make_questions(sc_n.value, seed=3)
+
+    def _loop(answerer):
+        with mo.status.progress_bar(total=len(_qs), title=f"{answerer.name}: answer, review, revise ×2") as _bar:
+            return sc.run_intrinsic(_qs, answerer, rounds=2, progress=lambda _k: _bar.update())
+
+    if sc_go.value:
+        lab_run, _used, sc_why = with_fallback(
+            _loop, sc.ModelAnswerer(model_pick.value, max_tokens=192, cache=cache, options={"timeout": 300}), sc.RandomReanswerer(0.3, seed=3))
+    else:
+        lab_run, sc_why = None, None
+    return lab_run, sc_why
+
+
+@app.cell
+def _(cj, lab_run, mo, rand_run, sc, sc_why):
+    _lab = {cj.who(rand_run.answerer, True): sc.accuracy(rand_run)}
+    if lab_run is not None:
+        _lab[cj.who(lab_run.answerer, lab_run.simulated)] = sc.accuracy(lab_run)
+    _parts = [mo.ui.altair_chart(cj.accuracy_chart(sc.load_huang(), _lab), chart_selection=False,
+                                 legend_selection=False)]
+    if lab_run is not None:
+        _parts.append(mo.ui.altair_chart(cj.transitions_chart(sc.transitions(lab_run), cj.who(
+            lab_run.answerer, lab_run.simulated)), chart_selection=False, legend_selection=False))
+    _warn = mo.callout(mo.md(f"**{sc_why}** — fell back to the random re-answerer."), kind="warn")
+    mo.vstack([_warn if sc_why else mo.md("_Press the button to add the model's own run._"), mo.hstack(_parts)])
+    return
+
+
+@app.cell
+def _(lab_run, mo):
+    mo.stop(lab_run is None)
+    mo.ui.table([{"question": a.question_id, "round": a.round, "correct": a.correct, "answer": a.value,
+                  "review": a.review[:120], "text": a.text[:160]} for row in lab_run.attempts for a in row],
+                selection=None)
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    On a verifiable task the judge — the model's own or another's — must never be the only
+    oracle. What changes the information state is external evidence: a failing test, a
+    compiler message, a computed answer. Here we computed the answers; the loop never saw them.
+    """)
+    return
+
+
+if __name__ == "__main__":
+    app.run()
