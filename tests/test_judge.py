@@ -160,3 +160,16 @@ def test_with_fallback_only_for_models_that_cannot_be_used():
     assert (result, used) == ("ran sim", "sim") and why.startswith("ModelUnavailable: server")
     with pytest.raises(KeyError):
         with_fallback(run, "buggy", "sim")
+
+
+def test_through_labkit_models_with_the_scripted_provider():
+    from labkit.replay import Scripted, script
+
+    model = script([Scripted("A", {"A": math.log(0.9), "B": math.log(0.05)}), Scripted("A", {"A": math.log(0.8)}),
+                    "[[B]]", "no idea"], name="judge-test")
+    judge = ModelJudge(model, template=LETTER, use_logprobs=True)
+    assert judge.simulated  # the scripted provider is labelled simulated
+    first, second = judge_both(judge, [PAIR, Pair("p2", "q", "x", "y", 2)])
+    assert first.first.source == "logprobs" and first.first.simulated and first.flipped
+    assert first.second.probs == pytest.approx((1.0, 0.0, 0.0))
+    assert second.first.pick == "B" and second.second.pick is None  # no logprobs: the text decides

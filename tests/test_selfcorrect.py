@@ -130,3 +130,14 @@ def test_own_answers_are_round_zero_answers():
     own = sc.own_answers(Scripted(PLAN), QS)
     assert list(own) == [q.id for q in QS]
     assert [QS[i].is_correct(own[QS[i].id]) for i in range(4)] == [True, True, False, False]
+
+
+def test_model_answerer_through_the_scripted_provider():
+    from labkit.replay import script
+
+    q = QS[0]
+    model = script([f"\\boxed{{{q.wrong_answer}}}", "Looks wrong.", f"\\boxed{{{q.answer}}}"], name="sc-test")
+    answerer = sc.ModelAnswerer(model)
+    run = sc.run_intrinsic([q], answerer, rounds=1)
+    assert run.simulated and run.correct().tolist() == [[False, True]]
+    assert run.attempts[0][1].review == "Looks wrong."
