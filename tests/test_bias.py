@@ -147,6 +147,14 @@ def test_table_refuses_mixed_judges_and_empty_input():
         bias.table([])
 
 
+def test_table_refuses_judgments_of_another_pair_or_order():
+    good = swap("a", 1, 1)
+    with pytest.raises(ValueError, match="pair a"):
+        bias.table([Swap(good.pair, good.first, Judgment("other", "21", "A", "j", False))])
+    with pytest.raises(ValueError, match="pair a"):
+        bias.table([Swap(good.pair, good.second, good.first)])
+
+
 def test_table_slicing_by_kind():
     rows = [swap("a", 1, 1), swap("b", 2, 2)]
     t = bias.table(rows)
