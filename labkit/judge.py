@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -246,15 +246,25 @@ class ModelJudge:
         return bool(is_simulated(self.model))
 
     def judge(self, pair: Pair, order: Order) -> Judgment:
-        answer_a, answer_b = shown(pair, order)
-        messages = self.template.messages(pair.question, answer_a, answer_b)
-        kwargs: dict[str, Any] = dict(max_tokens=self.template.max_tokens, temperature=self.temperature,
-                                      ledger=self.ledger, run_id=self.run_id, role="judge")
+        kwargs = self.call_options()
+        kwargs.update(ledger=self.ledger, run_id=self.run_id, role="judge")
         kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
+        reply = self._complete()(self.model, self.messages(pair, order), **kwargs)
+        return self.read(pair, order, reply)
+
+    def messages(self, pair: Pair, order: Order) -> list[dict[str, str]]:
+        return self.template.messages(pair.question, *shown(pair, order))
+
+    def call_options(self) -> dict[str, Any]:
+        """Generation options for every call (max_tokens, temperature, log-probs, extras)."""
+        kwargs: dict[str, Any] = dict(max_tokens=self.template.max_tokens, temperature=self.temperature)
         if self.use_logprobs:
             kwargs.update(logprobs=True, top_logprobs=20)
         kwargs.update(self.options)
-        reply = self._complete()(self.model, messages, **kwargs)
+        return kwargs
+
+    def read(self, pair: Pair, order: Order, reply: Reply) -> Judgment:
+        """The verdict in a reply: from answer-token log-probabilities if asked for and present."""
         if self.use_logprobs and reply.logprobs:
             read = verdict_from_logprobs(reply.logprobs)
             if read is not None:
@@ -287,6 +297,40 @@ def judge_both(judge: Judge, pairs: Iterable[Pair],
         if progress is not None:
             progress(k)
     return out
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """What a batch of judgments left: pairs judged in both orders, and calls that failed."""
+
+    swaps: list[Swap]
+    failed: tuple[tuple[str, Order, str], ...]  # (pair id, order, error) — not verdicts, not dropped
+    stopped: str = ""  # "" when every call ran; else "cancelled" or "budget exhausted"
+
+
+def judge_batch(judge: ModelJudge, pairs: Sequence[Pair], *, concurrency: int = 8,
+                on_progress: Callable[[Any], None] | None = None, cancel: Any = None) -> BatchRun:
+    """Both orders of every pair through `labkit.batch` (at most `concurrency` calls in flight;
+    set the `cancel` threading.Event to stop and keep what finished). A pair with a failed or
+    unfinished call is left out of `swaps` and listed in `failed`."""
+    from labkit import batch
+
+    jobs = [batch.Job(judge.messages(p, o)) for p in pairs for o in ORDERS]
+    extra = {k: v for k, v in (("cache", judge.cache), ("budget", judge.budget)) if v is not None}
+    result = batch.run(judge.model, jobs, concurrency=concurrency, on_progress=on_progress, cancel=cancel,
+                       ledger=judge.ledger, run_id=judge.run_id, role="judge", **extra, **judge.call_options())
+    swaps, failed = [], []
+    for i, p in enumerate(pairs):
+        got = []
+        for k, order in enumerate(ORDERS):
+            out = result.outcomes[2 * i + k]
+            if isinstance(out, Reply):
+                got.append(judge.read(p, order, out))
+            else:
+                failed.append((p.id, order, "not run" if out is None else f"{type(out).__name__}: {out}"))
+        if len(got) == 2:
+            swaps.append(Swap(p, got[0], got[1]))
+    return BatchRun(swaps, tuple(failed), result.stopped)
 
 
 def unparseable(swaps: Iterable[Swap]) -> list[Judgment]:

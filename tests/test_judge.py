@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -8,6 +9,7 @@ from labkit.judge import (
     ModelJudge,
     find_flip,
     iter_swaps,
+    judge_batch,
     judge_both,
     parse_verdict,
     shown,
@@ -173,3 +175,25 @@ def test_through_labkit_models_with_the_scripted_provider():
     assert first.first.source == "logprobs" and first.first.simulated and first.flipped
     assert first.second.probs == pytest.approx((1.0, 0.0, 0.0))
     assert second.first.pick == "B" and second.second.pick is None  # no logprobs: the text decides
+
+
+def test_judge_batch_runs_both_orders_and_lists_failed_calls():
+    from labkit.errors import ModelTimeout
+    from labkit.replay import script
+
+    def reply(messages, params):
+        user = messages[-1]["content"]
+        if "boom" in user:
+            raise ModelTimeout("scripted timeout")
+        first = user.index("[The Start of Assistant A's Answer]")
+        return "[[A]]" if "The answer is 4" in user[first:first + 80] else "[[B]]"
+
+    model = script(reply, name="batch-test")
+    pairs = [PAIR, Pair("p2", "q", "boom", "y", 2), dataclasses.replace(PAIR, id="p3")]
+    seen = []
+    run = judge_batch(ModelJudge(model), pairs, concurrency=3, on_progress=seen.append)
+    assert [s.pair.id for s in run.swaps] == ["p1", "p3"]
+    assert all(s.first.winner == 1 and s.second.winner == 1 for s in run.swaps)  # always the right answer
+    assert [(pid, order) for pid, order, _ in run.failed] == [("p2", "12"), ("p2", "21")]
+    assert "ModelTimeout" in run.failed[0][2] and run.stopped == ""
+    assert seen[-1].done == 6 and seen[-1].failed == 2
