@@ -24,6 +24,7 @@ def chromium():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the export runs the notebook for real
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
 def test_exported_notebook_opens_offline(chromium, notebook):
     out = e2e.BUILD / "export" / f"{notebook.stem}.html"

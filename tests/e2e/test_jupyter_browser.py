@@ -13,7 +13,7 @@ import pytest
 
 from e2e import browser as e2e
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
 STABLE = 2.0  # seconds the one kernel must stay idle, same id, before "Run All"
 

@@ -11,7 +11,7 @@ import pytest
 
 from e2e import browser as e2e
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
 
 @pytest.fixture(scope="session")
