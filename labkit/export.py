@@ -124,7 +124,11 @@ def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / (notebook.stem + ".html")
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            "MARIMO_SKIP_UPDATE_CHECK": "1",
+            **os.environ,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
         cmd = [
             sys.executable,
             "-m",
