@@ -1,4 +1,12 @@
-"""labkit: the reflection loop as code you can run, step through, measure and break."""
+"""labkit: the reflection loop as code you can run, step through, measure and break.
+
+Types and errors are imported eagerly; the primitives and experiments load on first use
+(`labkit.run_loop`, `labkit.Validator`, …) so `import labkit` stays fast and never imports
+litellm.
+"""
+
+from importlib import import_module
+from typing import Any
 
 from labkit.errors import (
     BudgetExhausted,
@@ -30,8 +38,30 @@ from labkit.types import (
     Verdict,
 )
 
+_LAZY = {
+    "AcceptanceSuite": "labkit.acceptance",
+    "Budget": "labkit.budget",
+    "Ledger": "labkit.ledger",
+    "Limits": "labkit.sandbox",
+    "Operation": "labkit.budget",
+    "Validator": "labkit.validator",
+    "complete": "labkit.models",
+    "decide": "labkit.loop",
+    "load_case": "labkit.cases",
+    "run_loop": "labkit.loop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")
+
+
 __all__ = [
+    "AcceptanceSuite",
     "Bucket",
+    "Budget",
     "BudgetExhausted",
     "Candidate",
     "Decision",
@@ -40,11 +70,14 @@ __all__ = [
     "Hypothesis",
     "IntegrityAlarm",
     "LabkitError",
+    "Ledger",
     "LedgerError",
+    "Limits",
     "MissingKey",
     "ModelError",
     "ModelTimeout",
     "ModelUnavailable",
+    "Operation",
     "Patch",
     "PatchError",
     "PatchSize",
@@ -54,6 +87,11 @@ __all__ = [
     "TestResult",
     "UnknownModel",
     "Usage",
+    "Validator",
     "ValidatorMismatch",
     "Verdict",
+    "complete",
+    "decide",
+    "load_case",
+    "run_loop",
 ]
