@@ -127,6 +127,24 @@ def preflight(model: str, **params: Any) -> None:
         )
 
 
+def problem(model: str, **params: Any) -> str | None:
+    """Why `model` cannot be used here (unknown, key missing, engine not installed), or None.
+
+    For a notebook that falls back visibly: show the reason next to the fallback. An
+    unreachable server only shows on the first call (ModelUnavailable).
+    """
+    try:
+        preflight(model, **params)
+    except ModelError as e:
+        return str(e)
+    if model.startswith(("labkit/smollm2", "labkit/gguf")):
+        from labkit import smollm2
+
+        _, _, path = model.partition(":")
+        return smollm2.available(path or params.get("gguf") or None)
+    return None
+
+
 # -- a request -------------------------------------------------------------------------------
 
 
@@ -266,7 +284,10 @@ def complete(
     try:
         response = _litellm().completion(**req.kwargs())
     except BaseException as e:
-        raise call.failed(e) from e
+        err = call.failed(e)
+        if err is e:
+            raise
+        raise err from e
     return call.finish(response)
 
 
@@ -290,7 +311,10 @@ async def acomplete(
     try:
         response = await _litellm().acompletion(**req.kwargs())
     except BaseException as e:
-        raise call.failed(e) from e
+        err = call.failed(e)
+        if err is e:
+            raise
+        raise err from e
     return call.finish(response)
 
 
@@ -568,14 +592,16 @@ def _messages_text(req: Request) -> str:
 
 
 def _shown_params(req: Request) -> dict[str, Any]:
-    return {k: v for k, v in req.params.items() if k not in _NOT_IN_KEY and k != "extra_body"}
+    shown = {k: v for k, v in req.params.items() if k not in _NOT_IN_KEY and k != "extra_body"}
+    return dict(json.loads(json.dumps(shown, default=repr)))  # whatever a caller passed, as JSON
 
 
 def _cost(response: Any) -> float | None:
-    """litellm's USD price for this response, or None if it has none for the model."""
+    """litellm's USD price for this response (it computes one per call), or None if it has none."""
+    usd: Any = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     try:
-        usd = float(_litellm().completion_cost(completion_response=response))
-    except Exception:
+        usd = float(usd)
+    except (TypeError, ValueError):
         return None
     return usd if math.isfinite(usd) and usd > 0 else None
 

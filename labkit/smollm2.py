@@ -112,10 +112,18 @@ _engines: dict[Path, Engine] = {}
 _lock = threading.Lock()
 
 
-def engine(path: str | Path | None = None, *, context: int = 8192, parallel: int = 2) -> Engine:
+def engine(
+    path: str | Path | None = None,
+    *,
+    context: int = 8192,
+    parallel: int = 2,
+    threads: int | None = None,
+) -> Engine:
     """The engine for `path` (default SmolLM2), started on first use and then reused.
 
-    `context` tokens are shared by `parallel` slots (requests decoded together).
+    `context` tokens are shared by `parallel` slots (requests decoded together). `threads`
+    defaults to half the cores: llama.cpp's threads wait for each other at every layer, so
+    on a small shared machine one thread beat two by 7x under load (benchmarks/models.py).
     """
     p = model_path(path).resolve()
     with _lock:
@@ -130,6 +138,9 @@ def engine(path: str | Path | None = None, *, context: int = 8192, parallel: int
         params.model.path = str(p)
         params.n_ctx = context
         params.n_parallel = parallel
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = (
+            threads or _default_threads()
+        )
         params.port = 0  # any free port: llama.cpp always listens, so never a fixed one
         params.verbosity = -1  # llama.cpp's log lines stay out of notebooks
         try:
@@ -138,6 +149,10 @@ def engine(path: str | Path | None = None, *, context: int = 8192, parallel: int
             raise ModelUnavailable(f"llama.cpp could not load {p}: {e}") from None
         found = _engines[p] = Engine(p, server, str(server.listening_address), parallel)
         return found
+
+
+def _default_threads() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def shutdown() -> None:

@@ -23,6 +23,7 @@ class StubOpenAI:
         self.bodies: list[dict[str, Any]] = []
         self._in_flight = 0
         self._lock = threading.Lock()
+        ThreadingHTTPServer.request_queue_size = 256  # a batch opens many connections at once
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

@@ -168,3 +168,22 @@ def test_request_key_changes_with_any_parameter_but_not_timeout_or_key() -> None
     assert models.request("openai/x", ASK, temperature=0.7).key != base.key
     assert models.request("openai/x", ASK, seed=1).key != base.key
     assert models.request("openai/x", ASK, temperature=0.0, timeout=5, api_key="sk").key == base.key
+
+
+def test_problem_explains_why_a_model_cannot_be_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert "OPENAI_API_KEY" in (models.problem("openai/gpt-4o-mini") or "")
+    assert models.problem("openai/gpt-4o-mini", api_base="http://127.0.0.1:1/v1") is None
+    assert "labkit/nope" in (models.problem("labkit/nope") or "")
+    assert "does not exist" in (models.problem("labkit/gguf:/no/such/model.gguf") or "")
+    assert models.problem("labkit/scripted") is None
+
+
+def test_priced_models_cost_their_usd_price_and_reserve_an_upper_bound() -> None:
+    budget = Budget(limits(cost_units=1.0))
+    # litellm's mock_response: no network, but litellm prices it as the real model
+    reply = models.complete("gpt-4o-mini", ASK, api_key="none", mock_response="five", budget=budget)
+    assert reply.text == "five" and 0 < reply.usage.cost_units < 0.01
+    assert budget.spent.cost_units == pytest.approx(reply.usage.cost_units)
+    upper = models.request("gpt-4o-mini", ASK, max_tokens=256).upper()
+    assert reply.usage.cost_units < upper.cost_units < 0.01 and upper.tokens >= 256 + 3
