@@ -234,8 +234,8 @@ def _(ModelJudge, SimulatedJudge, beta, cache, delta, judge_both, k, mo, pairs, 
         with mo.status.progress_bar(total=len(_ps), title=f"{j.name}: {len(_ps)} pairs × 2 orders") as _bar:
             return judge_both(j, _ps, progress=lambda _k: _bar.update())
 
-    real_swaps, _used, real_why = with_fallback(
-        _battery, real_judge, SimulatedJudge(k=k.value, beta=beta.value, phi=phi.value, delta=delta.value))
+    real_swaps, _used, real_why = with_fallback(_battery, real_judge, SimulatedJudge(
+        k=k.value, beta=beta.value, phi=phi.value, delta=delta.value, seed=1, name="sim/fallback-judge"))
     return real_swaps, real_why
 
 
@@ -307,7 +307,7 @@ def _(cache, mo, model_pick, pairs, sc, sc_go, sc_n, with_fallback):
 
     if sc_go.value:
         lab_run, _used, sc_why = with_fallback(
-            _loop, sc.ModelAnswerer(model_pick.value, max_tokens=192, cache=cache, options={"timeout": 300}), sc.RandomReanswerer(0.3, seed=3))
+            _loop, sc.ModelAnswerer(model_pick.value, max_tokens=192, cache=cache, options={"timeout": 300}), sc.RandomReanswerer(0.3, seed=3, name="sim/fallback-reanswerer"))
     else:
         lab_run, sc_why = None, None
     return lab_run, sc_why

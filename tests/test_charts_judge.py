@@ -52,3 +52,10 @@ def test_who_labels_only_simulated_once():
     assert cj.who("m", False) == "m"
     assert cj.who("m", True) == "m (simulated)"
     assert cj.who("m (simulated)", True) == "m (simulated)"
+
+
+def test_two_judges_with_one_name_are_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="share a name"):
+        cj.position_chart([REPORT.position, REPORT.position])

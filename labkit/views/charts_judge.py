@@ -32,6 +32,8 @@ def _bars(data: pl.DataFrame, title: str, x_title: str, domain: tuple[float, flo
           reference: float | None = None) -> alt.LayerChart:
     """Horizontal grouped bars with interval whiskers, one colour per series (in given order)."""
     series = list(dict.fromkeys(data.get_column("series").to_list()))
+    if data.select("series", "metric").is_duplicated().any():
+        raise ValueError(f"two series share a name in {title!r}: give each judge its own name")
     enc: dict[str, Any] = {
         "y": alt.Y("metric:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
         "color": alt.Color("series:N", sort=series, legend=alt.Legend(orient="top", title=None, labelLimit=400)),
@@ -40,7 +42,7 @@ def _bars(data: pl.DataFrame, title: str, x_title: str, domain: tuple[float, flo
         enc["yOffset"] = alt.YOffset("series:N", sort=series)
     base = alt.Chart(data).encode(**enc)
     bars = base.mark_bar().encode(
-        x=alt.X("value:Q", title=x_title, scale=alt.Scale(domain=list(domain))),
+        x=alt.X("value:Q", title=x_title, scale=alt.Scale(domain=list(domain)), stack=None),
         tooltip=["series:N", "metric:N", alt.Tooltip("value:Q", format=".3f"),
                  alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f")],
     )
