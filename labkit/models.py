@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import os
 import threading
@@ -632,6 +633,9 @@ def _litellm() -> Any:
         with _setup_lock:
             if not any(p.get("provider") == PROVIDER for p in litellm.custom_provider_map):
                 litellm.suppress_debug_info = True
+                # litellm's own warnings (event-loop changes, cost-map misses) are not the
+                # caller's business: failures reach them as labkit errors instead.
+                logging.getLogger("LiteLLM").setLevel(logging.ERROR)
                 handler: Any = {"provider": PROVIDER, "custom_handler": _provider(litellm)}
                 litellm.custom_provider_map = [*litellm.custom_provider_map, handler]
     return litellm

@@ -1,0 +1,161 @@
+"""Model-call overhead: labkit + litellm vs calling the engine or server directly, same run.
+
+    .venv/bin/python benchmarks/models.py [--judgments 16] [--requests 64] [--latency 0.05] [--reps 2]
+
+1. Judgments per second on the real model (SmolLM2-135M, in-process): the same pairwise
+   arithmetic prompts — "which answer is correct, A or B?", first-token log-probabilities
+   of A and B — sent (a) through `labkit.models.option_probs` (litellm, custom provider,
+   Reply, probabilities) and (b) straight to xllamacpp's `handle_chat_completions`.
+   Prints both rates and the overhead ratio, and how often the judge picked "A".
+2. Batch throughput against a local OpenAI-compatible stub on 127.0.0.1 with a fixed
+   artificial latency: `labkit.batch.run` at concurrency 1, 8 and 32, beside a plain
+   httpx + asyncio.Semaphore client at the same concurrency (the floor for any client).
+   The ideal rate is concurrency / latency.
+
+Request counts are bounded and the stub stops when the benchmark ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent / "tests")
+)  # the test suite's stub server
+
+from stub_openai import StubOpenAI  # noqa: E402
+
+from labkit import batch, models, smollm2  # noqa: E402
+
+
+def _pairs(n: int, seed: int = 0) -> list[list[dict[str, str]]]:
+    """Arithmetic pairs, the correct answer shown first in half of them."""
+    rng = random.Random(seed)
+    prompts = []
+    for i in range(n):
+        a, b = rng.randint(10, 99), rng.randint(10, 99)
+        right, wrong = a + b, a + b + rng.choice([-10, -1, 1, 10])
+        first, second = (right, wrong) if i % 2 == 0 else (wrong, right)
+        prompts.append([
+            {"role": "user", "content": f"What is {a} + {b}?\nAnswer A: {first}\nAnswer B: {second}\n"
+                                        "Which answer is correct? Reply with A or B."},
+            {"role": "assistant", "content": "The correct answer is"},
+        ])  # fmt: skip
+    return prompts
+
+
+def judge_rates(n: int, reps: int) -> None:
+    reason = smollm2.available()
+    if reason:
+        print(f"1. real-model judgments: skipped ({reason})")
+        return
+    prompts = _pairs(n)
+    engine = smollm2.engine()
+    body: dict[str, Any] = {
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "logprobs": True,
+        "top_logprobs": 20,
+    }
+
+    def direct() -> list[str]:
+        picks = []
+        for p in prompts:
+            out = engine.server.handle_chat_completions({**body, "messages": p})
+            top = out["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            mass = {
+                o: sum(2.718281828 ** t["logprob"] for t in top if t["token"].strip() == o)
+                for o in "AB"
+            }
+            picks.append(max(mass, key=lambda o: mass[o]))
+        return picks
+
+    def through_labkit() -> list[str]:
+        return [models.option_probs("labkit/smollm2", p).pick for p in prompts]
+
+    through_labkit(), direct()  # warm both: engine start, litellm import, prompt caches
+    t_direct, t_labkit = [], []
+    for _ in range(reps):
+        for fn, times in ((direct, t_direct), (through_labkit, t_labkit)):
+            t = time.perf_counter()
+            picks = fn()
+            times.append(time.perf_counter() - t)
+    d, lk = statistics.median(t_direct), statistics.median(t_labkit)
+    print(f"1. real model ({engine.path.name}), {n} pairwise judgments x {reps} reps, median:")
+    print(f"   straight to xllamacpp   {n / d:7.1f} judgments/s")
+    print(f"   through labkit+litellm  {n / lk:7.1f} judgments/s")
+    print(f"   overhead ratio          {lk / d:7.2f}x  (labkit time / direct time)")
+    print(f"   picked 'A' in {picks.count('A')}/{n} (correct answer first in {(n + 1) // 2}/{n})")
+
+
+async def _raw(url: str, n: int, concurrency: int) -> None:
+    import httpx
+
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(
+        timeout=30, limits=httpx.Limits(max_connections=concurrency)
+    ) as client:
+
+        async def one(i: int) -> None:
+            async with gate:
+                r = await client.post(
+                    f"{url}/chat/completions",
+                    json={
+                        "model": "stub",
+                        "messages": [{"role": "user", "content": f"question {i}"}],
+                    },
+                )
+                r.raise_for_status()
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+
+
+def batch_rates(n: int, latency: float, reps: int) -> None:
+    jobs = [[{"role": "user", "content": f"question {i}"}] for i in range(n)]
+    print(
+        f"2. batch throughput, stub server on 127.0.0.1 with {latency * 1000:.0f} ms latency, {n} requests, median of {reps}:"
+    )
+    print("   concurrency   labkit.batch   plain httpx   ideal     labkit/httpx")
+    with StubOpenAI(latency=latency) as stub:
+        kw = {"api_base": stub.url, "api_key": "none", "max_tokens": 8}
+        batch.run("openai/stub", jobs[:2], **kw)  # warm: litellm import and clients
+        base = None
+        for c in (1, 8, 32):
+            lab, raw = [], []
+            for _ in range(reps):
+                t = time.perf_counter()
+                result = batch.run("openai/stub", jobs, concurrency=c, **kw)
+                lab.append(time.perf_counter() - t)
+                assert result.finished == n and not result.errors, result.errors[:1]
+                t = time.perf_counter()
+                asyncio.run(_raw(stub.url, n, c))
+                raw.append(time.perf_counter() - t)
+            rl, rr = n / statistics.median(lab), n / statistics.median(raw)
+            base = base or rl
+            print(f"   {c:>11}   {rl:8.1f}/s    {rr:8.1f}/s  {c / latency:6.0f}/s   {rl / rr:8.2f}"
+                  f"   ({rl / base:.1f}x concurrency 1)")  # fmt: skip
+        print(f"   the stub saw at most {stub.max_in_flight} requests in flight")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--judgments", type=int, default=16)
+    ap.add_argument("--requests", type=int, default=64)
+    ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--reps", type=int, default=2)
+    args = ap.parse_args()
+    judge_rates(args.judgments, args.reps)
+    batch_rates(args.requests, args.latency, args.reps)
+
+
+if __name__ == "__main__":
+    main()
