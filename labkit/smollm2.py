@@ -142,6 +142,7 @@ def engine(
             threads or _default_threads()
         )
         params.port = 0  # any free port: llama.cpp always listens, so never a fixed one
+        params.hostnames = ["127.0.0.1"]  # loopback only: the port has no API key
         params.verbosity = -1  # llama.cpp's log lines stay out of notebooks
         try:
             server = xllamacpp.Server(params)
