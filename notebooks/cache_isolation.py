@@ -31,22 +31,12 @@ def _():
     import polars as pl
 
     from labkit import cache_case
-    from labkit.report import ledger_rows, scores_frame, step_labels, step_view
+    from labkit.report import scores_frame, step_labels
     from labkit.views.charts_trace import scores_chart
-    from labkit.views.step_card import step_html
+    from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
 
-    return (
-        Stepper,
-        cache_case,
-        ledger_rows,
-        pl,
-        scores_chart,
-        scores_frame,
-        step_html,
-        step_labels,
-        step_view,
-    )
+    return Stepper, cache_case, pl, scores_chart, scores_frame, step_labels, trace_pages
 
 
 @app.cell
@@ -101,33 +91,24 @@ def _(branch, mo, run_branch):
 
 
 @app.cell
-def _(Stepper, mo, step_labels, trace):
-    stepper = mo.ui.anywidget(Stepper(len(trace.rounds) + 1, step_labels(trace)))
+def _(Stepper, cache_case, ledger_frame, mo, step_labels, trace, trace_pages):
+    # Every step's card and ledger rows are computed once, here; the stepper shows them
+    # in the browser and only chooses which one — stepping never re-runs the loop.
+    suite = cache_case.case().suite
+    stepper = mo.ui.anywidget(
+        Stepper(len(trace.rounds) + 1, step_labels(trace), pages=trace_pages(trace, suite, ledger_frame))
+    )
     stepper
-    return (stepper,)
+    return (suite,)
 
 
 @app.cell
-def _(cache_case, mo, step_html, step_view, stepper, trace):
-    shown = stepper.value["index"]
-    mo.Html(step_html(step_view(trace, shown, cache_case.case().suite)))
-    return (shown,)
-
-
-@app.cell
-def _(cache_case, mo, scores_chart, scores_frame, shown, trace):
+def _(mo, scores_chart, scores_frame, suite, trace):
     mo.ui.altair_chart(
-        scores_chart(scores_frame(trace, cache_case.case().suite), shown, "Tests passing per step"),
+        scores_chart(scores_frame(trace, suite), title="Tests passing per step"),
         chart_selection=False,
         legend_selection=False,
     )
-    return
-
-
-@app.cell
-def _(ledger_frame, ledger_rows, mo, shown):
-    mo.vstack([mo.md(f"**Ledger rows of step {shown}** (every action, its cost and its evidence hash)"),
-               mo.ui.table(ledger_rows(ledger_frame, shown), selection=None)])
     return
 
 

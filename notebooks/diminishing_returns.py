@@ -112,19 +112,28 @@ def _(Stepper, mo, stats):
 
 
 @app.cell
-def _(accounting, chapter, chapter_step, charts, mo):
-    _round = chapter_step.value["index"] + 1
-    _moved = accounting.moved(chapter, _round)
-    mo.hstack(
-        [
-            charts.transitions_chart(accounting.transitions(chapter), _round),
-            mo.md(
-                f"**fixed** ({len(_moved['fixed'])}): {', '.join(_moved['fixed'])}\n\n"
-                f"**broken** ({len(_moved['broken'])}): {', '.join(_moved['broken'])}"
-            ),
-        ],
-        widths=[1, 2],
-    )
+def _(accounting, chapter, charts, mo, stats):
+    # Each round's view is built once; the stepper below only picks which one to show.
+    def _view(r):
+        _moved = accounting.moved(chapter, r)
+        return mo.hstack(
+            [
+                charts.transitions_chart(accounting.transitions(chapter), r),
+                mo.md(
+                    f"**fixed** ({len(_moved['fixed'])}): {', '.join(_moved['fixed'])}\n\n"
+                    f"**broken** ({len(_moved['broken'])}): {', '.join(_moved['broken'])}"
+                ),
+            ],
+            widths=[1, 2],
+        )
+
+    chapter_views = [_view(r) for r in range(1, len(stats) + 1)]
+    return (chapter_views,)
+
+
+@app.cell
+def _(chapter_step, chapter_views):
+    chapter_views[chapter_step.value["index"]]
     return
 
 
@@ -240,9 +249,18 @@ def _(Stepper, mo, result):
 
 
 @app.cell
-def _(charts, mo, real_step, result):
-    _round = real_step.value["index"] + 1
-    mo.hstack([charts.transitions_chart(result.transitions(), _round), result.moves(_round)], widths=[1, 2])
+def _(charts, mo, result):
+    mo.stop(result is None or result.rounds_run == 0)
+    real_views = [
+        mo.hstack([charts.transitions_chart(result.transitions(), r), result.moves(r)], widths=[1, 2])
+        for r in range(1, result.rounds_run + 1)
+    ]
+    return (real_views,)
+
+
+@app.cell
+def _(real_step, real_views):
+    real_views[real_step.value["index"]]
     return
 
 

@@ -11,6 +11,8 @@ def test_stepper_clamps_and_steps():
 
 
 def test_stepper_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="1 pages for 2"):
+        Stepper(2, pages=["<p>a</p>"])
     with pytest.raises(ValueError, match="2 labels for 3"):
         Stepper(3, ["a", "b"])
     with pytest.raises(ValueError, match="at least one"):
@@ -25,10 +27,10 @@ def test_jupyter_browser_swaps_precomputed_cards():
     from labkit.views.jupyter import trace_browser
 
     trace = run_loop(CASE.start, CASE.suite, Validator(), TwoSteps())
-    box = trace_browser(trace, CASE.suite)
-    assert "Start" in box.card.value
-    box.stepper.step(1)
-    assert "Round 1: roll back" in box.card.value and "breaks protective tests" in box.card.value
-    box.stepper.step(1)
-    assert "Round 2: keep" in box.card.value
-    assert "scripted reflector" in box.card.value  # simulated reflectors are labelled
+    stepper = trace_browser(trace, CASE.suite)
+    pages = stepper.pages
+    assert len(pages) == 3 and "Start" in pages[0]
+    assert "Round 1: roll back" in pages[1] and "breaks protective tests" in pages[1]
+    assert "Round 2: keep" in pages[2]
+    assert all("scripted reflector" in p for p in pages)  # simulated reflectors are labelled
+    assert stepper.step(1) == 1  # stepping moves the index only; the pages were computed once

@@ -12,7 +12,9 @@ def _repair_rounds(table: pl.DataFrame) -> pl.DataFrame:
     return table.filter(pl.col("round") > 0)
 
 
-def cumulative_chart(table: pl.DataFrame, title: str = "Cumulative: it keeps going up") -> alt.LayerChart:
+def cumulative_chart(
+    table: pl.DataFrame, title: str = "Cumulative: it keeps going up"
+) -> alt.LayerChart:
     """Fixes ever made (only rises) and cases right now (falls when a round breaks more), with intervals."""
     long = pl.concat(
         [
@@ -23,49 +25,97 @@ def cumulative_chart(table: pl.DataFrame, title: str = "Cumulative: it keeps goi
                 pl.col(f"{col}_low").alias("low"),
                 pl.col(f"{col}_high").alias("high"),
             )
-            for col, name in (("cumulative_fixed", "fixes so far (cumulative)"), ("correct", "cases correct now"))
+            for col, name in (
+                ("cumulative_fixed", "fixes so far (cumulative)"),
+                ("correct", "cases correct now"),
+            )
         ]
     )
     base = alt.Chart(long).encode(
         x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
-        color=alt.Color("measure:N", scale=alt.Scale(range=[_FIXED, _NET]), legend=alt.Legend(orient="top", title=None, labelLimit=200)),
+        color=alt.Color(
+            "measure:N",
+            scale=alt.Scale(range=[_FIXED, _NET]),
+            legend=alt.Legend(orient="top", title=None, labelLimit=200),
+        ),
     )
     band = base.mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
         y=alt.Y("value:Q", title="cases"),
-        tooltip=["round:O", "measure:N", alt.Tooltip("value:Q", format=".0f"), alt.Tooltip("low:Q", format=".1f"), alt.Tooltip("high:Q", format=".1f")],
+        tooltip=[
+            "round:O",
+            "measure:N",
+            alt.Tooltip("value:Q", format=".0f"),
+            alt.Tooltip("low:Q", format=".1f"),
+            alt.Tooltip("high:Q", format=".1f"),
+        ],
     )
     return (band + line).properties(title=title, width=260, height=220)
 
 
-def marginal_chart(table: pl.DataFrame, title: str = "Marginal: each round's net") -> alt.LayerChart:
+def marginal_chart(
+    table: pl.DataFrame, title: str = "Marginal: each round's net"
+) -> alt.LayerChart:
     """Per round: fixed (up), broken (down) and net with its bootstrap interval."""
     rounds = _repair_rounds(table)
     bars = pl.concat(
         [
-            rounds.select("round", pl.lit("fixed").alias("kind"), pl.col("fixed").cast(pl.Float64).alias("count")),
-            rounds.select("round", pl.lit("broken").alias("kind"), (-pl.col("broken")).cast(pl.Float64).alias("count")),
+            rounds.select(
+                "round",
+                pl.lit("fixed").alias("kind"),
+                pl.col("fixed").cast(pl.Float64).alias("count"),
+            ),
+            rounds.select(
+                "round",
+                pl.lit("broken").alias("kind"),
+                (-pl.col("broken")).cast(pl.Float64).alias("count"),
+            ),
         ]
     )
     # One y domain for bars and interval rules (y2 alone does not widen the scale).
-    values = [0.0, *bars["count"].to_list(), *rounds["net_low"].drop_nulls().to_list(), *rounds["net_high"].drop_nulls().to_list()]
+    values = [
+        0.0,
+        *bars["count"].to_list(),
+        *rounds["net_low"].drop_nulls().to_list(),
+        *rounds["net_high"].drop_nulls().to_list(),
+    ]
     domain = [min(values) - 1, max(values) + 1]
     bar = (
         alt.Chart(bars)
         .mark_bar(opacity=0.6)
         .encode(
             x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y("count:Q", title="cases (broken shown below 0)", scale=alt.Scale(domain=domain, nice=False)),
-            color=alt.Color("kind:N", scale=alt.Scale(domain=["fixed", "broken"], range=[_FIXED, _BROKEN]), legend=alt.Legend(orient="top", title=None)),
+            y=alt.Y(
+                "count:Q",
+                title="cases (broken shown below 0)",
+                scale=alt.Scale(domain=domain, nice=False),
+            ),
+            color=alt.Color(
+                "kind:N",
+                scale=alt.Scale(domain=["fixed", "broken"], range=[_FIXED, _BROKEN]),
+                legend=alt.Legend(orient="top", title=None),
+            ),
             tooltip=["round:O", "kind:N", "count:Q"],
         )
     )
     net = alt.Chart(rounds).encode(x="round:O")
     rule = net.mark_rule(color=_NET, strokeWidth=2).encode(y="net_low:Q", y2="net_high:Q")
     point = net.mark_point(color=_NET, filled=True, size=70, shape="diamond").encode(
-        y="net:Q", tooltip=["round:O", "fixed:Q", "broken:Q", "net:Q", alt.Tooltip("net_low:Q", format=".0f"), alt.Tooltip("net_high:Q", format=".0f")]
+        y="net:Q",
+        tooltip=[
+            "round:O",
+            "fixed:Q",
+            "broken:Q",
+            "net:Q",
+            alt.Tooltip("net_low:Q", format=".0f"),
+            alt.Tooltip("net_high:Q", format=".0f"),
+        ],
     )
-    zero = alt.Chart(pl.DataFrame({"y": [0]})).mark_rule(color="#999", strokeDash=[4, 3]).encode(y="y:Q")
+    zero = (
+        alt.Chart(pl.DataFrame({"y": [0]}))
+        .mark_rule(color="#999", strokeDash=[4, 3])
+        .encode(y="y:Q")
+    )
     return (bar + zero + rule + point).properties(title=title, width=260, height=220)
 
 
@@ -75,7 +125,9 @@ def paradox_chart(table: pl.DataFrame, title: str = "") -> alt.HConcatChart:
     return both.resolve_scale(color="independent").properties(title=title)
 
 
-def rates_chart(table: pl.DataFrame, title: str = "Fix rate falls, break rate rises") -> alt.LayerChart:
+def rates_chart(
+    table: pl.DataFrame, title: str = "Fix rate falls, break rate rises"
+) -> alt.LayerChart:
     """Fix rate (of cases wrong going in) and break rate (of cases right going in), with intervals."""
     rounds = _repair_rounds(table)
     long = pl.concat(
@@ -87,11 +139,17 @@ def rates_chart(table: pl.DataFrame, title: str = "Fix rate falls, break rate ri
     )  # fmt: skip
     base = alt.Chart(long).encode(
         x=alt.X("round:O", axis=alt.Axis(labelAngle=0)),
-        color=alt.Color("rate:N", scale=alt.Scale(domain=["fix rate", "break rate"], range=[_FIXED, _BROKEN]), legend=alt.Legend(orient="top", title=None)),
+        color=alt.Color(
+            "rate:N",
+            scale=alt.Scale(domain=["fix rate", "break rate"], range=[_FIXED, _BROKEN]),
+            legend=alt.Legend(orient="top", title=None),
+        ),
     )
     return (
         base.mark_errorband(opacity=0.2).encode(y=alt.Y("low:Q", title="rate"), y2="high:Q")
-        + base.mark_line(point=True).encode(y="value:Q", tooltip=["round:O", "rate:N", alt.Tooltip("value:Q", format=".3f")])
+        + base.mark_line(point=True).encode(
+            y="value:Q", tooltip=["round:O", "rate:N", alt.Tooltip("value:Q", format=".3f")]
+        )
     ).properties(title=title, width=260, height=200)
 
 
@@ -104,18 +162,31 @@ def transitions_chart(transitions: pl.DataFrame, round: int, title: str = "") ->
         .otherwise(pl.lit("unchanged")).alias("move"),
     ).drop("cases")  # fmt: skip
     base = alt.Chart(cells).encode(
-        x=alt.X("after:N", sort=["wrong", "right"], title="after the round", axis=alt.Axis(labelAngle=0, orient="top")),
+        x=alt.X(
+            "after:N",
+            sort=["wrong", "right"],
+            title="after the round",
+            axis=alt.Axis(labelAngle=0, orient="top"),
+        ),
         y=alt.Y("before:N", sort=["wrong", "right"], title="before the round"),
     )
     rect = base.mark_rect(stroke="white").encode(
-        color=alt.Color("move:N", scale=alt.Scale(domain=["fixed", "broken", "unchanged"], range=[_FIXED, _BROKEN, "#d9d9d9"]), legend=None),
+        color=alt.Color(
+            "move:N",
+            scale=alt.Scale(
+                domain=["fixed", "broken", "unchanged"], range=[_FIXED, _BROKEN, "#d9d9d9"]
+            ),
+            legend=None,
+        ),
         tooltip=["before:N", "after:N", "count:Q"],
     )
     text = base.mark_text(fontSize=18, fontWeight="bold").encode(text="count:Q")
     return (rect + text).properties(title=title or f"round {round}", width=160, height=120)
 
 
-def slices_chart(per_slice: pl.DataFrame, by: str = "slice", title: str = "Net per round, by slice") -> alt.Chart:
+def slices_chart(
+    per_slice: pl.DataFrame, by: str = "slice", title: str = "Net per round, by slice"
+) -> alt.Chart:
     """Net per round for each slice, with intervals (resampling cases within the slice)."""
     rounds = _repair_rounds(per_slice)
     base = alt.Chart(rounds).encode(
@@ -125,5 +196,7 @@ def slices_chart(per_slice: pl.DataFrame, by: str = "slice", title: str = "Net p
     )
     return (
         base.mark_rule().encode(y=alt.Y("net_low:Q", title="net (fixed − broken)"), y2="net_high:Q")
-        + base.mark_point(filled=True, size=60).encode(y="net:Q", tooltip=[f"{by}:N", "round:O", "fixed:Q", "broken:Q", "net:Q"])
+        + base.mark_point(filled=True, size=60).encode(
+            y="net:Q", tooltip=[f"{by}:N", "round:O", "fixed:Q", "broken:Q", "net:Q"]
+        )
     ).properties(title=title, width=320, height=200)

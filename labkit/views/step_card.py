@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import html
 import json
+from typing import TYPE_CHECKING
 
-from labkit.report import StepView
+import polars as pl
+
+from labkit.report import StepView, ledger_rows, step_view
+
+if TYPE_CHECKING:
+    from labkit.acceptance import AcceptanceSuite
+    from labkit.loop import Trace
 
 _COLOURS = {
     "keep": "#2e7d32",
@@ -76,3 +83,20 @@ def step_html(view: StepView) -> str:
         f"<tbody>{rows}</tbody></table></div>"
     )
     return "".join(parts)
+
+
+def trace_pages(
+    trace: Trace, suite: AcceptanceSuite | None = None, ledger: pl.DataFrame | None = None
+) -> list[str]:
+    """One HTML page per step (card, plus that step's ledger rows if a ledger frame is given)."""
+    pages = []
+    for i in range(len(trace.rounds) + 1):
+        page = step_html(step_view(trace, i, suite))
+        if ledger is not None:
+            rows = ledger_rows(ledger, i)
+            page += (
+                f"<p style='margin-top:0.8em'><b>Ledger rows of step {i}</b> "
+                "(every action, its cost and its evidence hash)</p>" + rows._repr_html_()
+            )
+        pages.append(page)
+    return pages

@@ -21,7 +21,11 @@ function render({ model, el }) {
   label.className = "labkit-label";
   label.setAttribute("aria-live", "polite");
   root.append(prev, slider, next, label);
-  el.appendChild(root);
+  // Optional precomputed pages (HTML), one per item: shown here, in the browser, with no
+  // round trip to Python — stepping is instant and can never recompute anything.
+  const page = document.createElement("div");
+  page.className = "labkit-page";
+  el.append(root, page);
 
   const go = (i) => {
     const n = model.get("count");
@@ -42,6 +46,8 @@ function render({ model, el }) {
     const name = labels[i] ? `: ${labels[i]}` : "";
     label.textContent = `${model.get("unit")} ${i + 1} of ${n}${name}`;
     root.dataset.index = String(i);
+    const pages = model.get("pages") || [];
+    page.innerHTML = pages.length ? (pages[i] || "") : "";
   };
   prev.addEventListener("click", () => go(model.get("index") - 1));
   next.addEventListener("click", () => go(model.get("index") + 1));
@@ -55,6 +61,7 @@ function render({ model, el }) {
   model.on("change:index", update);
   model.on("change:count", update);
   model.on("change:labels", update);
+  model.on("change:pages", update);
   update();
 }
 export default { render };

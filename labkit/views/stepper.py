@@ -16,7 +16,11 @@ _HERE = Path(__file__).parent
 
 
 class Stepper(anywidget.AnyWidget):
-    """Previous / next / slider / arrow keys over `count` items; `index` is the one shown."""
+    """Previous / next / slider / arrow keys over `count` items; `index` is the one shown.
+
+    With `pages` (one HTML string per item) the widget shows the chosen page itself, in the
+    browser: no kernel round trip per step.
+    """
 
     _esm = _HERE / "stepper.js"
     _css = _HERE / "stepper.css"
@@ -25,6 +29,7 @@ class Stepper(anywidget.AnyWidget):
     count = traitlets.Int(1).tag(sync=True)
     labels = traitlets.List(traitlets.Unicode(), default_value=[]).tag(sync=True)
     unit = traitlets.Unicode("round").tag(sync=True)
+    pages = traitlets.List(traitlets.Unicode(), default_value=[]).tag(sync=True)
 
     def __init__(
         self,
@@ -33,15 +38,25 @@ class Stepper(anywidget.AnyWidget):
         *,
         index: int = 0,
         unit: str = "round",
+        pages: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if count < 1:
             raise ValueError(f"Stepper needs at least one item to show, got count={count}")
         if labels is not None and len(labels) != count:
             raise ValueError(f"Stepper got {len(labels)} labels for {count} items")
+        if pages is not None and len(pages) != count:
+            raise ValueError(f"Stepper got {len(pages)} pages for {count} items")
         if not 0 <= index < count:
             raise ValueError(f"Stepper index {index} is outside 0..{count - 1}")
-        super().__init__(count=count, labels=list(labels or []), index=index, unit=unit, **kwargs)
+        super().__init__(
+            count=count,
+            labels=list(labels or []),
+            index=index,
+            unit=unit,
+            pages=list(pages or []),
+            **kwargs,
+        )
 
     @traitlets.validate("index")
     def _clamp(self, proposal: dict[str, Any]) -> int:

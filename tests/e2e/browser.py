@@ -428,6 +428,18 @@ _DEEP_TEXT = """(root) => {
 }"""
 
 # The element a stepper's view lives in: its Jupyter cell, else the whole page.
+# querySelectorAll that also looks inside open shadow roots (marimo renders widgets there).
+_DEEP_QUERY = """(root, sel) => {
+  const out = [];
+  const walk = (n) => {
+    if (n.querySelectorAll) out.push(...Array.from(n.querySelectorAll(sel)).map(e => e.innerText));
+    const all = n.querySelectorAll ? n.querySelectorAll('*') : [];
+    for (const e of all) if (e.shadowRoot) walk(e.shadowRoot);
+  };
+  walk(root);
+  return out;
+}"""
+
 _SCOPE = """(el) => {
   for (let n = el; n; n = n.parentNode || n.host) {
     if (n.matches && n.matches('.jp-Cell')) return n;
@@ -477,9 +489,18 @@ class StepperDriver:
     def nth(cls, page: Any, k: int, runs: MarimoRuns | None = None) -> StepperDriver:
         return cls(page, page.locator(".labkit-stepper").nth(k), runs)
 
+    def shows_pages(self) -> bool:
+        """True if the widget shows precomputed pages itself: a step then runs no cell at all."""
+        return bool(
+            self.root.evaluate(
+                "(r) => { const p = r.nextElementSibling;"
+                " return !!(p && p.matches('.labkit-page') && p.childNodes.length); }"
+            )
+        )
+
     def settle(self) -> None:
         """Wait until the app finished reacting to the last move (marimo: its cells re-ran)."""
-        if self.runs is not None:
+        if self.runs is not None and not self.shows_pages():
             settle_marimo(
                 self.page, self.runs, self._mark, STEP_TIMEOUT, "the step's cells to re-run"
             )
@@ -504,12 +525,7 @@ class StepperDriver:
 
     def spec_texts(self, selector: str) -> list[str]:
         scope = self.root.evaluate_handle(_SCOPE)
-        return [
-            str(t).strip()
-            for t in scope.evaluate(
-                "(s, sel) => Array.from(s.querySelectorAll(sel)).map(e => e.innerText)", selector
-            )
-        ]
+        return [str(t).strip() for t in scope.evaluate(_DEEP_QUERY, selector)]
 
     def click(self, which: str) -> None:
         self._mark = self.runs.seq if self.runs else 0
