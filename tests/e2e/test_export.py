@@ -17,7 +17,9 @@ LOCAL = ("file:", "data:", "blob:")
 _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while
+# the browser lives, which would break any later test that calls asyncio.run().
+@pytest.fixture(scope="module")
 def chromium():
     with e2e.shared_chromium() as c:
         yield c

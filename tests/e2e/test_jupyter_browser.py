@@ -35,7 +35,9 @@ _CELLS = """() => {
 }"""
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while
+# the browser lives, which would break any later test that calls asyncio.run().
+@pytest.fixture(scope="module")
 def chromium():
     with e2e.shared_chromium() as c:
         yield c

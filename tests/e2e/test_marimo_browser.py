@@ -14,7 +14,9 @@ from e2e import browser as e2e
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while
+# the browser lives, which would break any later test that calls asyncio.run().
+@pytest.fixture(scope="module")
 def chromium():
     with e2e.shared_chromium() as c:
         yield c
