@@ -47,9 +47,16 @@ _MEASURE = """async ([target, watch, scopeOfStepper]) => {
     for (let n = target; n; n = n.parentNode || n.host) if (n.matches && n.matches('.jp-Cell')) return n;
     return document.body;
   })() : document.body;
-  const read = () => watch
-    ? Array.from(scope.querySelectorAll(watch)).map(e => e.textContent).join('\\n')
-    : deep(scope);
+  const deepQuery = (root) => {  // querySelectorAll that also looks inside open shadow roots
+    const out = [];
+    const walk = (n) => {
+      out.push(...Array.from(n.querySelectorAll(watch)).map(e => e.textContent));
+      for (const e of n.querySelectorAll('*')) if (e.shadowRoot) walk(e.shadowRoot);
+    };
+    walk(root);
+    return out.join('\\n');
+  };
+  const read = () => watch ? deepQuery(scope) : deep(scope);
   const before = read();
   const roots = [document.body];
   const collect = (n) => { if (n.shadowRoot) { roots.push(n.shadowRoot); collect(n.shadowRoot); }
@@ -121,7 +128,10 @@ def _marimo(chromium, notebook: Path) -> tuple[list[float], list[float], float]:
             page.locator(".labkit-stepper").first.wait_for()
             spec = e2e.SPECS.get(notebook.stem)
             t = time.perf_counter()
-            steps = _time_clicks(page, _BUTTON, spec.selector if spec else "", False, (page, runs))
+            # A stepper that shows precomputed pages runs no cell on a step: nothing to settle.
+            paged = e2e.StepperDriver.nth(page, 0, runs).shows_pages()
+            settle = None if paged else (page, runs)
+            steps = _time_clicks(page, _BUTTON, spec.selector if spec else "", False, settle)
             settled = (time.perf_counter() - t) / STEPS
             return steps, _baseline(page), settled
     finally:
