@@ -32,9 +32,10 @@ def _():
 
     from labkit import accounting, repair, stopping
     from labkit.views import charts_rounds as charts
+    from labkit.views import pages
     from labkit.views.stepper import Stepper
 
-    return Stepper, accounting, charts, pl, repair, stopping
+    return Stepper, accounting, charts, pages, pl, repair, stopping
 
 
 @app.cell
@@ -105,35 +106,20 @@ def _(charts, table):
 
 
 @app.cell
-def _(Stepper, mo, stats):
-    chapter_step = mo.ui.anywidget(Stepper(len(stats), [f"round {s.round}" for s in stats]))
-    mo.vstack([mo.md("### Round by round: who moved"), chapter_step])
-    return (chapter_step,)
-
-
-@app.cell
-def _(accounting, chapter, charts, mo, stats):
-    # Each round's view is built once; the stepper below only picks which one to show.
-    def _view(r):
+def _(Stepper, accounting, chapter, charts, mo, pages, stats):
+    # Each round's page is built once (chart as SVG); the stepper shows it in the browser.
+    def _page(r):
         _moved = accounting.moved(chapter, r)
-        return mo.hstack(
-            [
-                charts.transitions_chart(accounting.transitions(chapter), r),
-                mo.md(
-                    f"**fixed** ({len(_moved['fixed'])}): {', '.join(_moved['fixed'])}\n\n"
-                    f"**broken** ({len(_moved['broken'])}): {', '.join(_moved['broken'])}"
-                ),
-            ],
-            widths=[1, 2],
+        _text = (
+            f"<p><b>fixed</b> ({len(_moved['fixed'])}): {', '.join(_moved['fixed'])}</p>"
+            f"<p><b>broken</b> ({len(_moved['broken'])}): {', '.join(_moved['broken'])}</p>"
         )
+        return pages.side_by_side(charts.transitions_chart(accounting.transitions(chapter), r), _text)
 
-    chapter_views = [_view(r) for r in range(1, len(stats) + 1)]
-    return (chapter_views,)
-
-
-@app.cell
-def _(chapter_step, chapter_views):
-    chapter_views[chapter_step.value["index"]]
+    chapter_step = mo.ui.anywidget(
+        Stepper(len(stats), [f"round {s.round}" for s in stats], pages=[_page(s.round) for s in stats])
+    )
+    mo.vstack([mo.md("### Round by round: who moved"), chapter_step])
     return
 
 
@@ -241,26 +227,16 @@ def _(charts, mo, project, repair, result, stopping, threshold):
 
 
 @app.cell
-def _(Stepper, mo, result):
+def _(Stepper, charts, mo, pages, result):
     mo.stop(result is None or result.rounds_run == 0)
-    real_step = mo.ui.anywidget(Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)]))
-    mo.vstack([mo.md("### Round by round on the real cases"), real_step])
-    return (real_step,)
-
-
-@app.cell
-def _(charts, mo, result):
-    mo.stop(result is None or result.rounds_run == 0)
-    real_views = [
-        mo.hstack([charts.transitions_chart(result.transitions(), r), result.moves(r)], widths=[1, 2])
+    _pages = [
+        pages.side_by_side(charts.transitions_chart(result.transitions(), r), result.moves(r)._repr_html_())
         for r in range(1, result.rounds_run + 1)
     ]
-    return (real_views,)
-
-
-@app.cell
-def _(real_step, real_views):
-    real_views[real_step.value["index"]]
+    real_step = mo.ui.anywidget(
+        Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)], pages=_pages)
+    )
+    mo.vstack([mo.md("### Round by round on the real cases"), real_step])
     return
 
 

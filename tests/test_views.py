@@ -34,3 +34,14 @@ def test_jupyter_browser_swaps_precomputed_cards():
     assert "Round 2: keep" in pages[2]
     assert all("scripted reflector" in p for p in pages)  # simulated reflectors are labelled
     assert stepper.step(1) == 1  # stepping moves the index only; the pages were computed once
+
+
+def test_pages_render_charts_to_static_svg():
+    import altair as alt
+    import polars as pl
+
+    from labkit.views.pages import side_by_side
+
+    chart = alt.Chart(pl.DataFrame({"x": [1, 2], "y": [3, 4]})).mark_bar().encode(x="x:O", y="y:Q")
+    page = side_by_side(chart, "<p>who moved</p>")
+    assert "<svg" in page and "who moved" in page
