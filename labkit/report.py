@@ -6,7 +6,6 @@ evidence; step k is round k (reflection, patch, re-test, decision).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -153,20 +152,3 @@ def ledger_rows(frame: pl.DataFrame, step: int) -> pl.DataFrame:
     ]
     return frame.filter(pl.col("round") == step).select(cols)
 
-
-def record_markdown(record: dict[str, object] | None) -> str:
-    if not record:
-        return "_no usable reflection record_"
-    hyp = record.get("hypothesis") or {}
-    exp = record.get("expected") or {}
-    assert isinstance(hyp, dict) and isinstance(exp, dict)
-    return "\n".join(
-        [
-            f"- **phenomenon**: {record['phenomenon']}",
-            f"- **evidence**: `{record['evidence_ref']}`",
-            f"- **environment**: {record['environment']}",
-            f"- **hypothesis**: {hyp.get('cause')}  \n  _refuted if_: {hyp.get('refuted_if')}",
-            f"- **action**: {record['action']}",
-            f"- **expected**: acceptance {json.dumps(exp.get('acceptance'))}, protective {json.dumps(exp.get('protective'))}",
-        ]
-    )
