@@ -152,3 +152,21 @@ def ledger_rows(frame: pl.DataFrame, step: int) -> pl.DataFrame:
     ]
     return frame.filter(pl.col("round") == step).select(cols)
 
+
+def rounds_frame(trace: Trace) -> pl.DataFrame:
+    """One row per round: what the reflector gave, what the loop decided, and why."""
+    rows = [
+        {
+            "round": r.index,
+            "reflection": "experiment + record"
+            if r.observations and r.reflection.record
+            else "record"
+            if r.reflection.record
+            else "unusable",
+            "decision": r.decision.decision.value,
+            "why": r.decision.reason,
+        }
+        for r in trace.rounds
+    ]
+    schema = {"round": pl.Int64, "reflection": pl.Utf8, "decision": pl.Utf8, "why": pl.Utf8}
+    return pl.DataFrame(rows, schema=schema)

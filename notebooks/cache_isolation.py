@@ -114,6 +114,36 @@ def _(mo, scores_chart, scores_frame, suite, trace):
 
 @app.cell
 def _(mo):
+    ask_model = mo.ui.run_button(label="Ask a real model to reflect instead")
+    mo.vstack([
+        mo.md(
+            "The storylines above are **scripted**. Press the button to let a real model write the "
+            "reflection record and the diff — by default SmolLM2-135M, in-process and offline "
+            "(`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point: "
+            "the loop does not trust the reflector, every bad reply is an explained round."
+        ),
+        ask_model,
+    ])
+    return (ask_model,)
+
+
+@app.cell
+def _(ask_model, cache_case, mo):
+    mo.stop(not ask_model.value)
+    from labkit.models import choose, label, problem
+    from labkit.report import rounds_frame
+
+    _model = choose(None, default="labkit/smollm2")
+    _why = problem(_model)
+    mo.stop(_why is not None, mo.md(f"**{_model} cannot be used here:** {_why} — the scripted run above stands."))
+    with mo.status.spinner(title=f"{label(_model)} is reflecting (2 rounds at most)…"):
+        _trace = cache_case.run(model=_model, max_rounds=2, run_id="cache-real-model")
+    mo.vstack([mo.md(f"**Reflector: {label(_model)}**"), rounds_frame(_trace)])
+    return
+
+
+@app.cell
+def _(mo):
     mo.md(r"""
     ## On the failing tests alone, two patches look identical
 

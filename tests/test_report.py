@@ -75,3 +75,12 @@ def test_ledger_rows_are_the_steps_events(run):
     _, frame = run
     kinds = ledger_rows(frame, 1)["kind"].to_list()
     assert kinds[:1] == ["reflect"] and "decide" in kinds
+
+
+def test_rounds_frame_says_what_was_decided_and_why(run):
+    trace, _ = run
+    from labkit.report import rounds_frame
+
+    f = rounds_frame(trace)
+    assert f["decision"].to_list() == ["roll back", "keep"]
+    assert "protective" in f["why"][0]
