@@ -239,11 +239,9 @@ class ModelJudge:
 
     @property
     def simulated(self) -> bool:
-        try:
-            from labkit.models import is_simulated
-        except ImportError:  # models not installed yet: only our replies can tell
-            return False
-        return bool(is_simulated(self.model))
+        from labkit.models import is_simulated
+
+        return is_simulated(self.model)
 
     def judge(self, pair: Pair, order: Order) -> Judgment:
         kwargs = self.call_options()

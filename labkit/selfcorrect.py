@@ -71,11 +71,9 @@ class ModelAnswerer:
 
     @property
     def simulated(self) -> bool:
-        try:
-            from labkit.models import is_simulated
-        except ImportError:
-            return False
-        return bool(is_simulated(self.model))
+        from labkit.models import is_simulated
+
+        return is_simulated(self.model)
 
     def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
         fn = self.complete
