@@ -135,6 +135,7 @@ class Ledger:
         self.read_only = read_only
         self._lock = threading.Lock()  # one connection, shared by threads (e.g. notebook cells)
         self._stored: set[str] = set()  # blob hashes known committed (only added after COMMIT)
+        self._busy_timeout = busy_timeout
         self._db = self._connect(busy_timeout)
         try:
             self._prepare(durable, max_bytes)
@@ -172,6 +173,25 @@ class Ledger:
         return db
 
     def _prepare(self, durable: bool, max_bytes: int | None) -> None:
+        # While another process is creating or switching the same new file to WAL, SQLite
+        # can answer "database is locked" at once, without waiting on its busy handler. So the
+        # opening pragmas are retried until the busy timeout, not failed on the first try.
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                version = self._pragmas(durable, max_bytes)
+                break
+            except LedgerError as exc:
+                if (
+                    not isinstance(exc.__cause__, sqlite3.OperationalError)
+                    or "locked" not in str(exc.__cause__)
+                    or time.monotonic() > deadline
+                ):
+                    raise
+                time.sleep(0.05)
+        self._create_schema(version)
+
+    def _pragmas(self, durable: bool, max_bytes: int | None) -> int:
         try:
             if self.read_only:
                 self._db.execute("PRAGMA query_only = 1")
@@ -185,9 +205,12 @@ class Ledger:
             if max_bytes is not None:
                 page = self._db.execute("PRAGMA page_size").fetchone()[0]
                 self._db.execute(f"PRAGMA max_page_count = {max(1, int(max_bytes) // page)}")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.Error as exc:
             raise self._error(exc, "opening") from exc
+        return version
+
+    def _create_schema(self, version: int) -> None:
         if version not in (0, SCHEMA_VERSION):
             raise LedgerError(
                 f"ledger {self.path} has schema version {version}; this labkit reads version {SCHEMA_VERSION}"

@@ -460,3 +460,19 @@ def test_nested_dataclasses_become_nested_objects() -> None:
         "label": "x",
         "inner": [{"tokens": 3, "calls": 0, "wall_seconds": 0.0, "cost_units": 0.0}],
     }
+
+
+def test_several_processes_can_create_the_same_new_ledger_at_once(tmp_path: Path) -> None:
+    # Regression: the second opener of a brand-new file got "database is locked" while the
+    # first switched it to WAL (SQLite does not wait on that lock). Race it several times.
+    for attempt in range(3):
+        path = tmp_path / f"new-{attempt}.db"
+        procs = [
+            subprocess.Popen([PYTHON, "-c", _APPENDER, str(path), f"w{k}", "1"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            for k in range(6)
+        ]  # fmt: skip
+        results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+        assert [code for code, _ in results] == [0] * 6, [err[-500:] for _, err in results if err]
+        with Ledger(path) as led:
+            assert len(led.events()) == 6
