@@ -9,7 +9,9 @@ it cannot change the candidate or the protected tests.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,20 +58,24 @@ def observe(
         (root / "_labkit_probe.py").write_text(experiment.probe)
         env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
         t0 = time.monotonic()
+        # Own process group, so a hung probe and anything it spawned die together.
+        proc = subprocess.Popen(
+            [python, "_labkit_probe.py"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            proc = subprocess.run(
-                [python, "_labkit_probe.py"],
-                cwd=root,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                start_new_session=True,
-            )
-            out, code, timed_out = proc.stdout + proc.stderr[-2000:], proc.returncode, False
-        except subprocess.TimeoutExpired as exc:
-            partial = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            out, code, timed_out = partial + f"\n[probe killed after {timeout:.0f} s]", None, True
+            stdout, stderr = proc.communicate(timeout=timeout)
+            out, code, timed_out = stdout + stderr[-2000:], proc.returncode, False
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            stdout, _ = proc.communicate()
+            out, code, timed_out = stdout + f"\n[probe killed after {timeout:.0f} s]", None, True
         return Observation(
             experiment, candidate.digest, out.strip(), code, timed_out, time.monotonic() - t0
         )
