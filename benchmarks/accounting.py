@@ -9,8 +9,8 @@ seconds per case-round), then times the full accounting with 1,000 bootstrap res
 over cases — per round: fixed, broken, net, cases correct, cumulative fixes, fix rate,
 break rate, cost, each with a 95% percentile interval:
 
-  labkit     labkit.accounting.per_round: polars checks and reshaping, one (resamples x
-             cases) count matrix from labkit.stats.resample_indices, one matrix product
+  labkit     labkit.loop.accounting.per_round: polars checks and reshaping, one (resamples x
+             cases) count matrix from labkit.core.stats.resample_indices, one matrix product
   baseline   the straightforward way: per-case lists in Python, a Python loop over
              resamples, and per resample a loop over drawn cases and rounds
 
@@ -31,7 +31,7 @@ import time
 import numpy as np
 import polars as pl
 
-from labkit import accounting
+from labkit.loop import accounting
 
 
 def make_frame(cases: int, rounds: int, seed: int = 0) -> pl.DataFrame:

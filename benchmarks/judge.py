@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/judge.py [--pairs 50000] [--resamples 100] [--reps 3]
 
-Makes 50,000 writer-vs-baseline pairs (labkit.pairs) and has the simulated judge (labelled
+Makes 50,000 writer-vs-baseline pairs (labkit.experiments.judging.pairs) and has the simulated judge (labelled
 simulated; position, length and self-preference biases on) judge each in both orders:
 100,000 judgments. Then times the full analysis — judgments to columns, position metrics
 with the three scoring rules, verbosity share, self-preference, length-controlled win
 rates — every figure with a bootstrap interval over the same number of resamples:
 
-  labkit     labkit.bias: outcome kinds + multinomial resampling; batched IRLS for the
+  labkit     labkit.experiments.judging.bias: outcome kinds + multinomial resampling; batched IRLS for the
              length-controlled fit
   baseline   a plain-Python pass over the judgments for each metric, and a Python loop
              over resamples (index resampling, recompute); the length-controlled fit
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from labkit import bias
-from labkit.judge import Swap
-from labkit.pairs import make_questions, writer_pairs
-from labkit.simjudge import SimulatedJudge
-from labkit.stats import Interval
+from labkit.core.stats import Interval
+from labkit.experiments.judging import bias
+from labkit.experiments.judging.judge import Swap
+from labkit.experiments.judging.pairs import make_questions, writer_pairs
+from labkit.experiments.judging.simjudge import SimulatedJudge
 
 BASELINE = "writer/baseline"
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labkit.ledger import _COLUMNS, _INSERT, _SCHEMA, Ledger  # noqa: E402
-from labkit.types import Usage, digest  # noqa: E402
+from labkit.core.types import Usage, digest  # noqa: E402
+from labkit.record.ledger import _COLUMNS, _INSERT, _SCHEMA, Ledger  # noqa: E402
 
 
 def _workload(n: int) -> list[dict]:

@@ -4,11 +4,11 @@
 
 1. Judgments per second on the real model (SmolLM2-135M, in-process): the same pairwise
    arithmetic prompts — "which answer is correct, A or B?", first-token log-probabilities
-   of A and B — sent (a) through `labkit.models.option_probs` (litellm, custom provider,
+   of A and B — sent (a) through `labkit.models.gateway.option_probs` (litellm, custom provider,
    Reply, probabilities) and (b) straight to xllamacpp's `handle_chat_completions`.
    Prints both rates and the overhead ratio, and how often the judge picked "A".
 2. Batch throughput against a local OpenAI-compatible stub on 127.0.0.1 with a fixed
-   artificial latency: `labkit.batch.run` at concurrency 1, 8 and 32, beside a plain
+   artificial latency: `labkit.models.batch.run` at concurrency 1, 8 and 32, beside a plain
    httpx + asyncio.Semaphore client at the same concurrency (the floor for any client).
    The ideal rate is concurrency / latency.
 
@@ -32,7 +32,8 @@ sys.path.insert(
 
 from stub_openai import StubOpenAI  # noqa: E402
 
-from labkit import batch, models, smollm2  # noqa: E402
+from labkit.models import batch, smollm2  # noqa: E402
+from labkit.models import gateway as models  # noqa: E402
 
 
 def _pairs(n: int, seed: int = 0) -> list[list[dict[str, str]]]:
@@ -122,7 +123,7 @@ def batch_rates(n: int, latency: float, reps: int) -> None:
     print(
         f"2. batch throughput, stub server on 127.0.0.1 with {latency * 1000:.0f} ms latency, {n} requests, median of {reps}:"
     )
-    print("   concurrency   labkit.batch   plain httpx   ideal     labkit/httpx")
+    print("   concurrency   labkit.models.batch   plain httpx   ideal     labkit/httpx")
     with StubOpenAI(latency=latency) as stub:
         kw = {"api_base": stub.url, "api_key": "none", "max_tokens": 8}
         batch.run("openai/stub", jobs[:2], **kw)  # warm: litellm import and clients

@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from labkit.acceptance import AcceptanceSuite
-from labkit.sandbox import Limits
-from labkit.types import Candidate
-from labkit.validator import Validator
+from labkit.core.types import Candidate
+from labkit.grading.acceptance import AcceptanceSuite
+from labkit.grading.sandbox import Limits
+from labkit.grading.validator import Validator
 
 CACHE = """\
 class Cache:

@@ -8,7 +8,7 @@ litellm.
 from importlib import import_module
 from typing import Any
 
-from labkit.errors import (
+from labkit.core.errors import (
     BudgetExhausted,
     IntegrityAlarm,
     LabkitError,
@@ -23,7 +23,7 @@ from labkit.errors import (
     UnknownModel,
     ValidatorMismatch,
 )
-from labkit.types import (
+from labkit.core.types import (
     Bucket,
     Candidate,
     Decision,
@@ -39,16 +39,16 @@ from labkit.types import (
 )
 
 _LAZY = {
-    "AcceptanceSuite": "labkit.acceptance",
-    "Budget": "labkit.budget",
-    "Ledger": "labkit.ledger",
-    "Limits": "labkit.sandbox",
-    "Operation": "labkit.budget",
-    "Validator": "labkit.validator",
-    "complete": "labkit.models",
-    "decide": "labkit.loop",
-    "load_case": "labkit.cases",
-    "run_loop": "labkit.loop",
+    "AcceptanceSuite": "labkit.grading.acceptance",
+    "Budget": "labkit.record.budget",
+    "Ledger": "labkit.record.ledger",
+    "Limits": "labkit.grading.sandbox",
+    "Operation": "labkit.record.budget",
+    "Validator": "labkit.grading.validator",
+    "complete": "labkit.models.gateway",
+    "decide": "labkit.loop.engine",
+    "load_case": "labkit.grading.cases",
+    "run_loop": "labkit.loop.engine",
 }
 
 

@@ -30,8 +30,8 @@ def _(mo):
 def _():
     import polars as pl
 
-    from labkit import cache_case
-    from labkit.report import scores_frame, step_labels
+    from labkit.experiments import cache_isolation as cache_case
+    from labkit.views.report import scores_frame, step_labels
     from labkit.views.charts_trace import scores_chart
     from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
@@ -74,7 +74,7 @@ def _(cache_case, mo):
 def _(cache_case, mo):
     @mo.cache
     def run_branch(name):
-        from labkit.ledger import Ledger
+        from labkit.record.ledger import Ledger
 
         ledger = Ledger()
         trace = cache_case.run(name, ledger=ledger)
@@ -130,8 +130,8 @@ def _(mo):
 @app.cell
 def _(ask_model, cache_case, mo):
     mo.stop(not ask_model.value)
-    from labkit.models import choose, label, problem
-    from labkit.report import rounds_frame
+    from labkit.models.gateway import choose, label, problem
+    from labkit.views.report import rounds_frame
 
     _model = choose(None, default="labkit/smollm2")
     _why = problem(_model)

@@ -30,7 +30,11 @@ def _(mo):
 def _():
     import polars as pl
 
-    from labkit import accounting, repair, stopping
+    from labkit.loop import accounting
+
+    from labkit.experiments import repair
+
+    from labkit.loop import stopping
     from labkit.views import charts_rounds as charts
     from labkit.views import pages
     from labkit.views.stepper import Stepper
@@ -60,7 +64,7 @@ def _(mo, pl, table):
     Count the fixes and the loop looks healthy — {" → ".join(map(str, _cum))} cases fixed so far,
     still rising at round 3. Count the cases that are right *now*: {" → ".join(map(str, _ok))}.
     Round 3 made things worse, and the cumulative curve hides it. (Computed by
-    `labkit.accounting` from per-case data built to match the chapter's table; intervals are
+    `labkit.loop.accounting` from per-case data built to match the chapter's table; intervals are
     95% bootstraps over cases.)
     """)
     return

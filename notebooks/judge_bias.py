@@ -29,10 +29,11 @@ def _(mo):
 
 @app.cell
 def _():
-    from labkit import bias, pairs
-    from labkit import selfcorrect as sc
-    from labkit.judge import LETTER, ModelJudge, find_flip, judge_both, model_choices, open_cache, with_fallback
-    from labkit.simjudge import SimulatedJudge, simulated_own
+    from labkit.experiments.judging import bias
+    from labkit.experiments.judging import pairs
+    from labkit.experiments.judging import selfcorrect as sc
+    from labkit.experiments.judging.judge import LETTER, ModelJudge, find_flip, judge_both, model_choices, open_cache, with_fallback
+    from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
     from labkit.views import charts_judge as cj
     from labkit.views.stepper import Stepper
 

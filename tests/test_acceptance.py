@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.acceptance import AcceptanceSuite, SuiteError, split_nodeid
-from labkit.types import Evidence, Verdict
+from labkit.core.types import Evidence, Verdict
+from labkit.grading.acceptance import AcceptanceSuite, SuiteError, split_nodeid
 
 TESTS = {
     "tests/test_cache.py": (

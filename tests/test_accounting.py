@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit import accounting
-from labkit.accounting import InvalidRounds
-from labkit.stats import bootstrap_columns
+from labkit.core.stats import bootstrap_columns
+from labkit.loop import accounting
+from labkit.loop.accounting import InvalidRounds
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diminishing_returns"
 

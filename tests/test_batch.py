@@ -8,11 +8,11 @@ import threading
 
 from stub_openai import StubOpenAI
 
-from labkit import batch, replay
-from labkit.budget import Budget, limits
-from labkit.errors import BudgetExhausted, ModelTimeout
-from labkit.ledger import Ledger
-from labkit.types import Reply
+from labkit.core.errors import BudgetExhausted, ModelTimeout
+from labkit.core.types import Reply
+from labkit.models import batch, replay
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
 
 
 def _questions(n: int) -> list[list[dict[str, str]]]:

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from labkit import bias
-from labkit.judge import Judgment, Swap
-from labkit.pairs import Pair
-from labkit.stats import bootstrap_mean
+from labkit.core.stats import bootstrap_mean
+from labkit.experiments.judging import bias
+from labkit.experiments.judging.judge import Judgment, Swap
+from labkit.experiments.judging.pairs import Pair
 
 _SLOT = {("12", 1): "A", ("12", 2): "B", ("21", 1): "B", ("21", 2): "A"}
 
@@ -163,8 +163,8 @@ def test_table_slicing_by_kind():
 
 
 def test_report_measures_every_set_of_a_battery():
-    from labkit import pairs as P
-    from labkit.simjudge import SimulatedJudge, simulated_own
+    from labkit.experiments.judging import pairs as P
+    from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
 
     qs = P.make_questions(40, seed=1)
     j = SimulatedJudge(k=3.0, beta=1.0, phi=0.5, delta=0.5, seed=1)

@@ -21,10 +21,10 @@ from hypothesis.stateful import (
     rule,
 )
 
-from labkit.budget import DIMENSIONS, Budget, BudgetOverrun, Operation, Reservation, limits
-from labkit.errors import BudgetExhausted, LedgerError
-from labkit.ledger import Ledger
-from labkit.types import Usage
+from labkit.core.errors import BudgetExhausted, LedgerError
+from labkit.core.types import Usage
+from labkit.record.budget import DIMENSIONS, Budget, BudgetOverrun, Operation, Reservation, limits
+from labkit.record.ledger import Ledger
 
 
 def fixed(cost: float, result: Any = None) -> Operation[Any]:

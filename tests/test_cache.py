@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from stub_openai import StubOpenAI
 
-from labkit import models, replay
-from labkit.budget import Budget, limits
-from labkit.cache import CacheError, ResponseCache
-from labkit.errors import BudgetExhausted
-from labkit.ledger import Ledger
-from labkit.types import Reply, Usage
+from labkit.core.errors import BudgetExhausted
+from labkit.core.types import Reply, Usage
+from labkit.models import gateway as models
+from labkit.models import replay
+from labkit.models.cache import CacheError, ResponseCache
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
 
 ASK = [{"role": "user", "content": "What is two plus three?"}]
 

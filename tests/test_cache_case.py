@@ -2,9 +2,9 @@
 
 import pytest
 
-from labkit import cache_case
-from labkit.ledger import Ledger
-from labkit.types import Decision
+from labkit.core.types import Decision
+from labkit.experiments import cache_isolation as cache_case
+from labkit.record.ledger import Ledger
 
 
 @pytest.fixture(scope="module")

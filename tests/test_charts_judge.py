@@ -1,8 +1,8 @@
 import json
 
-from labkit import bias, pairs
-from labkit import selfcorrect as sc
-from labkit.simjudge import SimulatedJudge, simulated_own
+from labkit.experiments.judging import bias, pairs
+from labkit.experiments.judging import selfcorrect as sc
+from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
 from labkit.views import charts_judge as cj
 
 QS = pairs.make_questions(20, seed=0)
@@ -39,8 +39,8 @@ def test_swap_card_escapes_text_and_says_when_the_verdict_flipped():
     swap = next(s for s in SWAPS if s.flipped)
     card = cj.swap_html(swap)
     assert "flipped with the order" in card and "sim/judge (simulated)" in card
-    from labkit.judge import Judgment, Swap
-    from labkit.pairs import Pair
+    from labkit.experiments.judging.judge import Judgment, Swap
+    from labkit.experiments.judging.pairs import Pair
 
     evil = Pair("x", "<script>alert(1)</script>", "a", "b", 1)
     held = Swap(evil, Judgment("x", "12", "A", "j", False), Judgment("x", "21", "B", "j", False))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.checkset import Check, CheckSet, CheckSetError, compare
-from labkit.errors import ValidatorMismatch
-from labkit.types import Evidence, TestResult
+from labkit.core.errors import ValidatorMismatch
+from labkit.core.types import Evidence, TestResult
+from labkit.grading.checkset import Check, CheckSet, CheckSetError, compare
 
 TESTS_V1 = {
     "tests/test_a.py": (

@@ -1,8 +1,8 @@
 import os
 import time
 
-from labkit.experiment import Experiment, observe
-from labkit.types import Candidate
+from labkit.core.types import Candidate
+from labkit.loop.probe import Experiment, observe
 
 
 def test_a_probe_prints_what_it_observes():

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from labkit.acceptance import AcceptanceSuite
-from labkit.sandbox import Limits
-from labkit.types import Candidate, Verdict
-from labkit.validator import Validator
+from labkit.core.types import Candidate, Verdict
+from labkit.grading.acceptance import AcceptanceSuite
+from labkit.grading.sandbox import Limits
+from labkit.grading.validator import Validator
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,8 @@ import math
 
 import pytest
 
-from labkit.judge import (
+from labkit.core.types import Reply
+from labkit.experiments.judging.judge import (
     LETTER,
     MT_BENCH,
     ModelJudge,
@@ -18,8 +19,7 @@ from labkit.judge import (
     winner_of,
     with_fallback,
 )
-from labkit.pairs import Pair
-from labkit.types import Reply
+from labkit.experiments.judging.pairs import Pair
 
 PAIR = Pair("p1", "What is 2 + 2?", "2 + 2 = 4. The answer is 4.", "2 + 2 = 5. The answer is 5.", 1, "correctness")
 
@@ -148,7 +148,7 @@ def test_find_flip_stops_at_the_first_flip():
 
 
 def test_with_fallback_only_for_models_that_cannot_be_used():
-    from labkit.errors import ModelUnavailable
+    from labkit.core.errors import ModelUnavailable
 
     def run(name):
         if name == "down":
@@ -165,7 +165,7 @@ def test_with_fallback_only_for_models_that_cannot_be_used():
 
 
 def test_through_labkit_models_with_the_scripted_provider():
-    from labkit.replay import Scripted, script
+    from labkit.models.replay import Scripted, script
 
     model = script([Scripted("A", {"A": math.log(0.9), "B": math.log(0.05)}), Scripted("A", {"A": math.log(0.8)}),
                     "[[B]]", "no idea"], name="judge-test")
@@ -178,8 +178,8 @@ def test_through_labkit_models_with_the_scripted_provider():
 
 
 def test_judge_batch_runs_both_orders_and_lists_failed_calls():
-    from labkit.errors import ModelTimeout
-    from labkit.replay import script
+    from labkit.core.errors import ModelTimeout
+    from labkit.models.replay import script
 
     def reply(messages, params):
         user = messages[-1]["content"]

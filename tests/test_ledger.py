@@ -17,9 +17,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from labkit.errors import LedgerError
-from labkit.ledger import Event, Ledger, frame_schema, new_run_id
-from labkit.types import Candidate, Evidence, TestResult, Usage, digest
+from labkit.core.errors import LedgerError
+from labkit.core.types import Candidate, Evidence, TestResult, Usage, digest
+from labkit.record.ledger import Event, Ledger, frame_schema, new_run_id
 
 PYTHON = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +105,7 @@ def test_evidence_accepts_json_values_and_dataclasses() -> None:
         ({"usage": Usage(tokens=-1)}, r"usage must be finite and >= 0 .*'tokens': -1"),
         ({"usage": Usage(cost_units=math.inf)}, r"usage must be finite .*'cost_units': inf"),
         ({"usage": Usage(wall_seconds=math.nan)}, r"usage must be finite .*'wall_seconds': nan"),
-        ({"usage": {"tokens": 1}}, "usage must be a labkit.types.Usage"),
+        ({"usage": {"tokens": 1}}, "usage must be a labkit.core.types.Usage"),
         ({"outputs": b"bytes"}, "outputs must be text"),
         ({"started_at": 5.0, "ended_at": 4.0}, "started_at <= ended_at"),
     ],
@@ -251,8 +251,8 @@ def test_new_run_id_is_unique_and_prefixed() -> None:
 _APPENDER = textwrap.dedent(
     """
     import sys
-    from labkit.ledger import Ledger
-    from labkit.types import Usage
+    from labkit.record.ledger import Ledger
+    from labkit.core.types import Usage
     path, writer, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     led = Ledger(path)
     for i in range(n):

@@ -4,13 +4,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from labkit import patch as P
-from labkit.cases import load_case
-from labkit.ledger import Ledger
-from labkit.loop import Reflection, Situation, decide, run_loop, run_sequence
-from labkit.reflection import check_record
-from labkit.types import Decision, Patch
-from labkit.validator import Validator
+from labkit.core import patch as P
+from labkit.core.types import Decision, Patch
+from labkit.grading.cases import load_case
+from labkit.grading.validator import Validator
+from labkit.loop.engine import Reflection, Situation, decide, run_loop, run_sequence
+from labkit.loop.reflection import check_record
+from labkit.record.ledger import Ledger
 
 CASE = load_case("cache_isolation")
 ISO = list(CASE.suite.groups["isolation"])
@@ -131,7 +131,7 @@ def test_round_cap_stops_and_reports(validator):
 
 def test_stop_rule_fires_and_is_recorded(validator):
     def after_one(rounds):
-        from labkit.types import DecisionRecord
+        from labkit.core.types import DecisionRecord
 
         return (
             DecisionRecord(Decision.STOP, "one round is enough", "custom")
@@ -204,7 +204,7 @@ def test_a_run_resumes_from_its_ledger(validator, tmp_path):
 
 
 def test_budget_exhaustion_stops_the_loop_and_nothing_is_overspent(validator):
-    from labkit.budget import Budget, limits
+    from labkit.record.budget import Budget, limits
 
     ledger = Ledger()
     budget = Budget(limits(cost_units=1.5), ledger=ledger, run_id="b")

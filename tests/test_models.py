@@ -9,9 +9,7 @@ import sys
 import pytest
 from stub_openai import StubOpenAI
 
-from labkit import models, replay
-from labkit.budget import Budget, limits
-from labkit.errors import (
+from labkit.core.errors import (
     BudgetExhausted,
     MissingKey,
     ModelError,
@@ -20,13 +18,16 @@ from labkit.errors import (
     ReplyFormatError,
     UnknownModel,
 )
-from labkit.ledger import Ledger
+from labkit.models import gateway as models
+from labkit.models import replay
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
 
 ASK = [{"role": "user", "content": "What is 2+3?"}]
 
 
 def test_import_labkit_does_not_import_litellm() -> None:
-    code = "import labkit, labkit.models, labkit.replay, labkit.batch, labkit.cache, labkit.smollm2, sys; assert 'litellm' not in sys.modules"
+    code = "import labkit, labkit.models.gateway, labkit.models.replay, labkit.models.batch, labkit.models.cache, labkit.models.smollm2, sys; assert 'litellm' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

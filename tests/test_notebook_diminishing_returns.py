@@ -29,7 +29,7 @@ print(json.dumps({{
     "correct": t["correct"].to_list(),
     "real_cases": len(r.cases),
     "real_rounds": r.rounds_run,
-    "real_label": __import__("labkit.repair", fromlist=["label"]).label(r),
+    "real_label": __import__("labkit.experiments.repair", fromlist=["label"]).label(r),
     "real_net": defs["real_table"]["net"].to_list(),
 }}))
 """

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit import pairs
-from labkit.pairs import Pair, PairFormatError, load_pairs
+from labkit.experiments.judging import pairs
+from labkit.experiments.judging.pairs import Pair, PairFormatError, load_pairs
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "judge"
 

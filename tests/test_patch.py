@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit import patch as P
-from labkit.errors import PatchError, PatchTooLarge
-from labkit.types import Candidate, Patch
+from labkit.core import patch as P
+from labkit.core.errors import PatchError, PatchTooLarge
+from labkit.core.types import Candidate, Patch
 
 CODE = "def key(user, product):\n    return product\n\n\ndef other():\n    return 1\n"
 FIXED = "def key(user, product):\n    return (user, product)\n\n\ndef other():\n    return 1\n"

@@ -2,12 +2,12 @@
 
 import json
 
-from labkit import cache_case
-from labkit.errors import ModelTimeout
-from labkit.ledger import Ledger
-from labkit.reflector import ModelReflector
-from labkit.replay import script
-from labkit.types import Decision
+from labkit.core.errors import ModelTimeout
+from labkit.core.types import Decision
+from labkit.experiments import cache_isolation as cache_case
+from labkit.loop.reflector import ModelReflector
+from labkit.models.replay import script
+from labkit.record.ledger import Ledger
 
 CASE = cache_case.case()
 ISO = list(CASE.suite.groups["isolation"])

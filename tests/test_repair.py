@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from labkit import patch as patches
-from labkit import repair
-from labkit.repair import (
+from labkit.core import patch as patches
+from labkit.experiments import repair
+from labkit.experiments.repair import (
     CaseError,
     Checker,
     ModelRepairer,
@@ -19,7 +19,7 @@ from labkit.repair import (
     VerdictCache,
     load_cases,
 )
-from labkit.stopping import Cap, MarginalNet, Stop
+from labkit.loop.stopping import Cap, MarginalNet, Stop
 
 ALL = load_cases()
 BY_ID = {c.id: c for c in ALL}
@@ -74,7 +74,7 @@ def test_a_broken_case_directory_gets_a_specific_error(tmp_path: Path) -> None:
 def test_simulated_choices_do_not_depend_on_which_other_cases_run() -> None:
     rep = SimulatedRepairer(fix=0.5, breaks=0.5, seed=3)
     case = BY_ID["median"]
-    from labkit.types import Evidence, TestResult, Verdict
+    from labkit.core.types import Evidence, TestResult, Verdict
 
     failing = Verdict(Evidence("c", "s", "v", (TestResult("t", "failed"),), 1, 0.1), (), ("t",), (), ())
     state = repair.State(case.original, "original", failing)
@@ -212,7 +212,7 @@ def test_a_flaky_test_fires_the_unstable_validator_rule(checker: Checker) -> Non
 
 @pytest.mark.slow
 def test_a_model_writes_the_patch_when_one_is_set(checker: Checker) -> None:
-    from labkit.replay import script
+    from labkit.models.replay import script
 
     case = BY_ID["slugify"]
     fixed = case.candidate("fix").files[case.module]
@@ -228,8 +228,8 @@ def test_a_model_writes_the_patch_when_one_is_set(checker: Checker) -> None:
 
 @pytest.mark.slow
 def test_a_model_failure_is_recorded_and_the_case_keeps_its_state(checker: Checker) -> None:
-    from labkit.errors import ModelTimeout
-    from labkit.replay import script
+    from labkit.core.errors import ModelTimeout
+    from labkit.models.replay import script
 
     model = script([ModelTimeout("the model took too long")], name="repair-timeout")
     result = repair.run([BY_ID["slugify"]], ModelRepairer(model), rounds=1, checker=checker, rules=())

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from labkit import models, replay
-from labkit.ledger import Ledger
+from labkit.models import gateway as models
+from labkit.models import replay
+from labkit.record.ledger import Ledger
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "transcripts" / "example.jsonl"
 ASK = [{"role": "user", "content": "Which answer is better?"}]

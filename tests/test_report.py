@@ -1,11 +1,11 @@
 import pytest
 
-from labkit.cases import load_case
-from labkit.ledger import Ledger
-from labkit.loop import Reflection, Situation, run_loop
-from labkit.reflection import check_record
-from labkit.report import evidence_frame, ledger_rows, scores_frame, step_labels, step_view
-from labkit.validator import Validator
+from labkit.grading.cases import load_case
+from labkit.grading.validator import Validator
+from labkit.loop.engine import Reflection, Situation, run_loop
+from labkit.loop.reflection import check_record
+from labkit.record.ledger import Ledger
+from labkit.views.report import evidence_frame, ledger_rows, scores_frame, step_labels, step_view
 
 CASE = load_case("cache_isolation")
 
@@ -79,7 +79,7 @@ def test_ledger_rows_are_the_steps_events(run):
 
 def test_rounds_frame_says_what_was_decided_and_why(run):
     trace, _ = run
-    from labkit.report import rounds_frame
+    from labkit.views.report import rounds_frame
 
     f = rounds_frame(trace)
     assert f["decision"].to_list() == ["roll back", "keep"]

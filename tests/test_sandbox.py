@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.sandbox import Limits, SandboxError, _nodeid, run_pytest, unsafe_path
-from labkit.types import digest
+from labkit.core.types import digest
+from labkit.grading.sandbox import Limits, SandboxError, _nodeid, run_pytest, unsafe_path
 
 LIMITS = Limits(wall_seconds=30, memory_mb=512)  # generous: these runs finish in about a second
 CODE = {"calc.py": "def add(a, b):\n    return a + b\n"}

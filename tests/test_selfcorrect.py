@@ -1,8 +1,8 @@
 import pytest
 
-from labkit import selfcorrect as sc
-from labkit.pairs import make_questions
-from labkit.types import Reply
+from labkit.core.types import Reply
+from labkit.experiments.judging import selfcorrect as sc
+from labkit.experiments.judging.pairs import make_questions
 
 QS = make_questions(4, seed=7)
 
@@ -133,7 +133,7 @@ def test_own_answers_are_round_zero_answers():
 
 
 def test_model_answerer_through_the_scripted_provider():
-    from labkit.replay import script
+    from labkit.models.replay import script
 
     q = QS[0]
     model = script([f"\\boxed{{{q.wrong_answer}}}", "Looks wrong.", f"\\boxed{{{q.answer}}}"], name="sc-test")

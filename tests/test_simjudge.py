@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from labkit import bias
-from labkit.pairs import Pair
-from labkit.simjudge import SimulatedJudge, synthetic_pairs
+from labkit.experiments.judging import bias
+from labkit.experiments.judging.pairs import Pair
+from labkit.experiments.judging.simjudge import SimulatedJudge, synthetic_pairs
 
 SEEDS = range(5)
 RESAMPLES = 400
@@ -128,7 +128,7 @@ def test_self_preference_share_tracks_delta():
 
 
 def test_length_control_removes_a_pure_length_advantage():
-    from labkit import pairs as P
+    from labkit.experiments.judging import pairs as P
 
     qs = P.make_questions(500, seed=9)
     wp = P.writer_pairs(qs, seed=9)

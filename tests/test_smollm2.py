@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from labkit import models, smollm2
-from labkit.errors import ModelError, ModelTimeout, ModelUnavailable
-from labkit.ledger import Ledger
+from labkit.core.errors import ModelError, ModelTimeout, ModelUnavailable
+from labkit.models import gateway as models
+from labkit.models import smollm2
+from labkit.record.ledger import Ledger
 
 _MISSING = smollm2.available()
 pytestmark = [

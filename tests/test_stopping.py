@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from labkit import accounting
-from labkit.accounting import RoundStats
-from labkit.stopping import (
+from labkit.core.types import Decision, DecisionRecord, Evidence, TestResult
+from labkit.loop import accounting
+from labkit.loop.accounting import RoundStats
+from labkit.loop.stopping import (
     AnyOf,
     Cap,
     History,
@@ -27,7 +28,6 @@ from labkit.stopping import (
     new_evidence,
     project,
 )
-from labkit.types import Decision, DecisionRecord, Evidence, TestResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diminishing_returns" / "rounds.csv"
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 
 import pytest
 
-from labkit.acceptance import AcceptanceSuite
-from labkit.errors import ValidatorMismatch
-from labkit.sandbox import Limits, SandboxRun
-from labkit.types import Candidate, Outcome, TestResult, Verdict, digest
-from labkit.validator import Validator, to_verdict, touches_protected
+from labkit.core.errors import ValidatorMismatch
+from labkit.core.types import Candidate, Outcome, TestResult, Verdict, digest
+from labkit.grading.acceptance import AcceptanceSuite
+from labkit.grading.sandbox import Limits, SandboxRun
+from labkit.grading.validator import Validator, to_verdict, touches_protected
 
 TEST_CACHE = """\
 from cache import Cache
@@ -100,7 +100,7 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
         results: dict[str, Outcome] = {ISO: "passed" if ok else "failed", HIT: "passed"}
         return _run(results, 0 if ok else 1)
 
-    monkeypatch.setattr("labkit.validator.run_pytest", run)
+    monkeypatch.setattr("labkit.grading.validator.run_pytest", run)
 
 
 @pytest.mark.usefixtures("fake_sandbox")

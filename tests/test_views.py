@@ -22,8 +22,8 @@ def test_stepper_rejects_bad_shapes():
 def test_jupyter_browser_swaps_precomputed_cards():
     from test_report import CASE, TwoSteps
 
-    from labkit.loop import run_loop
-    from labkit.validator import Validator
+    from labkit.grading.validator import Validator
+    from labkit.loop.engine import run_loop
     from labkit.views.jupyter import trace_browser
 
     trace = run_loop(CASE.start, CASE.suite, Validator(), TwoSteps())

@@ -1,7 +1,7 @@
 """Write one directory per repair case from cases_text.py, with measured labels.
 
 For every case this writes the original module, the visible tests, the hidden tests and
-each patch as a real unified diff (labkit.patch.make), then runs labkit's validator to
+each patch as a real unified diff (labkit.core.patch.make), then runs labkit's validator to
 *measure* which tests fail on the original (FAIL_TO_PASS) and which pass (PASS_TO_PASS),
 and what each patch does (resolves / hidden_failure / breaks_protective / incomplete). A
 patch whose measured effect differs from the intended one stops the build.
@@ -24,10 +24,10 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from cases_text import CASES  # noqa: E402
 
-from labkit import patch as patches  # noqa: E402
-from labkit.acceptance import AcceptanceSuite  # noqa: E402
-from labkit.types import Candidate, Verdict  # noqa: E402
-from labkit.validator import Validator  # noqa: E402
+from labkit.core import patch as patches  # noqa: E402
+from labkit.core.types import Candidate, Verdict  # noqa: E402
+from labkit.grading.acceptance import AcceptanceSuite  # noqa: E402
+from labkit.grading.validator import Validator  # noqa: E402
 
 VISIBLE, HIDDEN = "tests/test_visible.py", "tests/test_hidden.py"
 

@@ -12,10 +12,10 @@ from typing import Any, cast
 import altair as alt
 import polars as pl
 
-from labkit.bias import LengthControl, PositionReport, SideReport
-from labkit.judge import Swap, shown
-from labkit.selfcorrect import PublishedPoint, Transition
-from labkit.stats import Interval
+from labkit.core.stats import Interval
+from labkit.experiments.judging.bias import LengthControl, PositionReport, SideReport
+from labkit.experiments.judging.judge import Swap, shown
+from labkit.experiments.judging.selfcorrect import PublishedPoint, Transition
 
 
 def who(name: str, simulated: bool) -> str:

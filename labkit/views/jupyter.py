@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from labkit.report import step_labels
+from labkit.views.report import step_labels
 from labkit.views.step_card import trace_pages
 from labkit.views.stepper import Stepper
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from labkit.acceptance import AcceptanceSuite
-    from labkit.loop import Trace
+    from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.loop.engine import Trace
 
 
 def trace_browser(

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.report import StepView, ledger_rows, step_view
+from labkit.views.report import StepView, ledger_rows, step_view
 
 if TYPE_CHECKING:
-    from labkit.acceptance import AcceptanceSuite
-    from labkit.loop import Trace
+    from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.loop.engine import Trace
 
 _COLOURS = {
     "keep": "#2e7d32",

@@ -464,7 +464,7 @@ class ViewSpec:
 
 
 def _trace_title(label: str) -> str:
-    """labkit.report.step_labels -> StepView.title: 'start · v1' -> 'Start: v1', 'round 2 · keep' -> 'Round 2: keep'."""
+    """labkit.views.report.step_labels -> StepView.title: 'start · v1' -> 'Start: v1', 'round 2 · keep' -> 'Round 2: keep'."""
     head, _, tail = label.partition(" · ")
     return f"{head[:1].upper()}{head[1:]}: {tail}"
 

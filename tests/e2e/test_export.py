@@ -1,5 +1,5 @@
 """Exported static HTML opens offline: every marimo notebook, exported the way an instructor
-would (`python -m labkit.export notebooks/<nb>.py -o <file>.html`), opened from file:// in
+would (`python -m labkit.views.export notebooks/<nb>.py -o <file>.html`), opened from file:// in
 Chromium with every non-file request aborted, shows the notebook's content."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from e2e import browser as e2e
-from labkit.export import KEY_BASE, OfflineExportError, marimo_assets, offline_html
+from labkit.views.export import KEY_BASE, OfflineExportError, marimo_assets, offline_html
 
 LOCAL = ("file:", "data:", "blob:")
 _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
@@ -31,7 +31,7 @@ def chromium():
 def test_exported_notebook_opens_offline(chromium, notebook):
     out = e2e.BUILD / "export" / f"{notebook.stem}.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit.export", str(notebook), "-o", str(out)],
+        [sys.executable, "-m", "labkit.views.export", str(notebook), "-o", str(out)],
         cwd=e2e.ROOT,
         env=e2e.notebook_env(),
         capture_output=True,

@@ -1,0 +1,1 @@
+"""experiments: one module or folder per worked example, built on the loop."""

@@ -1,0 +1,163 @@
+"""Worked example A: the cache-isolation case (SPEC §4), run for real.
+
+Every number here comes from running the protected acceptance on real candidates in a
+pytest subprocess: v1 (key = product_id), v2 (key = (user_id, product_id)), the tempting
+"disable the cache" and the five-changes-at-once rewrite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from labkit.core import patch as patches
+from labkit.core.errors import PatchTooLarge
+from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
+from labkit.grading.cases import Case, load_case
+from labkit.grading.validator import Validator
+from labkit.loop.engine import Trace, assess, decide, run_loop
+from labkit.loop.reflection import Experience
+from labkit.loop.reflector import ModelReflector
+
+if TYPE_CHECKING:
+    from labkit.record.budget import Budget
+    from labkit.record.ledger import Ledger
+
+CASE = "cache_isolation"
+BRANCHES = {
+    "main": "observe the keys, then the composite key",
+    "tempting": "disable the cache first (blocked by the protective tests)",
+    "five": "five changes at once first (green but not attributable)",
+    "invalid": "unusable reflections first (the loop does not trust the reflector)",
+}
+OFFLINE_MODEL = "labkit/replay"
+
+
+def case() -> Case:
+    return load_case(CASE)
+
+
+def reflector(branch: str = "main", model: str | None = None) -> ModelReflector:
+    """The offline default replays the authored transcript (labelled scripted); any model string asks that model."""
+    from labkit.models.gateway import choose
+
+    if branch not in BRANCHES:
+        raise ValueError(f"unknown branch {branch!r}; choose one of {sorted(BRANCHES)}")
+    c = case()
+    name = choose(model, default=OFFLINE_MODEL)
+    transcript = c.root / "transcript.jsonl" if name.startswith(OFFLINE_MODEL) else None
+    return ModelReflector(name, environment=c.environment, transcript=transcript, branch=branch)
+
+
+def run(
+    branch: str = "main",
+    *,
+    model: str | None = None,
+    validator: Validator | None = None,
+    ledger: Ledger | None = None,
+    budget: Budget | None = None,
+    run_id: str = "",
+    max_rounds: int = 5,
+) -> Trace:
+    """Run the loop on v1 with the chosen reflector branch (or a real model)."""
+    c = case()
+    return run_loop(
+        c.start,
+        c.suite,
+        validator or Validator(),
+        reflector(branch, model),
+        max_rounds=max_rounds,
+        patch_cap=dict(c.patch_cap),
+        ledger=ledger,
+        budget=budget,
+        run_id=run_id or f"cache-{branch}",
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    candidate: str
+    verdict: Verdict
+    decision: DecisionRecord
+    size: str
+
+
+def compare(validator: Validator | None = None) -> tuple[pl.DataFrame, list[Row]]:
+    """The chapter's table, measured: each candidate validated, each patch decided against v1."""
+    c = case()
+    validator = validator or Validator()
+    v1 = validator.run(c.start, c.suite)
+    rows = [Row(c.start.label, v1, assess(v1), "")]
+    for name in ("composite_key", "disable_cache", "five_changes"):
+        p = c.patch(name)
+        s = patches.size(p)
+        problem = ""
+        try:
+            patches.check_size(p, **c.patch_cap)
+        except PatchTooLarge as exc:
+            problem = str(exc)
+        cand = patches.apply(c.start, p, label=p.description)
+        after = validator.retest(v1, cand, c.suite)
+        rows.append(
+            Row(
+                p.description,
+                after,
+                decide(v1, after, problem),
+                f"{s.files}f/{s.hunks}h/{s.lines}l",
+            )
+        )
+    return table(c, rows), rows
+
+
+def table(c: Case, rows: list[Row]) -> pl.DataFrame:
+    def frac(v: Verdict, group: str) -> str:
+        ok, n = c.suite.score(v, group)
+        return f"{ok}/{n}"
+
+    return pl.DataFrame(
+        {
+            "candidate": [r.candidate for r in rows],
+            "isolation": [frac(r.verdict, "isolation") for r in rows],
+            "same-user hit": [frac(r.verdict, "same-user hit") for r in rows],
+            "failing tests alone": ["pass" if not r.verdict.fail_to_fail else "fail" for r in rows],
+            "patch size": [r.size or "—" for r in rows],
+            "decision": [
+                "reflect"
+                if r.decision.decision is Decision.INVESTIGATE
+                else r.decision.decision.value
+                for r in rows
+            ],
+            "why": [r.decision.reason for r in rows],
+        }
+    )
+
+
+def distill(trace: Trace, model: str | None = None, branch: str = "main") -> Experience:
+    """The conditioned lesson, with provenance pointing at the run that verified it."""
+    if trace.final_verdict.resolved is False:
+        raise ValueError("only a verified correction yields experience; this run did not resolve")
+    exp = reflector(branch, model).distill(
+        f"Run {trace.run_id}: kept {trace.final.label!r}; final verdict {trace.final_verdict.report()}"
+    )
+    kept = next(r for r in trace.rounds if r.decision.decision is Decision.KEEP)
+    return replace(exp, source=f"run {trace.run_id}, round {kept.index}: {exp.source}")
+
+
+def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int]]:
+    """The leak itself, run in a subprocess: (user, product, price served) for A then B."""
+    from labkit.loop.probe import Experiment, observe
+
+    probe = (
+        "from pricing import PriceDatabase, PriceService\n"
+        "s = PriceService(PriceDatabase({('alice', 'p1'): 100, ('bob', 'p1'): 80}))\n"
+        "for user in ('alice', 'bob'):\n"
+        "    print(user, 'p1', s.price(user, 'p1'))\n"
+    )
+    obs = observe(candidate or case().start, Experiment("who gets which price", probe))
+    out = []
+    for line in obs.output.splitlines():
+        user, product, price = line.split()
+        out.append((user, product, int(price)))
+    return out

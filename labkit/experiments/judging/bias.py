@@ -1,0 +1,480 @@
+"""Judge-bias metrics over pairs judged in both orders, every figure with a bootstrap interval.
+
+Position: consistency (same output chosen in both orders), biased-to-first / -second
+(the first / second slot chosen in both orders), accuracy in each order, and the three
+scoring rules side by side: inconsistent-as-tie (FastChat), the average of both orders
+(LLMBar), both-orders vote (JudgeBench). Inconsistency is not position bias: a judge that
+is merely unsure flips on close pairs in both directions equally; position bias is the
+asymmetry first − second.
+
+Verbosity and self-preference: the share of (order-averaged) verdicts for the longer /
+the judge's own output. Length control in the manner of AlpacaEval 2: a logistic model
+of the preference with a per-model term and φ·tanh(standardised length difference),
+read off with the length term set to zero. `fit_judge` recovers the simulated judge's
+parameters (skill k, position β, length φ, self δ) by logistic regression on the slot
+chosen.
+
+The unit of resampling is the pair. Pairs fall into a few kinds of outcome, so a
+bootstrap resample is a multinomial draw over the distinct kinds: the same distribution
+as resampling pair indices, at a cost that does not grow with the number of pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from labkit.core.stats import Interval
+from labkit.experiments.judging.judge import Swap, length_feature
+
+Array = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class SwapTable:
+    """One row per pair judged in both orders, as columns.
+
+    Codes in w12 / w21 / label: 1 or 2 = that output, 0 = tie, −1 = unparseable (w) or
+    unknown (label). `w12` is the output chosen with output_1 shown first, `w21` with it
+    shown second.
+    """
+
+    pair_ids: npt.NDArray[np.object_]
+    w12: IntArray
+    w21: IntArray
+    label: IntArray
+    len_1: Array
+    len_2: Array
+    quality_1: Array  # NaN where unknown
+    quality_2: Array
+    model_1: npt.NDArray[np.object_]
+    model_2: npt.NDArray[np.object_]
+    kind: npt.NDArray[np.object_]
+    judge: str
+    simulated: bool
+
+    @property
+    def n(self) -> int:
+        return int(self.w12.size)
+
+    @property
+    def valid(self) -> npt.NDArray[np.bool_]:
+        """Pairs whose two replies both gave a verdict."""
+        return (self.w12 >= 0) & (self.w21 >= 0)
+
+    def where(self, mask: npt.ArrayLike) -> SwapTable:
+        """The rows selected by a boolean mask."""
+        m = np.asarray(mask, dtype=bool)
+        return SwapTable(self.pair_ids[m], self.w12[m], self.w21[m], self.label[m], self.len_1[m], self.len_2[m],
+                         self.quality_1[m], self.quality_2[m], self.model_1[m], self.model_2[m], self.kind[m],
+                         self.judge, self.simulated)
+
+    def of_kind(self, *kinds: str) -> SwapTable:
+        return self.where(np.isin(self.kind, kinds))
+
+
+def table(swaps: Sequence[Swap]) -> SwapTable:
+    """Columns from judged pairs. All judgments must come from one judge."""
+    if not swaps:
+        raise ValueError("no judged pairs to analyse")
+    judges = {j.judge for s in swaps for j in (s.first, s.second)}
+    if len(judges) != 1:
+        raise ValueError(f"a table holds one judge's verdicts; got {sorted(judges)}")
+    for s in swaps:
+        if s.first.order != "12" or s.second.order != "21" or not s.first.pair_id == s.pair.id == s.second.pair_id:
+            raise ValueError(f"pair {s.pair.id}: expected its order-12 then order-21 judgment")
+    nan = float("nan")
+    cols = list(zip(*[(s.pair.id, _code(s.first.winner), _code(s.second.winner), _code(s.pair.label),
+                       len(s.pair.output_1), len(s.pair.output_2),
+                       nan if s.pair.quality_1 is None else s.pair.quality_1,
+                       nan if s.pair.quality_2 is None else s.pair.quality_2,
+                       s.pair.model_1, s.pair.model_2, s.pair.kind) for s in swaps], strict=True))
+    ids, w12, w21, label, l1, l2, q1, q2, m1, m2, kind = cols
+    return SwapTable(
+        pair_ids=np.array(ids, dtype=object),
+        w12=np.array(w12, dtype=np.int64),
+        w21=np.array(w21, dtype=np.int64),
+        label=np.array(label, dtype=np.int64),
+        len_1=np.array(l1, dtype=float),
+        len_2=np.array(l2, dtype=float),
+        quality_1=np.array(q1, dtype=float),
+        quality_2=np.array(q2, dtype=float),
+        model_1=np.array(m1, dtype=object),
+        model_2=np.array(m2, dtype=object),
+        kind=np.array(kind, dtype=object),
+        judge=judges.pop(),
+        simulated=any(j.simulated for s in swaps for j in (s.first, s.second)),
+    )
+
+
+def _code(x: int | None) -> int:
+    return -1 if x is None else int(x)
+
+
+# --- the bootstrap over kinds of pair --------------------------------------------------------
+
+def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, level: float,
+                      seed: int | None) -> list[Interval]:
+    """Ratios  Σ num[key] / Σ den[key]  over pairs, each with a percentile-bootstrap interval.
+
+    `keys` gives each pair's outcome kind (0..K−1); `num` and `den` are (K, m) tables, one
+    column per metric. Resamples are multinomial draws of kind counts, shared by all metrics.
+    """
+    counts = np.bincount(keys, minlength=num.shape[0]).astype(float)
+    draws = _draw_counts(counts, resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = (counts @ num) / (counts @ den)
+        boot = (draws @ num) / (draws @ den)
+    return [_interval(float(point[j]), boot[:, j], level) for j in range(num.shape[1])]
+
+
+def _draw_counts(counts: Array, resamples: int, seed: int | None) -> Array:
+    """(resamples, K) counts of each kind in bootstrap resamples of the units."""
+    n = int(counts.sum())
+    if n == 0:
+        return np.zeros((resamples, counts.size))
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, counts / n, size=resamples).astype(float)
+
+
+def _interval(estimate: float, draws: Array, level: float) -> Interval:
+    alpha = (1.0 - level) / 2.0
+    finite = draws[np.isfinite(draws)]
+    if not np.isfinite(estimate) or finite.size == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), level)
+    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
+    return Interval(estimate, float(low), float(high), level)
+
+
+# --- position --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PositionReport:
+    """Position-bias metrics over pairs judged in both orders (shares of parsed pairs)."""
+
+    judge: str
+    simulated: bool
+    n_pairs: int
+    n_unparseable: int  # pairs with at least one reply that gave no verdict (left out below)
+    n_scored: int  # parsed pairs with a gold winner (accuracy is over these)
+    consistency: Interval  # same output chosen in both orders
+    first: Interval  # slot A chosen in both orders
+    second: Interval  # slot B chosen in both orders
+    other: Interval  # inconsistent with a tie on one side
+    net_position: Interval  # first − second: the position bias itself
+    accuracy_12: Interval  # accuracy with output_1 shown first
+    accuracy_21: Interval  # ... and shown second
+    accuracy_gap: Interval  # accuracy_12 − accuracy_21
+    gold_first: Interval  # accuracy in the order that shows the better output as A
+    gold_second: Interval  # ... and as B
+    gold_shift: Interval  # gold_first − gold_second: what swapping the order does to accuracy
+    fastchat: Interval  # inconsistent -> tie, then exact match with gold
+    llmbar: Interval  # mean accuracy of the two orders
+    judgebench: Interval  # vote of both orders: agree -> that; one tie -> the other; 1 vs 2 -> tie
+
+    def rows(self) -> list[tuple[str, Interval]]:
+        return [(name, getattr(self, name)) for name in _POSITION_METRICS]
+
+
+_POSITION_METRICS = ("consistency", "first", "second", "other", "net_position", "accuracy_12", "accuracy_21",
+                     "accuracy_gap", "gold_first", "gold_second", "gold_shift", "fastchat", "llmbar", "judgebench")
+
+
+def _position_tables() -> tuple[Array, Array]:
+    """Numerators and denominators of every position metric for each of the 64 pair kinds
+    (w12, w21, label each in −1..2)."""
+    key = np.arange(64)
+    a, b, g = key // 16 - 1, (key // 4) % 4 - 1, key % 4 - 1
+    valid = (a >= 0) & (b >= 0)
+    gold = valid & (g >= 1)
+    first = valid & (a == 1) & (b == 2)  # output 1 when it was in slot A, output 2 when it was
+    second = valid & (a == 2) & (b == 1)
+    consistent = valid & (a == b)
+    other = valid & ~consistent & ~first & ~second
+    fastchat = np.where(a == b, a, 0)
+    vote = np.where(a == b, a, np.where(a == 0, b, np.where(b == 0, a, 0)))
+    ok_a, ok_b = (a == g).astype(float), (b == g).astype(float)
+    # order 12 shows output 1 as A: the gold output is shown first there iff it is output 1
+    ok_first, ok_second = np.where(g == 1, ok_a, ok_b), np.where(g == 1, ok_b, ok_a)
+    columns = {
+        "consistency": (consistent, valid), "first": (first, valid), "second": (second, valid),
+        "other": (other, valid), "net_position": (first.astype(float) - second, valid),
+        "accuracy_12": (gold * ok_a, gold), "accuracy_21": (gold * ok_b, gold),
+        "accuracy_gap": (gold * (ok_a - ok_b), gold),
+        "gold_first": (gold * ok_first, gold), "gold_second": (gold * ok_second, gold),
+        "gold_shift": (gold * (ok_first - ok_second), gold),
+        "fastchat": (gold & (fastchat == g), gold), "llmbar": (gold * (ok_a + ok_b) / 2, gold),
+        "judgebench": (gold & (vote == g), gold),
+    }
+    num = np.stack([columns[m][0] for m in _POSITION_METRICS], axis=1).astype(float)
+    den = np.stack([columns[m][1] for m in _POSITION_METRICS], axis=1).astype(float)
+    return num, den
+
+
+_POSITION_NUM, _POSITION_DEN = _position_tables()
+
+
+def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> PositionReport:
+    """Position-bias metrics with intervals. Pairs with an unparseable reply are counted, not used."""
+    keys = (t.w12 + 1) * 16 + (t.w21 + 1) * 4 + (t.label + 1)
+    iv = _bootstrap_ratios(keys, _POSITION_NUM, _POSITION_DEN, resamples, level, seed)
+    valid = t.valid
+    return PositionReport(t.judge, t.simulated, t.n, int((~valid).sum()), int((valid & (t.label >= 1)).sum()), *iv)
+
+
+# --- a designated side: the longer output, the judge's own output, a model vs a baseline ------
+
+@dataclass(frozen=True)
+class SideReport:
+    """How often the judge chose a designated output (ties count half), order-averaged and
+    split by the slot the designated output was shown in. 0.5 = no preference."""
+
+    what: str
+    judge: str
+    simulated: bool
+    n_pairs: int
+    n_unparseable: int
+    share: Interval
+    shown_first: Interval
+    shown_second: Interval
+
+
+def _side_share(t: SwapTable, side: IntArray, what: str, resamples: int, level: float,
+                seed: int | None) -> SideReport:
+    use = side >= 1
+    sub = t.where(use)
+    s = side[use]
+    keys = (sub.w12 + 1) * 16 + (sub.w21 + 1) * 4 + s  # s in 1..2
+    key = np.arange(64)
+    a, b, d = key // 16 - 1, (key // 4) % 4 - 1, key % 4
+    valid = (a >= 0) & (b >= 0) & (d >= 1)
+    s12 = (a == d) + 0.5 * (a == 0)
+    s21 = (b == d) + 0.5 * (b == 0)
+    # in order 12 the designated output d is shown first iff d == 1
+    num = np.stack([valid * (s12 + s21) / 2, valid * np.where(d == 1, s12, s21),
+                    valid * np.where(d == 1, s21, s12)], axis=1)
+    den = np.stack([valid] * 3, axis=1).astype(float)
+    iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
+    return SideReport(what, t.judge, t.simulated, sub.n, int((~sub.valid).sum()), *iv)
+
+
+def verbosity(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> SideReport:
+    """Share of verdicts for the longer output (pairs of equal length are left out)."""
+    side = np.where(t.len_1 > t.len_2, 1, np.where(t.len_2 > t.len_1, 2, 0))
+    return _side_share(t, side, "longer", resamples, level, seed)
+
+
+def self_preference(t: SwapTable, judge: str | None = None, resamples: int = 1000, level: float = 0.95,
+                    seed: int | None = 0) -> SideReport:
+    """Share of verdicts for the judge's own output, over pairs where exactly one output is its own."""
+    me = judge or t.judge
+    side = np.where((t.model_1 == me) & (t.model_2 != me), 1, np.where((t.model_2 == me) & (t.model_1 != me), 2, 0))
+    return _side_share(t, side.astype(np.int64), "own", resamples, level, seed)
+
+
+# --- logistic regression, batched over bootstrap weights ---------------------------------------
+
+def _fit_logistic(x: Array, y: Array, w: Array, ridge: float = 1e-3, iters: int = 60) -> Array:
+    """Maximise Σ w·[y log μ + (1−y) log(1−μ)] − ridge/2·|θ|², μ = σ(xθ), by Newton's method
+    (IRLS), for each row of weights at once. x (U, p), y (U,) in [0, 1], w (R, U) -> θ (R, p)."""
+    r, p = w.shape[0], x.shape[1]
+    theta = np.zeros((r, p))
+    xx = (x[:, :, None] * x[:, None, :]).reshape(x.shape[0], p * p)  # outer products, one row per unit
+    eye = np.eye(p) * ridge
+    for _ in range(iters):
+        mu = 1.0 / (1.0 + np.exp(-(theta @ x.T)))
+        grad = (w * (y - mu)) @ x - ridge * theta
+        hess = ((w * mu * (1.0 - mu)) @ xx).reshape(r, p, p) + eye
+        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step = np.clip(step, -5.0, 5.0)  # a separated resample must not jump to infinity in one go
+        theta += step
+        if np.abs(step).max() < 1e-9:
+            break
+    return theta
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Distinct units (each owning `m` rows of a regression) with how often each occurs."""
+
+    x: Array  # (K·m, p) rows, unit by unit
+    y: Array  # (K·m,)
+    rep: IntArray  # row -> distinct unit
+    counts: Array  # (K,)
+
+
+def _merge_units(x: Array, y: Array, unit: IntArray) -> _Units:
+    """Merge identical units, so a bootstrap costs by distinct units rather than by pairs."""
+    per = np.bincount(unit)
+    m = int(per[0])
+    if not np.all(per == m):
+        raise ValueError("every unit must own the same number of rows")
+    order = np.argsort(unit, kind="stable")
+    p = x.shape[1]
+    sig = np.concatenate([x[order], y[order, None]], axis=1).reshape(per.size, m * (p + 1))
+    kinds, counts = np.unique(sig, axis=0, return_counts=True)
+    rows = kinds.reshape(len(kinds) * m, p + 1)
+    return _Units(rows[:, :p], rows[:, p], np.repeat(np.arange(len(kinds)), m), counts.astype(float))
+
+
+def _fit_with_draws(u: _Units, draws: Array) -> tuple[Array, Array]:
+    """θ at the data and θ for each bootstrap row of unit counts."""
+    point = _fit_logistic(u.x, u.y, u.counts[None, u.rep])[0]
+    chunk = max(1, 4_000_000 // max(1, u.y.size))  # bound the (resamples, rows) working arrays
+    boot = np.concatenate([_fit_logistic(u.x, u.y, draws[i:i + chunk, u.rep])
+                           for i in range(0, draws.shape[0], chunk)]) if draws.size else draws
+    return point, boot
+
+
+@dataclass(frozen=True)
+class JudgeFit:
+    """Judge parameters recovered from its verdicts: P(slot 1) = σ(k·Δq + β + φ·Δlen + δ·own).
+    A parameter the data cannot identify (no quality, no length spread, no own outputs) is None."""
+
+    judge: str
+    simulated: bool
+    n_pairs: int
+    beta: Interval
+    k: Interval | None
+    phi: Interval | None
+    delta: Interval | None
+    separated: bool = False  # every verdict predicted exactly: estimates are "very large", held by the ridge
+
+
+def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95,
+              seed: int | None = 0) -> JudgeFit:
+    """Logistic regression of "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own] over both
+    orders of every parsed pair; ties count as ½. Intervals resample pairs."""
+    sub = t.where(t.valid)
+    if sub.n == 0:
+        raise ValueError("no parsed pairs to fit")
+    dq = sub.quality_1 - sub.quality_2
+    dl = length_feature(sub.len_1, sub.len_2, length_scale)
+    own = ((sub.model_1 == t.judge) & (sub.model_2 != t.judge)).astype(float) - (
+        (sub.model_2 == t.judge) & (sub.model_1 != t.judge)).astype(float)
+    cols = {"beta": np.ones(sub.n), "k": dq, "phi": dl, "delta": own}
+    use = [name for name, c in cols.items() if name == "beta" or (np.all(np.isfinite(c)) and np.ptp(c) > 0)]
+    # rows: order 12 (slot 1 = output 1) then order 21 (slot 1 = output 2; differences change sign)
+    sign = {"beta": 1.0, "k": -1.0, "phi": -1.0, "delta": -1.0}
+    x = np.concatenate([np.stack([cols[u] for u in use], axis=1),
+                        np.stack([cols[u] * sign[u] for u in use], axis=1)])
+    y = np.concatenate([(sub.w12 == 1) + 0.5 * (sub.w12 == 0), (sub.w21 == 2) + 0.5 * (sub.w21 == 0)]).astype(float)
+    units = _merge_units(x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
+    point, boot = _fit_with_draws(units, _draw_counts(units.counts, resamples, seed))
+    iv = {u: _interval(float(point[i]), boot[:, i], level) for i, u in enumerate(use)}
+    fitted = _sigmoid(x @ point)
+    separated = bool(np.all(np.abs(fitted - y) < 0.01))
+    return JudgeFit(t.judge, t.simulated, sub.n, iv["beta"], iv.get("k"), iv.get("phi"), iv.get("delta"), separated)
+
+
+# --- length-controlled win rate ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WinRate:
+    model: str
+    baseline: str
+    n_pairs: int
+    raw: Interval  # order-averaged share of verdicts for the model (ties half)
+    length_controlled: Interval  # σ(θ_model): the same with the length term set to zero
+
+
+@dataclass(frozen=True)
+class LengthControl:
+    judge: str
+    simulated: bool
+    n_unparseable: int
+    length_sd: float  # the standard deviation the length difference was divided by (characters)
+    phi: Interval  # the fitted length coefficient
+    rates: tuple[WinRate, ...]
+
+
+def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
+                      seed: int | None = 0) -> LengthControl:
+    """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
+
+    Fits  logit P(model preferred) = θ_model + φ·tanh((len_model − len_baseline) / sd)  to the
+    order-averaged preferences (a shared φ, no instruction-difficulty term), and reports
+    σ(θ_model) beside the raw win rate. `sd` is the sample standard deviation of the length
+    differences, held fixed across bootstrap resamples.
+    """
+    vs = (t.model_1 == baseline) ^ (t.model_2 == baseline)
+    sub = t.where(vs & t.valid)
+    if sub.n == 0:
+        raise ValueError(f"no parsed pairs against baseline {baseline!r}")
+    side = np.where(sub.model_1 == baseline, 2, 1)
+    model = np.where(side == 1, sub.model_1, sub.model_2)
+    names = sorted(set(model.tolist()))
+    m_idx = np.searchsorted(np.array(names, dtype=object), model)
+    s12 = (sub.w12 == side) + 0.5 * (sub.w12 == 0)
+    s21 = (sub.w21 == side) + 0.5 * (sub.w21 == 0)
+    y = ((s12 + s21) / 2).astype(float)
+    dlen = np.where(side == 1, sub.len_1 - sub.len_2, sub.len_2 - sub.len_1)
+    sd = float(dlen.std(ddof=1)) if sub.n > 1 else 0.0
+    xl = np.tanh(dlen / sd) if sd > 0 else np.zeros(sub.n)
+    onehot = (m_idx[:, None] == np.arange(len(names))[None, :]).astype(float)
+    x = np.concatenate([onehot, xl[:, None]], axis=1)
+    units = _merge_units(x, y, np.arange(sub.n))
+    draws = _draw_counts(units.counts, resamples, seed)
+    point, boot = _fit_with_draws(units, draws)
+    # raw win rates from the same resamples: weighted means of y per model
+    oh = units.x[:, : len(names)]
+    raw_point = (units.counts @ (oh * units.y[:, None])) / (units.counts @ oh)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
+    rates = tuple(
+        WinRate(name, baseline, int((m_idx == i).sum()),
+                _interval(float(raw_point[i]), raw_boot[:, i], level),
+                _interval(float(_sigmoid(point[i])), _sigmoid(boot[:, i]), level))
+        for i, name in enumerate(names))
+    phi = _interval(float(point[-1]), boot[:, -1], level)
+    lc = LengthControl(t.judge, t.simulated, int((vs & ~t.valid).sum()), sd, phi, rates)
+    return lc
+
+
+def _sigmoid(z: Array | float) -> Array:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float))))
+
+
+# --- everything for one judge ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BiasReport:
+    """All metrics for one judge over a battery of pair sets (None where a set is absent)."""
+
+    judge: str
+    simulated: bool
+    n_unparseable: int  # judgments that gave no verdict, over every set
+    position: PositionReport | None  # correct vs incorrect answers
+    padded_wrong: PositionReport | None  # a concise right answer vs a padded wrong one
+    verbosity: SideReport | None  # the same answer, concise vs padded
+    self_preference: SideReport | None
+    length: LengthControl | None  # writers against the baseline
+    fit: JudgeFit | None  # k, β, φ, δ over every set with ground-truth quality
+
+
+def report(swaps: Sequence[Swap], baseline: str = "writer/baseline", length_scale: float = 200.0,
+           resamples: int = 1000, seed: int | None = 0) -> BiasReport:
+    """Split judged pairs by kind (as `labkit.experiments.judging.pairs.battery` makes them) and measure each."""
+    t = table(swaps)
+
+    def part(*kinds: str) -> SwapTable | None:
+        sub = t.of_kind(*kinds)
+        return sub if sub.n else None
+
+    r, sd = resamples, seed
+    pos, wrong, verb, own, writers = (part("correctness"), part("verbosity_wrong"), part("verbosity"),
+                                      part("self"), part("writer"))
+    known = t.where(np.isfinite(t.quality_1) & np.isfinite(t.quality_2) & t.valid)
+    return BiasReport(
+        t.judge, t.simulated, int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
+        position(pos, resamples=r, seed=sd) if pos else None,
+        position(wrong, resamples=r, seed=sd) if wrong else None,
+        verbosity(verb, resamples=r, seed=sd) if verb else None,
+        self_preference(own, resamples=r, seed=sd) if own else None,
+        length_controlled(writers, baseline, resamples=r, seed=sd) if writers and writers.valid.any() else None,
+        fit_judge(known, length_scale, resamples=r, seed=sd) if known.n else None,
+    )

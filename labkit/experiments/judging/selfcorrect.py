@@ -1,0 +1,258 @@
+"""Intrinsic self-correction (Huang et al., ICLR 2024): a model reviews and revises its own
+answer with no oracle, and we count what the revisions did.
+
+Round 0 is the first answer. Each later round asks the model to find problems with its
+previous answer, then to improve it; nothing outside the model's own text enters the
+conversation. Every round's answer is checked against the computed answer *after* the
+run, by us, never shown to the model.
+
+The per-round 2×2 transition (right→right, right→wrong, wrong→right, wrong→wrong) says
+where accuracy went. "Oracle stopping" — stop as soon as the answer is correct — uses
+the ground truth the loop is not supposed to have; it makes even a random re-answerer,
+which knows nothing, look like it improves every round. That is the inflation Huang et
+al. found in earlier self-correction results.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from labkit.core.paths import DATA
+from labkit.core.stats import Interval, bootstrap_columns
+from labkit.core.types import digest
+from labkit.experiments.judging.pairs import Question, extract_number
+
+Step = Literal["answer", "review", "revise"]
+
+HUANG_CSV = DATA / "huang2024_intrinsic.csv"
+
+# The prompts, after Huang et al.'s fixed self-correction prompts for GSM8K.
+ASK = "{question}\nSolve it step by step, and give your final answer as a single number in the form \\boxed{{answer}}."
+REVIEW = "Review your previous answer and find problems with your answer."
+REVISE = ("Based on the problems you found, improve your answer. Please reiterate your answer, "
+          "with your final answer a single number, in the form \\boxed{answer}.")
+
+
+class Answerer(Protocol):
+    """Something that answers, reviews and revises. It sees only the conversation."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def simulated(self) -> bool: ...
+
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class ModelAnswerer:
+    """A model through `labkit.models.gateway.complete` (or an injected `complete` of the same shape)."""
+
+    model: str
+    max_tokens: int = 256
+    temperature: float = 0.0
+    complete: Callable[..., Any] | None = None
+    ledger: Any = None
+    run_id: str = ""
+    cache: Any = None
+    budget: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments for complete
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    @property
+    def simulated(self) -> bool:
+        from labkit.models.gateway import is_simulated
+
+        return is_simulated(self.model)
+
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+        fn = self.complete
+        if fn is None:
+            from labkit.models.gateway import complete
+
+            fn = complete
+        kwargs: dict[str, Any] = dict(max_tokens=self.max_tokens, temperature=self.temperature,
+                                      ledger=self.ledger, run_id=self.run_id, round=round, role=step)
+        kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
+        kwargs.update(self.options)
+        return str(fn(self.model, messages, **kwargs).text)
+
+
+@dataclass(frozen=True)
+class RandomReanswerer:
+    """Knows nothing: every answer is right with probability `p_correct`, independently of
+    the question, the round and everything said before. Simulated."""
+
+    p_correct: float = 0.3
+    seed: int = 0
+    name: str = "sim/random-reanswerer"
+
+    @property
+    def simulated(self) -> bool:
+        return True
+
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+        if step == "review":
+            return "(simulated: a random re-answerer does not review)"
+        u = int(digest(f"{self.seed}:{question.id}:{round}"), 16) / 16**16
+        value = question.answer if u < self.p_correct else question.wrong_answer
+        return f"(simulated) \\boxed{{{value}}}"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One round's answer to one question, checked against the computed answer afterwards."""
+
+    question_id: str
+    round: int
+    text: str
+    value: float | None  # the number the answer ends in (None: no number)
+    correct: bool
+    review: str = ""  # the model's critique that preceded this answer (rounds ≥ 1)
+
+
+@dataclass(frozen=True)
+class SelfCorrectionRun:
+    """Every question's attempts, rounds 0..rounds."""
+
+    answerer: str
+    simulated: bool
+    rounds: int
+    attempts: tuple[tuple[Attempt, ...], ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.attempts)
+
+    def correct(self) -> npt.NDArray[np.bool_]:
+        """(questions, rounds + 1) correctness."""
+        return np.array([[a.correct for a in row] for row in self.attempts], dtype=bool).reshape(self.n, self.rounds + 1)
+
+    def unchanged(self) -> npt.NDArray[np.bool_]:
+        """(questions, rounds): round r's answer has the same number as round r − 1's."""
+        return np.array([[row[r].value == row[r - 1].value for r in range(1, self.rounds + 1)]
+                         for row in self.attempts], dtype=bool).reshape(self.n, self.rounds)
+
+
+def iter_intrinsic(questions: Iterable[Question], answerer: Answerer, rounds: int = 2) -> Iterator[tuple[Attempt, ...]]:
+    """Run the loop question by question, yielding each question's attempts as it finishes."""
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    for q in questions:
+        messages = [{"role": "user", "content": ASK.format(question=q.text)}]
+        text = answerer.respond(q, messages, "answer", 0)
+        row = [_attempt(q, 0, text)]
+        for r in range(1, rounds + 1):
+            messages = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": REVIEW}]
+            review = answerer.respond(q, messages, "review", r)
+            messages = [*messages, {"role": "assistant", "content": review}, {"role": "user", "content": REVISE}]
+            text = answerer.respond(q, messages, "revise", r)
+            row.append(_attempt(q, r, text, review))
+        yield tuple(row)
+
+
+def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int = 2,
+                  progress: Callable[[int], None] | None = None) -> SelfCorrectionRun:
+    """Intrinsic self-correction over `questions`; `progress(k)` after the k-th question."""
+    rows = []
+    for k, row in enumerate(iter_intrinsic(questions, answerer, rounds), 1):
+        rows.append(row)
+        if progress is not None:
+            progress(k)
+    return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows))
+
+
+def own_answers(answerer: Answerer, questions: Iterable[Question]) -> dict[str, str]:
+    """Round-0 answers (the loop's first prompt) by question id: a judge's own answers."""
+    return {q.id: answerer.respond(q, [{"role": "user", "content": ASK.format(question=q.text)}], "answer", 0)
+            for q in questions}
+
+
+def _attempt(q: Question, r: int, text: str, review: str = "") -> Attempt:
+    value = extract_number(text)
+    return Attempt(q.id, r, text, value, q.is_correct(text), review)
+
+
+# --- what the rounds did ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Transition:
+    """From round r − 1 to round r, as shares of all questions."""
+
+    round: int
+    n: int
+    right_right: Interval
+    right_wrong: Interval
+    wrong_right: Interval
+    wrong_wrong: Interval
+    unchanged: Interval  # the answer's number did not change
+
+
+def _shares(matrix: npt.ArrayLike, n: int, resamples: int, seed: int | None) -> list[Interval]:
+    """Column means of a (questions, k) 0/1 matrix with intervals, questions resampled jointly."""
+    return [Interval(iv.estimate / n, iv.low / n, iv.high / n, iv.level)
+            for iv in bootstrap_columns(matrix, resamples=resamples, seed=seed)]
+
+
+def accuracy(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None = 0) -> list[Interval]:
+    """Accuracy at each round with no oracle: the answer the loop ends that round with."""
+    return _shares(run.correct(), run.n, resamples, seed)
+
+
+def oracle_stopping(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None = 0) -> list[Interval]:
+    """Accuracy at each round if the loop stops the first time the answer is correct — which
+    needs the ground truth. Equals "correct at any round so far"."""
+    return _shares(np.maximum.accumulate(run.correct(), axis=1), run.n, resamples, seed)
+
+
+def transitions(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None = 0) -> list[Transition]:
+    """The 2×2 transition and the unchanged share for every round ≥ 1."""
+    c, same = run.correct(), run.unchanged()
+    out = []
+    for r in range(1, run.rounds + 1):
+        before, after = c[:, r - 1], c[:, r]
+        cols = np.stack([before & after, before & ~after, ~before & after, ~before & ~after, same[:, r - 1]], axis=1)
+        out.append(Transition(r, run.n, *_shares(cols.astype(float), run.n, resamples, seed)))
+    return out
+
+
+def expected_random(p_correct: float, rounds: int) -> tuple[list[float], list[float]]:
+    """A random re-answerer's expected accuracy per round: (no oracle, oracle stopping)."""
+    return [p_correct] * (rounds + 1), [1.0 - (1.0 - p_correct) ** (r + 1) for r in range(rounds + 1)]
+
+
+# --- the published table ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PublishedPoint:
+    """One cell of a published results table."""
+
+    model: str
+    benchmark: str
+    round: int
+    accuracy: float  # percent
+    source: str
+    note: str = ""
+
+
+def load_huang(path: Path | str | None = None) -> list[PublishedPoint]:
+    """Huang et al. (ICLR 2024), intrinsic self-correction, as quoted in SPEC §6 / seed 001."""
+    p = Path(path) if path else HUANG_CSV
+    with p.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    need = {"model", "benchmark", "round", "accuracy", "source"}
+    if not rows or not need <= set(rows[0]):
+        raise ValueError(f"{p}: expected columns {sorted(need)}")
+    return [PublishedPoint(r["model"], r["benchmark"], int(r["round"]), float(r["accuracy"]), r["source"],
+                           r.get("note", "") or "") for r in rows]

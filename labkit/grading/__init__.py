@@ -1,0 +1,1 @@
+"""grading: what counts as evidence: protected acceptance, the sandbox, the validator, check sets, cases."""

@@ -1,0 +1,256 @@
+"""The validator: a candidate goes in, reproducible evidence comes out. Never a suggestion.
+
+`Validator.run` checks the candidate's files for tampering with the grader (static
+alarms), runs the protected suite in the sandbox, checks the run for tampering that only
+shows at run time (a protected test rewritten or deleted, a required test skipped or
+missing, an exit code that disagrees with the report), and sorts every required test
+into SWE-bench's buckets. Any alarm quarantines the verdict: it is recorded, never
+`resolved`, never cached. A re-test must go through `retest`, which refuses a different
+suite or a differently configured validator than the failure it claims to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+from labkit.core.errors import ValidatorMismatch
+from labkit.core.types import Candidate, Evidence, Outcome, TestResult, Verdict, digest
+from labkit.grading.acceptance import AcceptanceSuite, split_nodeid
+from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun, run_pytest, unsafe_path
+
+_PROTOCOL = "labkit-validator/1"  # bump when the way a run is judged changes: it changes the id
+
+# Modules that sit between pytest and its report; a candidate file by these names could replace them.
+_SHADOWED = frozenset(
+    {"pytest", "_pytest", "pluggy", "py", "iniconfig", "sitecustomize", "usercustomize"}
+)
+_DEFAULT_LIMITS = Limits()
+_PYTEST_SECTION = {
+    "tox.ini": re.compile(r"^\s*\[(pytest|tool:pytest)\]", re.M),
+    "setup.cfg": re.compile(r"^\s*\[tool:pytest\]", re.M),
+    "pyproject.toml": re.compile(r"^\s*\[tool\.pytest", re.M),
+}
+
+
+class Validator:
+    """Runs an acceptance suite on candidates under fixed limits. Same settings, same `id`."""
+
+    def __init__(
+        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable, cache: bool = False
+    ) -> None:
+        self.limits = limits
+        self.python = python
+        self._cache: dict[tuple[str, str, str], Verdict] | None = {} if cache else None
+        self.runs = 0  # sandbox runs actually started (cache hits do not count)
+
+    def __repr__(self) -> str:
+        return f"Validator(id={self.id}, limits={self.limits}, cache={self._cache is not None})"
+
+    @property
+    def id(self) -> str:
+        """Digest of everything that can change a verdict: limits, interpreter, judging protocol."""
+        settings = {
+            "protocol": _PROTOCOL,
+            "wall_seconds": self.limits.wall_seconds,
+            "memory_mb": self.limits.memory_mb,
+            "python": self.python,
+        }
+        return digest(json.dumps(settings, sort_keys=True))
+
+    def run(
+        self, candidate: Candidate, suite: AcceptanceSuite, *, use_cache: bool = True
+    ) -> Verdict:
+        """Validate `candidate` against `suite`. use_cache=False forces a fresh run (flakiness checks)."""
+        key = (candidate.digest, suite.digest, self.id)
+        cache = self._cache if use_cache else None
+        if cache is not None and key in cache:
+            return cache[key]
+        alarms = self.alarms_for(candidate, suite)
+        run = None
+        # Never lay files outside the workspace: such a candidate is judged unrun (and alarmed).
+        if not any(unsafe_path(p) for p in candidate.files):
+            self.runs += 1
+            run = run_pytest(candidate.files, suite.tests, self.limits, self.python)
+        verdict = to_verdict(run, candidate, suite, self.id, alarms)
+        if cache is not None and not verdict.quarantined and not verdict.evidence.timed_out:
+            cache[key] = verdict
+        return verdict
+
+    def retest(self, before: Verdict, candidate: Candidate, suite: AcceptanceSuite) -> Verdict:
+        """Re-validate after a patch, on the SAME suite and validator as `before`, or refuse."""
+        ev = before.evidence
+        if ev.suite != suite.digest:
+            raise ValidatorMismatch(
+                f"re-test on suite {suite.name!r} (digest {suite.digest}) but the failure was judged "
+                f"on suite {ev.suite}: changing the suite changes the grader, not the candidate"
+            )
+        if ev.validator != self.id:
+            raise ValidatorMismatch(
+                f"re-test by validator {self.id} but the failure was judged by validator {ev.validator} "
+                f"(different limits or interpreter): use the validator that produced the failure"
+            )
+        return self.run(candidate, suite)
+
+    def alarms_for(self, candidate: Candidate, suite: AcceptanceSuite) -> tuple[str, ...]:
+        """Static integrity checks on the candidate's files, before anything runs."""
+        import_roots = {()} | {PurePosixPath(p).parent.parts for p in suite.tests}  # on sys.path
+        alarms: list[str] = []
+        for path, text in candidate.files.items():
+            reason = unsafe_path(path)
+            if reason:
+                alarms.append(f"unsafe path: {reason}")
+                continue
+            p = PurePosixPath(path)
+            if path in suite.tests:
+                # An identical copy is harmless: the pristine one is written over it anyway.
+                if text != suite.tests[path]:
+                    alarms.append(f"candidate edits protected test {path}")
+                continue
+            if p.name == "conftest.py":
+                alarms.append(f"candidate adds conftest.py: {path}")
+            if p.name in ("pytest.ini", ".pytest.ini"):
+                alarms.append(f"candidate adds pytest config file {path}")
+            section = _PYTEST_SECTION.get(p.name)
+            if section and section.search(text):
+                alarms.append(f"candidate sets pytest options in {path}")
+            if "pytest11" in text:
+                alarms.append(
+                    f"candidate declares a pytest11 entry point (a pytest plugin) in {path}"
+                )
+            if p.suffix == ".py" and re.search(r"\bpytest_plugins\b", text):
+                alarms.append(f"candidate names pytest_plugins in {path}")
+            shadowed = _shadows(p, import_roots)
+            if shadowed:
+                alarms.append(f"candidate shadows module {shadowed!r} with {path}")
+        return tuple(alarms)
+
+
+def _shadows(path: PurePosixPath, roots: Iterable[tuple[str, ...]]) -> str | None:
+    """The pytest-machinery module `path` would replace if imported from one of `roots`."""
+    for root in roots:
+        if path.parts[: len(root)] != root or len(path.parts) == len(root):
+            continue
+        rest = path.parts[len(root) :]
+        module = PurePosixPath(rest[0]).stem
+        if module in _SHADOWED and (len(rest) > 1 or rest[0].endswith(".py")):
+            return module
+    return None
+
+
+def touches_protected(paths: Iterable[str], suite: AcceptanceSuite) -> tuple[str, ...]:
+    """Alarms for a patch's touched paths: protected tests, conftest.py, pytest ini files.
+
+    Content checks (pytest sections in tox.ini/setup.cfg/pyproject.toml, pytest_plugins)
+    need the patched files: run `Validator.alarms_for` on the patched candidate for those.
+    """
+    alarms = []
+    for path in paths:
+        norm = path.removeprefix("./")
+        name = PurePosixPath(norm).name
+        if norm in suite.protected_paths:
+            alarms.append(f"patch touches protected test {norm}")
+        elif name == "conftest.py":
+            alarms.append(f"patch touches conftest.py: {norm}")
+        elif name in ("pytest.ini", ".pytest.ini"):
+            alarms.append(f"patch touches pytest config file {norm}")
+    return tuple(alarms)
+
+
+def to_verdict(
+    run: SandboxRun | None,
+    candidate: Candidate,
+    suite: AcceptanceSuite,
+    validator_id: str,
+    alarms: Iterable[str] = (),
+) -> Verdict:
+    """Judge one sandbox run: run-time alarms, one outcome per required test, SWE-bench buckets.
+
+    `run` is None when the candidate could not even be laid out (its alarms say why).
+    """
+    found_alarms = list(alarms)
+    required = [_required_result(nodeid, run) for nodeid in suite.required]
+    if run is not None:
+        found_alarms += _run_alarms(run, suite, required)
+    passed = {r.nodeid for r in required if r.outcome == "passed"}
+    seen = {r.nodeid for r in required}
+    extra = tuple(r for r in (run.results if run else ()) if r.nodeid not in seen)
+    evidence = Evidence(
+        candidate=candidate.digest,
+        suite=suite.digest,
+        validator=validator_id,
+        results=tuple(required) + extra,
+        exit_code=run.exit_code if run else None,
+        wall_seconds=run.wall_seconds if run else 0.0,
+        alarms=tuple(dict.fromkeys(found_alarms)),
+        stderr_tail=run.stderr_tail if run else "",
+        timed_out=run.timed_out if run else False,
+    )
+    return Verdict(
+        evidence=evidence,
+        fail_to_pass=tuple(n for n in suite.fail_to_pass if n in passed),
+        fail_to_fail=tuple(n for n in suite.fail_to_pass if n not in passed),
+        pass_to_pass=tuple(n for n in suite.pass_to_pass if n in passed),
+        pass_to_fail=tuple(n for n in suite.pass_to_pass if n not in passed),
+    )
+
+
+def _required_result(nodeid: str, run: SandboxRun | None) -> TestResult:
+    """The outcome of one required test. Only a test the report shows as passed passes."""
+    if run is None:
+        return TestResult(nodeid, "error", "not run: the candidate could not be laid out")
+    if run.timed_out:
+        return TestResult(nodeid, "error", "not reported: the run was killed at the wall limit")
+    if not run.report_found:
+        return TestResult(
+            nodeid, "error", f"not reported: no junit report (exit code {run.exit_code})"
+        )
+    by_id = {r.nodeid: r for r in run.results}
+    if nodeid in by_id:
+        return by_id[nodeid]
+    # A function named without parameters covers all its parametrisations: all must pass.
+    params = [r for r in run.results if r.nodeid.startswith(nodeid + "[")]
+    if params:
+        worst = max(params, key=lambda r: SEVERITY[r.outcome])
+        return TestResult(nodeid, worst.outcome, worst.message, sum(r.seconds for r in params))
+    # A collection error or skip of its module or class stands in for the test.
+    path, names = split_nodeid(nodeid)
+    for k in range(len(names) - 1, -1, -1):
+        parent = by_id.get("::".join([path, *names[:k]]))
+        if parent is not None:
+            outcome: Outcome = parent.outcome if parent.outcome != "passed" else "missing"
+            return TestResult(nodeid, outcome, f"{parent.nodeid}: {parent.message}")
+    return TestResult(nodeid, "missing", "not in the junit report")
+
+
+def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResult]) -> list[str]:
+    alarms = []
+    for path, text in suite.tests.items():
+        after = run.protected_after.get(path)
+        if after is None:
+            alarms.append(f"protected test {path} was deleted during the run")
+        elif after != digest(text):
+            alarms.append(f"protected test {path} was modified during the run")
+    if run.timed_out:  # a killed run has nothing to cross-check; every required test is an error
+        return alarms
+    if not run.report_found:
+        if run.exit_code == 0:
+            alarms.append("exit code 0 but no junit report: the run ended before pytest reported")
+        return alarms
+    bad = sum(r.outcome in ("failed", "error") for r in run.results)
+    if run.exit_code in (0, 1) and (run.exit_code == 0) != (bool(run.results) and not bad):
+        alarms.append(
+            f"exit code {run.exit_code} disagrees with the junit report "
+            f"({len(run.results)} results, {bad} failed or errored)"
+        )
+    for r in required:
+        if r.outcome == "skipped":
+            alarms.append(f"required test skipped: {r.nodeid} ({r.message})")
+        elif r.outcome == "missing":
+            alarms.append(
+                f"required test missing from the report: {r.nodeid} (exit code {run.exit_code})"
+            )
+    return alarms

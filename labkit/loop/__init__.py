@@ -1,0 +1,1 @@
+"""loop: the six-step loop: roles, reflection records, probes, decisions, stop rules, accounting."""

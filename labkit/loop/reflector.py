@@ -1,0 +1,172 @@
+"""The reflector role backed by a model: evidence in, one hypothesis + one patch out.
+
+The model (any litellm model string, or labkit's offline replay of an authored
+transcript) is asked for a JSON reflection record plus a unified diff. Nothing it says is
+trusted: a reply that is not JSON, a record missing a required part, evidence it did not
+see, or a diff that does not apply becomes a recorded, explained failure of that round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from labkit.core.errors import ModelError, ReplyFormatError
+from labkit.core.types import Patch, Usage
+from labkit.loop.engine import Reflection, Situation
+from labkit.loop.probe import Experiment
+from labkit.loop.reflection import Experience, check_record, parse_json_reply
+
+SYSTEM = """You are the reflector in a self-correction loop. You never edit code yourself and you never
+judge the tests. Read the external evidence (test results from the validator, and any observations),
+then answer with ONE JSON object and nothing else, in one of two forms:
+
+1. If the cause is unclear, ask for a discriminating experiment first:
+   {"experiment": {"question": "<what the observation will tell apart>", "probe": "<python script that prints it>"}}
+
+2. Otherwise, a reflection record with exactly one falsifiable hypothesis and one minimal patch:
+   {"phenomenon": "<what failed, as observed>",
+    "evidence_ref": "<the failing test node id (or evidence digest) this is read from>",
+    "environment": "<environment version>",
+    "hypothesis": {"cause": "<one cause>", "refuted_if": "<observation that would refute it>"},
+    "action": "<the single change>",
+    "expected": {"acceptance": ["<failing tests that must now pass>"], "protective": ["<tests that must still pass>"]},
+    "diff": "<unified diff against the candidate files, paths relative to the candidate root>"}
+
+Never edit test files. Never list several causes: if you cannot choose one, ask for an experiment."""
+
+
+def situation_prompt(s: Situation, environment: str) -> str:
+    """The user message: environment, evidence table, observations, rejected hypotheses, candidate."""
+    lines = [
+        f"Environment: {environment}",
+        f"Round {s.round}. Evidence {s.verdict.evidence.digest}:",
+    ]
+    for r in s.verdict.evidence.results:
+        msg = f" — {r.message.splitlines()[0][:200]}" if r.message else ""
+        lines.append(f"  {r.outcome.upper():7} {r.nodeid}{msg}")
+    a, n = s.verdict.score("acceptance")
+    p, m = s.verdict.score("protective")
+    lines.append(f"Failing acceptance passes {a}/{n}; protective tests pass {p}/{m}.")
+    for o in s.observations:
+        lines.append(f"Observation for '{o.experiment.question}':\n{o.output}")
+    if s.rejected:
+        lines.append("Hypotheses already tried and rolled back: " + "; ".join(s.rejected))
+    for path, text in s.candidate.files.items():
+        lines.append(f"--- candidate file {path} ---\n{text}")
+    return "\n".join(lines)
+
+
+@dataclass
+class ModelReflector:
+    """A reflector that asks a model (or replays a transcript) for a record + diff."""
+
+    model: str
+    environment: str = ""
+    transcript: Path | None = None  # for labkit/replay: the authored/recorded transcript file
+    branch: str = "main"  # replay key prefix: which authored storyline to follow
+    max_tokens: int = 1024
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def simulated(self) -> bool:
+        from labkit.models.gateway import is_simulated
+
+        return is_simulated(self.model)
+
+    @property
+    def name(self) -> str:
+        if self.transcript is not None and self.simulated:
+            return f"scripted ({Path(self.transcript).name}, {self.branch})"
+        return self.model
+
+    def _ask(self, messages: list[dict[str, str]], key: str) -> tuple[str, Usage]:
+        from labkit.models.gateway import complete
+
+        params: dict[str, Any] = dict(self.extra)
+        if self.transcript is not None:
+            params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
+        reply = complete(
+            self.model, messages, max_tokens=self.max_tokens, temperature=0.0, **params
+        )
+        return reply.text, reply.usage
+
+    def reflect(self, situation: Situation) -> Reflection:
+        key = f"round-{situation.round}" + (
+            f"/obs-{len(situation.observations)}" if situation.observations else ""
+        )
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": situation_prompt(situation, self.environment)},
+        ]
+        try:
+            text, usage = self._ask(messages, key)
+        except ModelError as exc:
+            return Reflection(failure=f"model call failed: {exc}")
+        return read_reply(text, situation, usage)
+
+    def distill(self, trace_summary: str) -> Experience:
+        """Ask for the conditioned lesson of a verified correction (five fields + provenance)."""
+        messages = [
+            {
+                "role": "system",
+                "content": "Distill one reusable, conditioned lesson as JSON with keys "
+                "lesson, condition, failure_mode, signal, strategy, counterexample, source, version, expires, "
+                "rejected (list of {claim, why_wrong}).",
+            },
+            {"role": "user", "content": trace_summary},
+        ]
+        text, _ = self._ask(messages, "distill")
+        return Experience.from_mapping(parse_json_reply(text))
+
+
+def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> Reflection:
+    """Turn a reply into a Reflection, or a Reflection whose `failure` says exactly what is wrong."""
+    usage = usage or Usage()
+    try:
+        data = parse_json_reply(text)
+    except ReplyFormatError as exc:
+        # Read prose as a free-text record, so "check the code logic" is told what it lacks.
+        try:
+            check_record(text)
+        except ReplyFormatError as gaps:
+            return Reflection(
+                failure=f"{exc}; as a free-text record it is {gaps}", raw=text, usage=usage
+            )
+        return Reflection(failure=str(exc), raw=text, usage=usage)
+    exp = data.get("experiment")
+    if isinstance(exp, dict):
+        question, probe = exp.get("question"), exp.get("probe")
+        if isinstance(question, str) and isinstance(probe, str) and probe.strip():
+            return Reflection(experiment=Experiment(question, probe), raw=text, usage=usage)
+        return Reflection(
+            failure="experiment request needs a 'question' and a non-empty 'probe'",
+            raw=text,
+            usage=usage,
+        )
+    try:
+        record = check_record(data, raw=text)
+    except ReplyFormatError as exc:
+        return Reflection(failure=str(exc), raw=text, usage=usage)
+    known = {
+        situation.verdict.evidence.digest,
+        *(r.nodeid for r in situation.verdict.evidence.results),
+        *(o.digest for o in situation.observations),
+    }
+    refs = [r.strip() for r in record.evidence_ref.split(",")]
+    if not all(r in known for r in refs):
+        return Reflection(
+            record=record,
+            raw=text,
+            usage=usage,
+            failure=f"evidence_ref {record.evidence_ref!r} names no evidence the validator produced",
+        )
+    diff = data.get("diff")
+    if not isinstance(diff, str) or not diff.strip():
+        return Reflection(
+            record=record, raw=text, usage=usage, failure="record has no 'diff': no patch to apply"
+        )
+    return Reflection(
+        record=record, patch=Patch(diff, description=record.action), raw=text, usage=usage
+    )

@@ -1,0 +1,1 @@
+"""record: what happened and what it cost: the append-only ledger and the reserve/settle budget."""

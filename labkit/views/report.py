@@ -1,0 +1,172 @@
+"""Traces as tables: what a notebook or widget shows for one round, computed here and tested.
+
+A "step" is a position a stepper can show: step 0 is the starting candidate and its
+evidence; step k is round k (reflection, patch, re-test, decision).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from labkit.core.types import Verdict
+from labkit.loop.engine import Round, Trace
+
+if TYPE_CHECKING:
+    from labkit.grading.acceptance import AcceptanceSuite
+
+
+def evidence_frame(verdict: Verdict, suite: AcceptanceSuite | None = None) -> pl.DataFrame:
+    """One row per test: group, expected role (F2P/P2P), outcome, bucket, first line of the message."""
+    groups = {nid: g for g, ids in (suite.groups.items() if suite else []) for nid in ids}
+    f2p = set(verdict.fail_to_pass) | set(verdict.fail_to_fail)
+    bucket = {
+        **{n: "FAIL_TO_PASS" for n in verdict.fail_to_pass},
+        **{n: "FAIL_TO_FAIL" for n in verdict.fail_to_fail},
+        **{n: "PASS_TO_PASS" for n in verdict.pass_to_pass},
+        **{n: "PASS_TO_FAIL" for n in verdict.pass_to_fail},
+    }
+    rows = [
+        {
+            "test": r.nodeid.split("::")[-1],
+            "group": groups.get(r.nodeid, ""),
+            "role": "failing acceptance" if r.nodeid in f2p else "protective",
+            "outcome": r.outcome,
+            "bucket": bucket.get(r.nodeid, ""),
+            "message": (r.message.splitlines() or [""])[0][:120],
+        }
+        for r in verdict.evidence.results
+    ]
+    schema = {k: pl.Utf8 for k in ("test", "group", "role", "outcome", "bucket", "message")}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def scores_frame(trace: Trace, suite: AcceptanceSuite) -> pl.DataFrame:
+    """Per step: passed/total for every display group of the suite, plus the decision and cost so far."""
+    rows = []
+    for step in range(len(trace.rounds) + 1):
+        verdict = step_verdict(trace, step)
+        rnd = trace.rounds[step - 1] if step else None
+        for group in suite.groups:
+            ok, n = suite.score(verdict, group)
+            rows.append(
+                {
+                    "step": step,
+                    "group": group,
+                    "passed": ok,
+                    "total": n,
+                    "decision": rnd.decision.decision.value if rnd else "start",
+                    "cost_units": rnd.usage.cost_units if rnd else 0.0,
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def step_verdict(trace: Trace, step: int) -> Verdict:
+    """The verdict a step is about: the start's evidence, or round k's re-test (or its input if none)."""
+    if step == 0:
+        return trace.start_verdict
+    rnd = trace.rounds[step - 1]
+    return rnd.retest or rnd.verdict
+
+
+def step_labels(trace: Trace) -> list[str]:
+    labels = [f"start · {trace.start.label}"]
+    labels += [f"round {r.index} · {r.decision.decision.value}" for r in trace.rounds]
+    return labels
+
+
+@dataclass(frozen=True)
+class StepView:
+    """Everything shown for one step, as plain values and frames."""
+
+    title: str
+    candidate: str
+    diff: str
+    observations: tuple[tuple[str, str], ...]  # (question, output)
+    record: dict[str, object] | None
+    failure: str
+    evidence: pl.DataFrame
+    decision: str
+    reason: str
+    cost_so_far: float
+    simulated: bool
+    reflector: str
+
+
+def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> StepView:
+    if not 0 <= step <= len(trace.rounds):
+        raise IndexError(f"step {step} is outside 0..{len(trace.rounds)} for run {trace.run_id}")
+    if step == 0:
+        a, n = trace.start_verdict.score("acceptance")
+        return StepView(
+            f"Start: {trace.start.label}",
+            trace.start.label,
+            "",
+            (),
+            None,
+            "",
+            evidence_frame(trace.start_verdict, suite),
+            "reflect",
+            f"failing acceptance passes {a}/{n}: there is external evidence to reflect on",
+            0.0,
+            trace.simulated,
+            trace.reflector,
+        )
+    rnd: Round = trace.rounds[step - 1]
+    refl = rnd.reflection
+    return StepView(
+        title=f"Round {rnd.index}: {rnd.decision.decision.value}",
+        candidate=(rnd.patched or rnd.candidate).label,
+        diff=refl.patch.diff if refl.patch else "",
+        observations=tuple((o.experiment.question, o.output) for o in rnd.observations),
+        record=refl.record.as_dict() if refl.record else None,
+        failure=refl.failure,
+        evidence=evidence_frame(rnd.retest or rnd.verdict, suite),
+        decision=rnd.decision.decision.value,
+        reason=rnd.decision.reason,
+        cost_so_far=rnd.usage.cost_units,
+        simulated=trace.simulated,
+        reflector=trace.reflector,
+    )
+
+
+def ledger_rows(frame: pl.DataFrame, step: int) -> pl.DataFrame:
+    """The ledger events of one step (round), with the columns a reader wants first."""
+    cols = [
+        c
+        for c in (
+            "seq",
+            "round",
+            "role",
+            "kind",
+            "tokens",
+            "calls",
+            "wall_seconds",
+            "cost_units",
+            "output_hash",
+        )
+        if c in frame.columns
+    ]
+    return frame.filter(pl.col("round") == step).select(cols)
+
+
+def rounds_frame(trace: Trace) -> pl.DataFrame:
+    """One row per round: what the reflector gave, what the loop decided, and why."""
+    rows = [
+        {
+            "round": r.index,
+            "reflection": "experiment + record"
+            if r.observations and r.reflection.record
+            else "record"
+            if r.reflection.record
+            else "unusable",
+            "decision": r.decision.decision.value,
+            "why": r.decision.reason,
+        }
+        for r in trace.rounds
+    ]
+    schema = {"round": pl.Int64, "reflection": pl.Utf8, "decision": pl.Utf8, "why": pl.Utf8}
+    return pl.DataFrame(rows, schema=schema)
