@@ -32,6 +32,10 @@ class BudgetExhausted(LabkitError):
     """An action's reserved upper bound does not fit in what is left of the budget."""
 
 
+class BudgetOverrun(UserWarning):
+    """A warning: an action used more than the upper bound it reserved (charged the bound)."""
+
+
 class LedgerError(LabkitError):
     """The ledger cannot record (disk full, read-only, schema mismatch). Nothing recorded is lost."""
 
@@ -62,3 +66,55 @@ class ReplyFormatError(ModelError):
     def __init__(self, message: str, reply: str = "") -> None:
         self.reply = reply
         super().__init__(message)
+
+
+class ReplayMiss(ModelError):
+    """The transcript has no reply for this request (the message names key and file)."""
+
+
+class TranscriptError(ModelError):
+    """A transcript file is missing or malformed (the message names file and line)."""
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was asked more often than it has replies."""
+
+
+class CacheError(LabkitError):
+    """The cache file cannot be opened or written (the message names the file)."""
+
+
+class SuiteError(LabkitError):
+    """An acceptance suite is malformed: unknown test file or test name, overlap, bad group."""
+
+
+class SandboxError(LabkitError):
+    """The sandbox was asked for something it will not do (e.g. write outside the workspace)."""
+
+
+class CheckSetError(LabkitError, ValueError):
+    """A check set or a run of it is malformed (duplicate check, unknown check or severity)."""
+
+
+class CaseError(LabkitError, ValueError):
+    """A case directory is missing a file, or its case.json is malformed or inconsistent."""
+
+
+class InvalidRecord(ReplyFormatError):
+    """A reflection record that cannot drive the loop. `problems` names each missing/invalid part."""
+
+    def __init__(self, problems: list[str], reply: str = "") -> None:
+        self.problems = problems
+        super().__init__("invalid reflection record: " + "; ".join(problems), reply)
+
+
+class InvalidRounds(LabkitError, ValueError):
+    """The per-case per-round frame cannot be accounted (missing column, round 0, duplicates...)."""
+
+
+class PairFormatError(LabkitError, ValueError):
+    """A pairwise file has a malformed line. The message names the file, the line and the field."""
+
+
+class OfflineExportError(LabkitError):
+    """The notebook could not be exported, or its export refers to files this marimo lacks."""

@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import polars as pl
 
 from labkit.core import patch as patches
-from labkit.core.errors import LabkitError, ModelTimeout, ModelUnavailable, ReplyFormatError
+from labkit.core.errors import (
+    CaseError,
+    LabkitError,
+    ModelTimeout,
+    ModelUnavailable,
+    ReplyFormatError,
+)
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Evidence, Patch, TestResult, Usage, Verdict
 from labkit.grading import checkset
@@ -64,9 +70,6 @@ VISIBLE_TESTS, HIDDEN_TESTS = "tests/test_visible.py", "tests/test_hidden.py"
 Kind = Literal["fix", "wrong", "tempt"]
 Effect = Literal["resolves", "hidden_failure", "breaks_protective", "incomplete"]
 
-
-class CaseError(LabkitError, ValueError):
-    """A repair-case directory is missing a file or its case.json is malformed."""
 
 
 # -- cases ----------------------------------------------------------------------------------

@@ -16,12 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import SuiteError
 from labkit.core.types import Verdict, digest
-
-
-class SuiteError(LabkitError):
-    """An acceptance suite is malformed: unknown test file or test name, overlap, bad group."""
 
 
 def split_nodeid(nodeid: str) -> tuple[str, tuple[str, ...]]:

@@ -13,14 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import CaseError
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch
 from labkit.grading.acceptance import AcceptanceSuite
-
-
-class CaseError(LabkitError):
-    """A case directory is incomplete or inconsistent."""
 
 
 @dataclass(frozen=True)

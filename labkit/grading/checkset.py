@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from labkit.core.errors import LabkitError, ValidatorMismatch
+from labkit.core.errors import CheckSetError, ValidatorMismatch
 from labkit.core.types import Evidence, Outcome, digest
 
 if TYPE_CHECKING:
@@ -35,9 +35,6 @@ SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")  # most
 _FAILING = ("failed", "error")
 _NOT_RUN = ("skipped", "missing")
 
-
-class CheckSetError(LabkitError, ValueError):
-    """A check set or a run of it is malformed (duplicate check, unknown check or severity)."""
 
 
 @dataclass(frozen=True)

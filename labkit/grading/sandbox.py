@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import SandboxError
 from labkit.core.types import Outcome, TestResult, digest
 
 _TAIL = 2000  # characters of stderr kept as evidence
@@ -43,9 +43,6 @@ _MESSAGE = 500  # characters of a failure message kept per test
 SEVERITY: dict[Outcome, int] = {"passed": 0, "skipped": 1, "missing": 2, "failed": 3, "error": 4}
 _TAGS: dict[str, Outcome] = {"error": "error", "failure": "failed", "skipped": "skipped"}
 
-
-class SandboxError(LabkitError):
-    """The sandbox was asked for something it will not do (e.g. write outside the workspace)."""
 
 
 @dataclass(frozen=True)

@@ -25,16 +25,13 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import InvalidRounds
 from labkit.core.paths import DATA
 from labkit.core.stats import resample_indices
 
 # The chapter's worked example B as per-case data (see data/diminishing_returns/README.md).
 CHAPTER_EXAMPLE = DATA / "diminishing_returns" / "rounds.csv"
 
-
-class InvalidRounds(LabkitError, ValueError):
-    """The per-case per-round frame cannot be accounted (missing column, round 0, duplicates...)."""
 
 
 @dataclass(frozen=True)

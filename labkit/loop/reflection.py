@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from labkit.core.errors import ReplyFormatError
+from labkit.core.errors import InvalidRecord, ReplyFormatError
 from labkit.core.types import Hypothesis
 
 # What a record is without each part (seed 000): evidence -> a guess, hypothesis -> a
@@ -31,13 +31,6 @@ _WITHOUT = {
 # A hypothesis that enumerates causes ("1) … 2) …", bullet lists, "or" chains) is not one hypothesis.
 _ENUMERATION = re.compile(r"(?:^|\s)(?:\(?\d+[.)]|[-*•])\s+\S", re.MULTILINE)
 
-
-class InvalidRecord(ReplyFormatError):
-    """A reflection record that cannot drive the loop. `problems` names each missing/invalid part."""
-
-    def __init__(self, problems: list[str], reply: str = "") -> None:
-        self.problems = problems
-        super().__init__("invalid reflection record: " + "; ".join(problems), reply)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import CacheError
 from labkit.core.types import Reply, Usage
 
 DEFAULT_PATH = "runs/cache.sqlite"
@@ -35,9 +35,6 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     stored_at         REAL NOT NULL
 ) WITHOUT ROWID"""
 
-
-class CacheError(LabkitError):
-    """The cache file cannot be opened or written (the message names the file)."""
 
 
 @dataclass(frozen=True)

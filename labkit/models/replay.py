@@ -36,23 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import ModelError
+from labkit.core.errors import ModelError, ReplayMiss, ScriptExhausted, TranscriptError
 from labkit.core.types import Reply, digest
 
 TRANSCRIPT_ENV = "LABKIT_TRANSCRIPT"
 RECORD_ENV = "LABKIT_RECORD"
 
 
-class ReplayMiss(ModelError):
-    """The transcript has no reply for this request (the message names key and file)."""
 
-
-class TranscriptError(ModelError):
-    """A transcript file is missing or malformed (the message names file and line)."""
-
-
-class ScriptExhausted(ModelError):
-    """A scripted model was asked more often than it has replies."""
 
 
 def message_key(messages: Sequence[Mapping[str, str]]) -> str:

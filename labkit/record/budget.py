@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from labkit.core.errors import BudgetExhausted
+from labkit.core.errors import BudgetExhausted, BudgetOverrun
 from labkit.core.types import Usage
 from labkit.record.ledger import Event, Ledger
 
@@ -55,10 +55,6 @@ def limits(
         math.inf if wall_seconds is None else wall_seconds,
         math.inf if cost_units is None else cost_units,
     )
-
-
-class BudgetOverrun(UserWarning):
-    """An action used more than the upper bound it reserved (charged the bound; see unreconciled)."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import tempfile
 from importlib.util import find_spec
 from pathlib import Path
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import OfflineExportError
 
 KEY_BASE = "https://marimo-frontend.invalid/assets/"
 _TAG = re.compile(r"""<(script|link)\b(?:[^>"']|"[^"]*"|'[^']*')*>(?:</script>)?""", re.I)
@@ -34,9 +34,6 @@ _ATTR = re.compile(r"""\s(src|href|rel|as)\s*=\s*(["'])(.*?)\2""", re.I | re.S)
 _RELATIVE = re.compile(r"""(["'`])\./([\w.\-]+)\1""")  # "./name.js" inside a chunk
 _CSS_URL = re.compile(r"""url\(\s*(["']?)(?:\./)?([\w.\-]+)\1\s*\)""")
 
-
-class OfflineExportError(LabkitError):
-    """The notebook could not be exported, or its export refers to files this marimo lacks."""
 
 
 def marimo_assets() -> Path:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import PairFormatError
 from labkit.core.paths import DATA
 
 Label = Literal[0, 1, 2]  # 1: output_1 is better, 2: output_2 is better, 0: tie / equal quality
@@ -28,9 +28,6 @@ Format = Literal["auto", "labkit", "mtbench", "llmbar"]
 
 DATA_DIR = DATA / "judge"
 
-
-class PairFormatError(LabkitError, ValueError):
-    """A pairwise file has a malformed line. The message names the file, the line and the field."""
 
 
 @dataclass(frozen=True)

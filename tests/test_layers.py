@@ -1,0 +1,168 @@
+"""The package's layers, checked on the real import graph.
+
+Every module under `labkit/` is parsed with `ast`; every import counts, wherever it is written
+(module level, inside a function, under `if TYPE_CHECKING:`), and so does a string constant that
+names a labkit submodule exactly (the lazy tables `importlib.import_module` reads).
+
+The order, lowest first:
+
+    core  <  record  <  grading, models  <  loop  <  experiments  <  views  <  labkit (facade, cli)
+
+- `core` (types, errors, patch, stats, paths) imports no other labkit layer.
+- `record` (ledger, budget) imports core only.
+- `grading` and `models` sit side by side above record: a model call is recorded and paid for,
+  so models may import record; grading and models never import each other.
+- `loop` may import everything below it, `experiments` the loop and below, `views` anything
+  below, and the top-level facade (`labkit/__init__.py`, `labkit/cli.py`) anything.
+A module may always import modules of its own layer.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+import labkit
+
+RANK = {
+    "core": 0,
+    "record": 1,
+    "grading": 2,
+    "models": 2,
+    "loop": 3,
+    "experiments": 4,
+    "views": 5,
+}
+TOP = {"labkit", "labkit.cli", "labkit.__main__"}  # the facade: above every layer
+PACKAGE = Path(labkit.__file__).resolve().parent
+
+
+def layer(module: str) -> str:
+    """'labkit.loop.engine' -> 'loop'; the facade modules -> 'labkit'."""
+    if module in TOP:
+        return "labkit"
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in RANK:
+        raise AssertionError(
+            f"{module} is in no layer: put it in one of {sorted(RANK)} or name it in TOP"
+        )
+    return parts[1]
+
+
+def rank(module: str) -> int:
+    name = layer(module)
+    return len(RANK) if name == "labkit" else RANK[name]
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool, known: Iterable[str]) -> set[str]:
+    """Every labkit module `source` imports, wherever the import is written."""
+    known = set(known)
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            # `from labkit.loop import engine` imports the module labkit.loop.engine
+            found.update(f"{target}.{a.name}" for a in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("labkit.")  # a lazy table's target, not the word "labkit"
+        ):
+            found.add(node.value)
+    return {name for name in found if name in known and name != module}
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    return {
+        name: imports_of(path.read_text(), name, path.name == "__init__.py", files)
+        for name, path in files.items()
+    }
+
+
+def violations(graph: Mapping[str, set[str]]) -> list[str]:
+    """Each import that points up (or sideways between grading and models), as a sentence."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if layer(target) == layer(module):
+                continue
+            if rank(target) >= rank(module):
+                found.append(f"{module} ({layer(module)}) imports {target} ({layer(target)})")
+    return found
+
+
+def test_the_real_graph_points_down() -> None:
+    graph = import_graph()
+    assert "labkit.loop.engine" in graph and "labkit.core.errors" in graph["labkit.loop.engine"]
+    assert violations(graph) == []
+
+
+def test_a_violation_is_caught_in_a_synthetic_graph() -> None:
+    assert violations({"labkit.core.types": {"labkit.loop.engine"}}) == [
+        "labkit.core.types (core) imports labkit.loop.engine (loop)"
+    ]
+    # grading and models are side by side: neither imports the other
+    assert violations({"labkit.grading.cases": {"labkit.models.gateway"}}) != []
+    assert violations({"labkit.models.gateway": {"labkit.grading.validator"}}) != []
+    # downwards and within a layer is fine
+    assert violations({"labkit.loop.reflector": {"labkit.loop.engine", "labkit.models.gateway"}}) == []
+    assert violations({"labkit": {"labkit.views.report"}}) == []
+    with pytest.raises(AssertionError, match="in no layer"):
+        violations({"labkit.misc": {"labkit.core.types"}})
+
+
+def test_function_level_and_lazy_imports_count(tmp_path: Path) -> None:
+    root = tmp_path / "labkit"
+    for sub in ("core", "loop"):
+        (root / sub).mkdir(parents=True)
+        (root / sub / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "loop" / "engine.py").write_text("X = 1\n")
+    (root / "core" / "types.py").write_text(
+        "def late():\n    from ..loop import engine\n    return engine\n"
+    )
+    (root / "core" / "stats.py").write_text(
+        "import importlib\nLAZY = {'x': 'labkit.loop.engine'}\n"
+    )
+    graph = import_graph(root)
+    assert graph["labkit.core.types"] == {"labkit.loop", "labkit.loop.engine"}
+    assert graph["labkit.core.stats"] == {"labkit.loop.engine"}
+    assert len(violations(graph)) == 3
+
+
+def test_every_exception_class_lives_in_core_errors() -> None:
+    defined_elsewhere = []
+    for info in pkgutil.walk_packages(labkit.__path__, "labkit."):
+        if info.name in {"labkit.__main__", "labkit.core.errors"}:
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == info.name
+            ):
+                defined_elsewhere.append(f"{info.name}.{name}")
+    assert defined_elsewhere == []
