@@ -21,9 +21,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from labkit.core.errors import BudgetExhausted, LedgerError
+from labkit.core.errors import BudgetExhausted, BudgetOverrun, LedgerError
 from labkit.core.types import Usage
-from labkit.record.budget import DIMENSIONS, Budget, BudgetOverrun, Operation, Reservation, limits
+from labkit.record.budget import DIMENSIONS, Budget, Operation, Reservation, limits
 from labkit.record.ledger import Ledger
 
 
@@ -608,3 +608,41 @@ TestBudgetProperties.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_state_reads_are_safe_while_another_thread_reserves() -> None:
+    """`reserved`, `held`, `remaining`, `available` iterate the open reservations; a second
+    thread reserving and settling at the same time used to change that dict mid-iteration
+    (RuntimeError: dictionary changed size during iteration)."""
+    import sys
+    import time
+
+    budget = Budget(limits(), confirmation=Usage(calls=1))
+    for _ in range(2000):  # many open reservations: each read iterates for a while
+        budget.reserve("held", Usage(calls=1))
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            budget.settle(budget.reserve("churn", Usage(calls=1)), Usage(calls=1))
+
+    errors: list[BaseException] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            try:
+                reads = (budget.reserved, budget.held, budget.remaining, budget.available)
+                assert len(reads) == 4 and repr(budget) and not budget.unreconciled
+            except RuntimeError as exc:
+                errors.append(exc)
+                break
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert budget.reserved.calls == 2000

@@ -138,7 +138,7 @@ class Budget:
         self.confirmation = confirmation
         self.ledger = ledger
         self.run_id = run_id
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reads take it too: another thread may be reserving
         self._open: dict[int, Reservation] = {}
         self._history: list[Charge] = []
         self._spent = _NONE
@@ -152,46 +152,54 @@ class Budget:
     @property
     def spent(self) -> Usage:
         """What settled actions were charged."""
-        return self._spent
+        with self._lock:
+            return self._spent
 
     @property
     def reserved(self) -> Usage:
         """Upper bounds of actions reserved and not yet settled."""
-        return _total(r.upper for r in self._open.values())
+        with self._lock:
+            return _total(r.upper for r in self._open.values())
 
     @property
     def remaining(self) -> Usage:
         """limit - spent - reserved, including what is still held for confirmation."""
-        return _clip(self.limit - self._spent - self.reserved)
+        with self._lock:
+            return _clip(self.limit - self._spent - self.reserved)
 
     @property
     def available(self) -> Usage:
         """What an ordinary (not for_confirmation) action can still reserve."""
-        return _clip(self._room(for_confirmation=False))
+        with self._lock:
+            return _clip(self._room(for_confirmation=False))
 
     @property
     def held(self) -> Usage:
         """The part of the confirmation reserve not yet used by confirmation actions."""
-        confirming = self._spent_confirming + _total(
-            r.upper for r in self._open.values() if r.from_reserve
-        )
+        with self._lock:
+            confirming = self._spent_confirming + _total(
+                r.upper for r in self._open.values() if r.from_reserve
+            )
         return _clip(self.confirmation - confirming)
 
     @property
     def unreconciled(self) -> list[Reservation]:
         """Reservations settled with unknown usage or with an overrun."""
-        return [c.reservation for c in self._history if c.unreconciled]
+        with self._lock:
+            return [c.reservation for c in self._history if c.unreconciled]
 
     @property
     def history(self) -> list[Charge]:
-        return list(self._history)
+        with self._lock:
+            return list(self._history)
 
     def __repr__(self) -> str:
-        return (
-            f"Budget(limit: {_show_limit(self.limit)}; spent: {_show(self._spent)}; "
-            f"reserved: {_show(self.reserved)}; held: {_show(self.held)}; "
-            f"unreconciled: {len(self.unreconciled)})"
-        )
+        with self._lock:
+            return (
+                f"Budget(limit: {_show_limit(self.limit)}; spent: {_show(self._spent)}; "
+                f"reserved: {_show(self.reserved)}; held: {_show(self.held)}; "
+                f"unreconciled: {len(self.unreconciled)})"
+            )
 
     # -- the verbs -----------------------------------------------------------------------
 
