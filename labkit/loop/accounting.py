@@ -11,13 +11,12 @@ as a round breaks more than it fixes. Watching only the first is how a loop keep
 past the point where it helps (seed 000, worked example B).
 
 Intervals are percentile bootstraps over cases: resample whole cases (every round of a
-case together) with `labkit.core.stats.resample_indices`, then get every resample's column sums
+case together) with `labkit.core.stats.resample_counts`, then get every resample's column sums
 from one matrix product (resample counts x per-case columns). No Python loop per resample.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import polars as pl
 
 from labkit.core.errors import InvalidRounds
 from labkit.core.paths import DATA
-from labkit.core.stats import resample_indices
+from labkit.core.stats import percentile_bounds, resample_counts
 
 # The chapter's worked example B as per-case data (see data/diminishing_returns/README.md).
 CHAPTER_EXAMPLE = DATA / "diminishing_returns" / "rounds.csv"
@@ -247,23 +246,10 @@ def _resampled_sums(
 ) -> npt.NDArray[np.float64]:
     """(resamples, k) column sums of `matrix` (cases, k) over bootstrap resamples of its rows.
 
-    Same draws as labkit.core.stats.bootstrap_columns (resample_indices with the same seed), but
-    as counts @ matrix: a gather of (resamples, cases, k) would not fit in memory at 10^4
-    cases x 10^3 resamples, a (resamples, cases) count matrix does.
+    counts @ matrix (labkit.core.stats.resample_counts): a gather of (resamples, cases, k)
+    would not fit in memory at 10^4 cases x 10^3 resamples, a (resamples, cases) count matrix does.
     """
-    n = matrix.shape[0]
-    idx = resample_indices(n, resamples, seed)
-    offsets = (np.arange(resamples, dtype=np.intp) * n)[:, None]
-    counts = np.bincount((idx + offsets).ravel(), minlength=resamples * n).reshape(resamples, n)
-    return counts.astype(np.float64) @ matrix
-
-
-def _bounds(draws: npt.NDArray[np.float64], level: float) -> tuple[npt.NDArray[np.float64], ...]:
-    alpha = (1.0 - level) / 2.0
-    with warnings.catch_warnings():  # a rate with no denominator in any resample is NaN: fine
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanquantile(draws, [alpha, 1.0 - alpha], axis=0)
-    return low, high
+    return resample_counts(matrix.shape[0], resamples, seed) @ matrix
 
 
 def _ratio(num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -340,7 +326,7 @@ def _per_round(
         sums = _resampled_sums(stacked, resamples, seed)  # (resamples, all columns)
         draws = _derive(dict(zip(names, np.split(sums, split, axis=1), strict=True)), n)
         for key in _INTERVALS:
-            low, high = _bounds(draws[key], level)
+            low, high = percentile_bounds(draws[key], level)
             out[f"{key}_low"], out[f"{key}_high"] = low, high
     else:
         for key in _INTERVALS:

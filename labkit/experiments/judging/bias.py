@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from labkit.core.stats import Interval
+from labkit.core.stats import Interval, interval, resample_kind_counts
 from labkit.experiments.judging.judge import Swap, length_feature
 
 Array = npt.NDArray[np.float64]
@@ -125,29 +125,11 @@ def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, le
     column per metric. Resamples are multinomial draws of kind counts, shared by all metrics.
     """
     counts = np.bincount(keys, minlength=num.shape[0]).astype(float)
-    draws = _draw_counts(counts, resamples, seed)
+    draws = resample_kind_counts(counts, resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
         point = (counts @ num) / (counts @ den)
         boot = (draws @ num) / (draws @ den)
-    return [_interval(float(point[j]), boot[:, j], level) for j in range(num.shape[1])]
-
-
-def _draw_counts(counts: Array, resamples: int, seed: int | None) -> Array:
-    """(resamples, K) counts of each kind in bootstrap resamples of the units."""
-    n = int(counts.sum())
-    if n == 0:
-        return np.zeros((resamples, counts.size))
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n, counts / n, size=resamples).astype(float)
-
-
-def _interval(estimate: float, draws: Array, level: float) -> Interval:
-    alpha = (1.0 - level) / 2.0
-    finite = draws[np.isfinite(draws)]
-    if not np.isfinite(estimate) or finite.size == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), level)
-    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
-    return Interval(estimate, float(low), float(high), level)
+    return [interval(float(point[j]), boot[:, j], level) for j in range(num.shape[1])]
 
 
 # --- position --------------------------------------------------------------------------------
@@ -364,8 +346,8 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
                         np.stack([cols[u] * sign[u] for u in use], axis=1)])
     y = np.concatenate([(sub.w12 == 1) + 0.5 * (sub.w12 == 0), (sub.w21 == 2) + 0.5 * (sub.w21 == 0)]).astype(float)
     units = _merge_units(x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
-    point, boot = _fit_with_draws(units, _draw_counts(units.counts, resamples, seed))
-    iv = {u: _interval(float(point[i]), boot[:, i], level) for i, u in enumerate(use)}
+    point, boot = _fit_with_draws(units, resample_kind_counts(units.counts, resamples, seed))
+    iv = {u: interval(float(point[i]), boot[:, i], level) for i, u in enumerate(use)}
     fitted = _sigmoid(x @ point)
     separated = bool(np.all(np.abs(fitted - y) < 0.01))
     return JudgeFit(t.judge, t.simulated, sub.n, iv["beta"], iv.get("k"), iv.get("phi"), iv.get("delta"), separated)
@@ -418,7 +400,7 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
     onehot = (m_idx[:, None] == np.arange(len(names))[None, :]).astype(float)
     x = np.concatenate([onehot, xl[:, None]], axis=1)
     units = _merge_units(x, y, np.arange(sub.n))
-    draws = _draw_counts(units.counts, resamples, seed)
+    draws = resample_kind_counts(units.counts, resamples, seed)
     point, boot = _fit_with_draws(units, draws)
     # raw win rates from the same resamples: weighted means of y per model
     oh = units.x[:, : len(names)]
@@ -427,10 +409,10 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
         raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
     rates = tuple(
         WinRate(name, baseline, int((m_idx == i).sum()),
-                _interval(float(raw_point[i]), raw_boot[:, i], level),
-                _interval(float(_sigmoid(point[i])), _sigmoid(boot[:, i]), level))
+                interval(float(raw_point[i]), raw_boot[:, i], level),
+                interval(float(_sigmoid(point[i])), _sigmoid(boot[:, i]), level))
         for i, name in enumerate(names))
-    phi = _interval(float(point[-1]), boot[:, -1], level)
+    phi = interval(float(point[-1]), boot[:, -1], level)
     lc = LengthControl(t.judge, t.simulated, int((vs & ~t.valid).sum()), sd, phi, rates)
     return lc
 
