@@ -5,9 +5,6 @@ Types and errors are imported eagerly; the primitives and experiments load on fi
 litellm.
 """
 
-from importlib import import_module
-from typing import Any
-
 from labkit.core.errors import (
     BudgetExhausted,
     IntegrityAlarm,
@@ -23,6 +20,7 @@ from labkit.core.errors import (
     UnknownModel,
     ValidatorMismatch,
 )
+from labkit.core.lazy import attach
 from labkit.core.types import (
     Bucket,
     Candidate,
@@ -38,7 +36,7 @@ from labkit.core.types import (
     Verdict,
 )
 
-_LAZY = {
+__getattr__, __dir__ = attach(__name__, {
     "AcceptanceSuite": "labkit.grading.acceptance",
     "Budget": "labkit.record.budget",
     "Ledger": "labkit.record.ledger",
@@ -49,13 +47,7 @@ _LAZY = {
     "decide": "labkit.loop.engine",
     "load_case": "labkit.grading.cases",
     "run_loop": "labkit.loop.engine",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'labkit' has no attribute {name!r}")
+})  # fmt: skip
 
 
 __all__ = [

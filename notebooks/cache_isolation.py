@@ -130,7 +130,7 @@ def _(mo):
 @app.cell
 def _(ask_model, cache_case, mo):
     mo.stop(not ask_model.value)
-    from labkit.models.gateway import choose, label, problem
+    from labkit.models.choice import choose, label, problem
     from labkit.views.report import rounds_frame
 
     _model = choose(None, default="labkit/smollm2")

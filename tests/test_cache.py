@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from stub_openai import StubOpenAI
 
+from labkit import models
 from labkit.core.errors import BudgetExhausted
 from labkit.core.types import Reply, Usage
-from labkit.models import gateway as models
 from labkit.models import replay
 from labkit.models.cache import CacheError, ResponseCache
 from labkit.record.budget import Budget, limits

@@ -9,6 +9,7 @@ import sys
 import pytest
 from stub_openai import StubOpenAI
 
+from labkit import models
 from labkit.core.errors import (
     BudgetExhausted,
     MissingKey,
@@ -18,7 +19,6 @@ from labkit.core.errors import (
     ReplyFormatError,
     UnknownModel,
 )
-from labkit.models import gateway as models
 from labkit.models import replay
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.models import gateway as models
+from labkit import models
+from labkit.core.errors import ModelError
 from labkit.models import replay
 from labkit.record.ledger import Ledger
 
@@ -111,5 +112,5 @@ def test_scripts_by_function_and_exhaustion() -> None:
     models.complete(short, ASK)
     with pytest.raises(replay.ScriptExhausted, match="'short' has 1 replies"):
         models.complete(short, ASK)
-    with pytest.raises(models.ModelError, match="no script named 'ghost'"):
+    with pytest.raises(ModelError, match="no script named 'ghost'"):
         models.complete("labkit/scripted:ghost", ASK)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from labkit import models
 from labkit.core.errors import ModelError, ModelTimeout, ModelUnavailable
-from labkit.models import gateway as models
 from labkit.models import smollm2
 from labkit.record.ledger import Ledger
 

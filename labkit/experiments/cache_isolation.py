@@ -41,7 +41,7 @@ def case() -> Case:
 
 def reflector(branch: str = "main", model: str | None = None) -> ModelReflector:
     """The offline default replays the authored transcript (labelled scripted); any model string asks that model."""
-    from labkit.models.gateway import choose
+    from labkit.models.choice import choose
 
     if branch not in BRANCHES:
         raise ValueError(f"unknown branch {branch!r}; choose one of {sorted(BRANCHES)}")

@@ -1,0 +1,91 @@
+"""Choosing a model, and saying why one cannot be used here (before any call, no network)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from labkit.core.errors import MissingKey, ModelError, UnknownModel
+from labkit.models.providers import BACKENDS, PROVIDER, litellm
+
+DEFAULT_ENV = "LABKIT_MODEL"
+OFFLINE_DEFAULT = "labkit/smollm2"
+
+_SIMULATED = ("labkit/scripted", "labkit/replay")
+
+
+def choose(name: str | None = None, *, default: str) -> str:
+    """The model to use: an explicit name, else $LABKIT_MODEL, else the experiment's default."""
+    return name or os.environ.get(DEFAULT_ENV, "").strip() or default
+
+
+def is_simulated(model: str) -> bool:
+    """True when the model's replies were written or recorded beforehand (scripted, replay)."""
+    return model.startswith(_SIMULATED)
+
+
+def label(model: str) -> str:
+    """The model string as it should appear next to its numbers: simulated ones say so."""
+    if model.startswith("labkit/scripted"):
+        return f"{model} (simulated: scripted)"
+    if model.startswith("labkit/replay"):
+        return f"{model} (simulated: replayed transcript)"
+    return model
+
+
+def known_models() -> list[str]:
+    """Choices for a model dropdown: $LABKIT_MODEL if set, then labkit's offline models."""
+    env = os.environ.get(DEFAULT_ENV, "").strip()
+    offline = [OFFLINE_DEFAULT, "labkit/replay", "labkit/scripted"]
+    return ([env] if env and env not in offline else []) + offline
+
+
+def preflight(model: str, **params: Any) -> None:
+    """Raise UnknownModel or MissingKey if `model` cannot be called as configured (no network)."""
+    if not isinstance(model, str) or not model.strip():
+        raise UnknownModel(f"model must be a non-empty string, got {model!r}")
+    if model.startswith(PROVIDER + "/"):
+        backend = model[len(PROVIDER) + 1 :].partition(":")[0]
+        if backend not in BACKENDS:
+            raise UnknownModel(
+                f"unknown labkit model {model!r}; labkit offers labkit/smollm2, labkit/gguf:<path>, "
+                "labkit/replay[:<transcript>] and labkit/scripted[:<name>]"
+            )
+        return
+    lib = litellm()
+    try:
+        lib.get_llm_provider(model)
+    except Exception:
+        raise UnknownModel(
+            f"litellm knows no provider for model {model!r}; write it as '<provider>/<model>' "
+            "(e.g. openai/gpt-4o-mini) or use an offline model such as labkit/smollm2"
+        ) from None
+    if params.get("api_key") or params.get("api_base"):
+        return  # the caller supplies the credentials (or a local server that needs none)
+    try:
+        missing = lib.validate_environment(model).get("missing_keys") or []
+    except Exception:
+        missing = []  # litellm cannot tell for this provider; the call will say
+    if missing:
+        raise MissingKey(
+            f"model {model!r} needs {', '.join(missing)} in the environment; set it, pass "
+            f"api_key=..., or choose an offline model (${DEFAULT_ENV}=labkit/smollm2)"
+        )
+
+
+def problem(model: str, **params: Any) -> str | None:
+    """Why `model` cannot be used here (unknown, key missing, engine not installed), or None.
+
+    For a notebook that falls back visibly: show the reason next to the fallback. An
+    unreachable server only shows on the first call (ModelUnavailable).
+    """
+    try:
+        preflight(model, **params)
+    except ModelError as e:
+        return str(e)
+    if model.startswith(("labkit/smollm2", "labkit/gguf")):
+        from labkit.models import smollm2
+
+        _, _, path = model.partition(":")
+        return smollm2.available(path or params.get("gguf") or None)
+    return None
