@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from labkit.core.errors import LabkitError
 from labkit.core.types import Reply
 from labkit.experiments.judging.pairs import Pair
+from labkit.models.role import ModelRole
 
 Order = Literal["12", "21"]  # "12": output_1 is shown as assistant A; "21": swapped
 Pick = Literal["A", "B", "tie"]  # the slot the judge chose
@@ -213,41 +214,20 @@ def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[fl
 
 # --- a model as judge ------------------------------------------------------------------------
 
-Complete = Callable[..., Reply]
-
-
 @dataclass(frozen=True)
-class ModelJudge:
+class ModelJudge(ModelRole):
     """A model asked through `labkit.models.gateway.complete` (or an injected `complete` with the same
-    signature). With `use_logprobs`, the verdict comes from answer-token probabilities when
-    the reply has them, and from the text otherwise."""
+    signature), recorded, paid and cached as a `ModelRole`. With `use_logprobs`, the verdict comes
+    from answer-token probabilities when the reply has them, and from the text otherwise."""
 
-    model: str
+    ROLE: ClassVar[str] = "judge"
+
     template: Template = MT_BENCH
     use_logprobs: bool = False
     temperature: float = 0.0
-    complete: Complete | None = None
-    ledger: Any = None  # labkit.record.ledger.Ledger
-    run_id: str = ""
-    cache: Any = None  # labkit.models.cache.ResponseCache
-    budget: Any = None  # labkit.record.budget.Budget
-    options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments for complete
-
-    @property
-    def name(self) -> str:
-        return self.model
-
-    @property
-    def simulated(self) -> bool:
-        from labkit.models.gateway import is_simulated
-
-        return is_simulated(self.model)
 
     def judge(self, pair: Pair, order: Order) -> Judgment:
-        kwargs = self.call_options()
-        kwargs.update(ledger=self.ledger, run_id=self.run_id, role="judge")
-        kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
-        reply = self._complete()(self.model, self.messages(pair, order), **kwargs)
+        reply = self.ask(self.messages(pair, order), **self.call_options())
         return self.read(pair, order, reply)
 
     def messages(self, pair: Pair, order: Order) -> list[dict[str, str]]:
@@ -269,13 +249,6 @@ class ModelJudge:
                 return Judgment(pair.id, order, read[0], self.model, reply.simulated, "logprobs", reply.text,
                                 read[1], read[2])
         return Judgment(pair.id, order, parse_verdict(reply.text), self.model, reply.simulated, "text", reply.text)
-
-    def _complete(self) -> Complete:
-        if self.complete is not None:
-            return self.complete
-        from labkit.models.gateway import complete
-
-        return complete
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -373,7 +346,7 @@ def with_fallback(run: Callable[[J], T], preferred: J, fallback: J) -> tuple[T, 
 def model_choices(fallback_default: str = "labkit/smollm2") -> tuple[list[str], str]:
     """(options for a model dropdown, the default): $LABKIT_MODEL if set, else the offline model."""
     try:
-        from labkit.models.gateway import OFFLINE_DEFAULT, choose, known_models
+        from labkit.models.choice import OFFLINE_DEFAULT, choose, known_models
     except ImportError:
         return [fallback_default], fallback_default
     default = choose(None, default=OFFLINE_DEFAULT)

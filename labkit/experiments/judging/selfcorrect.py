@@ -16,10 +16,10 @@ al. found in earlier self-correction results.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_columns
 from labkit.core.types import digest
 from labkit.experiments.judging.pairs import Question, extract_number
+from labkit.models.role import ModelRole
 
 Step = Literal["answer", "review", "revise"]
 
@@ -53,40 +54,17 @@ class Answerer(Protocol):
 
 
 @dataclass(frozen=True)
-class ModelAnswerer:
-    """A model through `labkit.models.gateway.complete` (or an injected `complete` of the same shape)."""
+class ModelAnswerer(ModelRole):
+    """A model through `labkit.models.gateway.complete` (or an injected `complete` of the same
+    shape), recorded, paid and cached as a `ModelRole`; each call's role is its step."""
 
-    model: str
     max_tokens: int = 256
     temperature: float = 0.0
-    complete: Callable[..., Any] | None = None
-    ledger: Any = None
-    run_id: str = ""
-    cache: Any = None
-    budget: Any = None
-    options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments for complete
-
-    @property
-    def name(self) -> str:
-        return self.model
-
-    @property
-    def simulated(self) -> bool:
-        from labkit.models.gateway import is_simulated
-
-        return is_simulated(self.model)
 
     def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
-        fn = self.complete
-        if fn is None:
-            from labkit.models.gateway import complete
-
-            fn = complete
-        kwargs: dict[str, Any] = dict(max_tokens=self.max_tokens, temperature=self.temperature,
-                                      ledger=self.ledger, run_id=self.run_id, round=round, role=step)
-        kwargs.update({k: v for k, v in (("cache", self.cache), ("budget", self.budget)) if v is not None})
-        kwargs.update(self.options)
-        return str(fn(self.model, messages, **kwargs).text)
+        reply = self.ask(messages, role=step, round=round, max_tokens=self.max_tokens,
+                         temperature=self.temperature)
+        return str(reply.text)
 
 
 @dataclass(frozen=True)
