@@ -22,23 +22,32 @@ Limits: every dimension of ``limit`` is enforced, zero included. Build limits wi
 from __future__ import annotations
 
 import math
-import sys
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from labkit.core.errors import BudgetExhausted, BudgetOverrun
 from labkit.core.types import Usage
 from labkit.record.ledger import Event, Ledger
+from labkit.record.usage import (
+    DIMENSIONS,
+    NONE,
+    UNLIMITED_COUNT,
+    check_usage,
+    clip,
+    fits,
+    num,
+    show,
+    show_limit,
+    total,
+    valid,
+    with_wall,
+)
 
 T = TypeVar("T")
-
-DIMENSIONS = ("tokens", "calls", "wall_seconds", "cost_units")
-UNLIMITED_COUNT = sys.maxsize  # tokens and calls are ints; this is "no limit" for them
-_NONE = Usage()
 
 
 def limits(
@@ -68,7 +77,7 @@ class Operation(Generic[T]):
     fn: Callable[..., T]
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
-    upper: Usage = _NONE
+    upper: Usage = NONE
     measure: Callable[[T], Usage | None] | None = None
 
 
@@ -95,7 +104,7 @@ class Charge:
 
     @property
     def unreconciled(self) -> bool:
-        return self.actual is None or self.overrun != _NONE
+        return self.actual is None or self.overrun != NONE
 
 
 class Budget:
@@ -117,12 +126,12 @@ class Budget:
         self,
         limit: Usage,
         *,
-        confirmation: Usage = _NONE,
+        confirmation: Usage = NONE,
         ledger: Ledger | None = None,
         run_id: str = "",
     ) -> None:
-        _check_usage(limit, "limit", finite=False)
-        _check_usage(confirmation, "confirmation")
+        check_usage(limit, "limit", finite=False)
+        check_usage(confirmation, "confirmation")
         if limit.wall_seconds == 0:
             raise ValueError(
                 "limit.wall_seconds is 0, but every action takes some wall time; "
@@ -130,7 +139,7 @@ class Budget:
             )
         if not confirmation.fits_in(limit):
             raise ValueError(
-                f"confirmation reserve {confirmation} does not fit in the limit {_show_limit(limit)}"
+                f"confirmation reserve {confirmation} does not fit in the limit {show_limit(limit)}"
             )
         if ledger is not None and not run_id:
             raise ValueError("a Budget that records to a ledger needs a run_id")
@@ -141,8 +150,8 @@ class Budget:
         self._lock = threading.RLock()  # reads take it too: another thread may be reserving
         self._open: dict[int, Reservation] = {}
         self._history: list[Charge] = []
-        self._spent = _NONE
-        self._spent_confirming = _NONE  # part of _spent drawn with for_confirmation=True
+        self._spent = NONE
+        self._spent_confirming = NONE  # part of _spent drawn with for_confirmation=True
         self._next_id = 1
         if ledger is not None:
             self._resume(ledger)
@@ -159,28 +168,28 @@ class Budget:
     def reserved(self) -> Usage:
         """Upper bounds of actions reserved and not yet settled."""
         with self._lock:
-            return _total(r.upper for r in self._open.values())
+            return total(r.upper for r in self._open.values())
 
     @property
     def remaining(self) -> Usage:
         """limit - spent - reserved, including what is still held for confirmation."""
         with self._lock:
-            return _clip(self.limit - self._spent - self.reserved)
+            return clip(self.limit - self._spent - self.reserved)
 
     @property
     def available(self) -> Usage:
         """What an ordinary (not for_confirmation) action can still reserve."""
         with self._lock:
-            return _clip(self._room(for_confirmation=False))
+            return clip(self._room(for_confirmation=False))
 
     @property
     def held(self) -> Usage:
         """The part of the confirmation reserve not yet used by confirmation actions."""
         with self._lock:
-            confirming = self._spent_confirming + _total(
+            confirming = self._spent_confirming + total(
                 r.upper for r in self._open.values() if r.from_reserve
             )
-        return _clip(self.confirmation - confirming)
+        return clip(self.confirmation - confirming)
 
     @property
     def unreconciled(self) -> list[Reservation]:
@@ -196,8 +205,8 @@ class Budget:
     def __repr__(self) -> str:
         with self._lock:
             return (
-                f"Budget(limit: {_show_limit(self.limit)}; spent: {_show(self._spent)}; "
-                f"reserved: {_show(self.reserved)}; held: {_show(self.held)}; "
+                f"Budget(limit: {show_limit(self.limit)}; spent: {show(self._spent)}; "
+                f"reserved: {show(self.reserved)}; held: {show(self.held)}; "
                 f"unreconciled: {len(self.unreconciled)})"
             )
 
@@ -209,10 +218,10 @@ class Budget:
         """Set `upper` aside for one action, or raise BudgetExhausted naming what does not fit."""
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"kind must be a non-empty str, got {kind!r}")
-        _check_usage(upper, "upper")
+        check_usage(upper, "upper")
         with self._lock:
             room = self._room(for_confirmation)
-            short = [d for d in DIMENSIONS if not _fits(getattr(upper, d), getattr(room, d))]
+            short = [d for d in DIMENSIONS if not fits(getattr(upper, d), getattr(room, d))]
             if short:
                 refusal = self._refusal(kind, upper, room, short, for_confirmation)
             else:
@@ -221,11 +230,11 @@ class Budget:
                 self._open[reservation.id] = reservation
         detail = {"upper": upper.as_dict(), "from_reserve": for_confirmation}
         if short:
-            self._record(kind, round, _NONE, {"status": "refused", "short": short, **detail})
+            self._record(kind, round, NONE, {"status": "refused", "short": short, **detail})
             raise BudgetExhausted(refusal)
         try:  # recorded before the action runs, so a crash mid-action is known on resume
             self._record(
-                kind, round, _NONE, {"status": "reserved", "reservation": reservation.id, **detail}
+                kind, round, NONE, {"status": "reserved", "reservation": reservation.id, **detail}
             )
         except BaseException:
             with self._lock:
@@ -245,13 +254,13 @@ class Budget:
         self, reservation: Reservation, actual: Usage | None, error: str, stacklevel: int
     ) -> Charge:
         if actual is not None:
-            _check_usage(actual, "actual usage")
+            check_usage(actual, "actual usage")
         with self._lock:
             if self._open.pop(reservation.id, None) is None:
                 raise ValueError(f"reservation {reservation.id} ({reservation.kind}) is not open")
             upper = reservation.upper
             if actual is None:
-                charged, overrun = upper, _NONE
+                charged, overrun = upper, NONE
             else:
                 charged, overrun = self._split(actual, upper)
             charge = Charge(reservation, actual, charged, overrun, error)
@@ -259,14 +268,14 @@ class Budget:
             self._spent = self._spent + charged
             if reservation.from_reserve:
                 self._spent_confirming = self._spent_confirming + charged
-        if overrun != _NONE:
+        if overrun != NONE:
             warnings.warn(
                 f"{reservation.kind} (reservation {reservation.id}) used more than its upper bound "
-                f"({_show(upper)}); charged the bound, overrun {_show(overrun)} awaits reconciliation",
+                f"({show(upper)}); charged the bound, overrun {show(overrun)} awaits reconciliation",
                 BudgetOverrun,
                 stacklevel=stacklevel,
             )
-        status = "unknown" if actual is None else "overrun" if overrun != _NONE else "settled"
+        status = "unknown" if actual is None else "overrun" if overrun != NONE else "settled"
         self._record(reservation.kind, reservation.round, charged, {
             "status": status, "reservation": reservation.id, "upper": upper.as_dict(),
             "actual": None if actual is None else actual.as_dict(), "overrun": overrun.as_dict(),
@@ -290,16 +299,16 @@ class Budget:
             result = op.fn(*op.args, **op.kwargs)
             measured = None if op.measure is None else op.measure(result)
             if measured is not None:
-                _check_usage(measured, f"usage measured for {kind}")
+                check_usage(measured, f"usage measured for {kind}")
         except BaseException as exc:
             carried = getattr(exc, "usage", None)
-            usage = carried if isinstance(carried, Usage) and _valid(carried) else None
+            usage = carried if isinstance(carried, Usage) and valid(carried) else None
             wall = time.perf_counter() - start
             error = f"{type(exc).__name__}: {exc}"
-            self._settle(reservation, _with_wall(usage, wall), error, stacklevel=3)
+            self._settle(reservation, with_wall(usage, wall), error, stacklevel=3)
             raise
         self._settle(
-            reservation, _with_wall(measured, time.perf_counter() - start), "", stacklevel=3
+            reservation, with_wall(measured, time.perf_counter() - start), "", stacklevel=3
         )
         return result
 
@@ -319,24 +328,24 @@ class Budget:
             if a <= u or not bounded:
                 charged[d], overrun[d] = a, 0 * a
             else:  # never more than reserved; float dust above the bound is not an overrun
-                charged[d], overrun[d] = u, (0 * a if _fits(a, u) else a - u)
+                charged[d], overrun[d] = u, (0 * a if fits(a, u) else a - u)
         return Usage(**charged), Usage(**overrun)
 
     def _refusal(
         self, kind: str, upper: Usage, room: Usage, short: list[str], for_confirmation: bool
     ) -> str:
         parts = [
-            f"{d} needs {_num(getattr(upper, d))} but {_num(max(getattr(room, d), 0))} is left"
+            f"{d} needs {num(getattr(upper, d))} but {num(max(getattr(room, d), 0))} is left"
             for d in short
         ]
         held = (
             ""
-            if for_confirmation or self.held == _NONE
-            else f"; {_show(self.held)} held for confirmation"
+            if for_confirmation or self.held == NONE
+            else f"; {show(self.held)} held for confirmation"
         )
         return (
-            f"{kind} does not fit the budget: {'; '.join(parts)} (limit {_show_limit(self.limit)}; "
-            f"spent {_show(self._spent)}; reserved {_show(self.reserved)}{held})"
+            f"{kind} does not fit the budget: {'; '.join(parts)} (limit {show_limit(self.limit)}; "
+            f"spent {show(self._spent)}; reserved {show(self.reserved)}{held})"
         )
 
     def _record(self, kind: str, round: int, usage: Usage, detail: dict[str, Any]) -> None:
@@ -366,11 +375,11 @@ class Budget:
             self._spent = self._spent + event.usage
             if res.from_reserve:
                 self._spent_confirming = self._spent_confirming + event.usage
-        owed = self._spent + _total(r.upper for r in unsettled.values())
+        owed = self._spent + total(r.upper for r in unsettled.values())
         if not owed.fits_in(self.limit):
             raise ValueError(
-                f"run {self.run_id!r} already spent {_show(owed)} (unsettled reservations included) "
-                f"in {ledger.path}, more than this budget's limit {_show_limit(self.limit)}"
+                f"run {self.run_id!r} already spent {show(owed)} (unsettled reservations included) "
+                f"in {ledger.path}, more than this budget's limit {show_limit(self.limit)}"
             )
         for res in unsettled.values():
             self._open[res.id] = res
@@ -385,61 +394,3 @@ def _reservation(event: Event) -> Reservation:
     return Reservation(
         int(d["reservation"]), event.kind, Usage(**d["upper"]), bool(d["from_reserve"]), event.round
     )
-
-
-def _show(u: Usage) -> str:
-    """Usage as its non-zero dimensions, e.g. "cost_units=12, wall_seconds=0.3"."""
-    return (
-        ", ".join(f"{d}={_num(getattr(u, d))}" for d in DIMENSIONS if getattr(u, d) > 0)
-        or "nothing"
-    )
-
-
-def _show_limit(u: Usage) -> str:
-    """A limit as its limited dimensions (zero included), e.g. "tokens=0, cost_units=15"."""
-    parts = [f"{d}={_num(getattr(u, d))}" for d in DIMENSIONS if _num(getattr(u, d)) != "unlimited"]
-    return ", ".join(parts) or "unlimited"
-
-
-def _check_usage(u: Usage, what: str, *, finite: bool = True) -> None:
-    if not isinstance(u, Usage):
-        raise TypeError(f"{what} must be a labkit.core.types.Usage, got {type(u).__name__}")
-    for d in DIMENSIONS:
-        v = getattr(u, d)
-        if not isinstance(v, int | float) or isinstance(v, bool) or math.isnan(v) or v < 0:
-            raise ValueError(f"{what}.{d} must be a number >= 0, got {v!r}")
-        if finite and math.isinf(v):
-            raise ValueError(f"{what}.{d} must be finite, got {v!r}")
-
-
-def _valid(u: Usage) -> bool:
-    try:
-        _check_usage(u, "usage")
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _fits(need: float, room: float) -> bool:
-    return need <= room + (1e-9 if isinstance(need, float) or isinstance(room, float) else 0)
-
-
-def _total(items: Any) -> Usage:
-    out = _NONE
-    for u in items:
-        out = out + u
-    return out
-
-
-def _clip(u: Usage) -> Usage:
-    """Negative components (float dust, or nothing left) become zero."""
-    return Usage(*(max(getattr(u, d), 0 * getattr(u, d)) for d in DIMENSIONS))
-
-
-def _with_wall(u: Usage | None, wall: float) -> Usage | None:
-    """Wall time is what paid() measured, or what the action reported if that is more."""
-    return None if u is None else replace(u, wall_seconds=max(u.wall_seconds, wall))
-
-
-def _num(x: float) -> str:
-    return "unlimited" if x >= UNLIMITED_COUNT or math.isinf(x) else f"{x:g}"
