@@ -91,6 +91,7 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
     assert Path(got["data"]) == installed / "data"
     assert got["labkit_modules_outside"] == []
     assert got["case"] == "cache-isolation" and "pricing.py" in got["case_files"]
+    assert not [f for f in got["case_files"] if "__pycache__" in f]  # pip compiled the data's .py
     assert got["net"] == [31, 4, -4]  # the chapter's worked example B, from the shipped CSV
     assert got["huang_rows"] > 0
     assert got["repair_cases"] == 33
