@@ -476,3 +476,99 @@ def test_several_processes_can_create_the_same_new_ledger_at_once(tmp_path: Path
         assert [code for code, _ in results] == [0] * 6, [err[-500:] for _, err in results if err]
         with Ledger(path) as led:
             assert len(led.events()) == 6
+
+
+# -- read-only storage and someone else's database (issue #10) ---------------------------
+
+
+def _mount_tmpfs(mnt: Path) -> None:
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)  # fmt: skip
+    # No skip: without mount rights this test cannot show read-only storage, and says so.
+    assert done.returncode == 0, f"this test needs mount rights (root): {done.stderr.strip()}"
+
+
+def test_read_only_opens_a_wal_ledger_on_read_only_storage(tmp_path: Path) -> None:
+    """A WAL ledger on a read-only filesystem: SQLite cannot create the -shm file there."""
+    mnt = tmp_path / "ro"
+    _mount_tmpfs(mnt)
+    try:
+        with Ledger(mnt / "l.db") as led:
+            _fill(led)
+            before = led.events()
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with Ledger(mnt / "l.db", read_only=True) as ro:
+            assert ro.events() == before
+            assert len(ro) == len(before) and ro.runs()
+            stored = [e.output_hash for e in before if e.output_hash]
+            assert stored and all(ro.get(h) for h in stored)
+            with pytest.raises(LedgerError, match="opened read-only"):
+                ro.record("a", 9, "executor", "generate")
+        with pytest.raises(LedgerError) as err:  # writing there is refused, and says why
+            Ledger(mnt / "l.db")
+        assert "read-only" in str(err.value) or "cannot open" in str(err.value)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_read_only_storage_after_a_kill_reads_the_log_or_refuses(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL leaves its write-ahead log (and -shm index) behind. On
+    read-only storage the ledger still reads in full; if the -shm index is gone, SQLite could
+    only read the main file, which lacks the newest events: refuse, never show a stale ledger."""
+    mnt = tmp_path / "ro"
+    _mount_tmpfs(mnt)
+    path = mnt / "l.db"
+    try:
+        with Ledger(path) as led:
+            _fill(led)
+        killed = subprocess.run([PYTHON, "-c", textwrap.dedent(f"""
+            import os, signal
+            from labkit.record.ledger import Ledger
+            led = Ledger({str(path)!r})
+            led.record("late", 0, "executor", "generate", outputs="after the checkpoint")
+            os.kill(os.getpid(), signal.SIGKILL)
+        """)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert os.path.getsize(f"{path}-wal") > 0 and os.path.exists(f"{path}-shm")
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with Ledger(path, read_only=True) as ro:
+            assert ro.runs() == ["a", "b", "late"]
+        subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
+        os.remove(f"{path}-shm")
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with pytest.raises(LedgerError, match="write-ahead log l.db-wal holds events"):
+            Ledger(path, read_only=True)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def _fingerprint(path: Path) -> tuple[bytes, list[str]]:
+    return path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
+
+
+def test_foreign_database_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as raw:
+        raw.execute("CREATE TABLE people (name TEXT)")
+        raw.execute("INSERT INTO people VALUES ('ada')")
+    raw.close()
+    before = _fingerprint(foreign)
+    with pytest.raises(LedgerError, match="not a labkit ledger"):
+        Ledger(foreign)
+    assert _fingerprint(foreign) == before  # same bytes, no -wal/-shm files beside it
+    with sqlite3.connect(foreign) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    raw.close()
+
+
+def test_newer_schema_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.db"
+    with sqlite3.connect(newer) as raw:
+        raw.execute("CREATE TABLE events (x)")
+        raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    before = _fingerprint(newer)
+    with pytest.raises(LedgerError, match="schema version 99"):
+        Ledger(newer)
+    assert _fingerprint(newer) == before

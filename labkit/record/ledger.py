@@ -145,7 +145,7 @@ class Ledger:
 
     # -- opening -------------------------------------------------------------------------
 
-    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+    def _connect(self, busy_timeout: float, *, immutable: bool = False) -> sqlite3.Connection:
         memory = self.path == ":memory:"
         if not memory:
             p = Path(self.path)
@@ -155,11 +155,11 @@ class Ledger:
                 raise LedgerError(f"cannot open ledger at {p}: directory {p.parent} does not exist")
             if self.read_only and not p.exists():
                 raise LedgerError(f"cannot open ledger at {p} read-only: no such file")
-        uri = (
-            Path(self.path).absolute().as_uri() + "?mode=ro"
-            if self.read_only and not memory
-            else None
-        )
+        uri = None
+        if self.read_only and not memory:
+            uri = Path(self.path).absolute().as_uri() + (
+                "?immutable=1" if immutable else "?mode=ro"
+            )
         try:
             db = sqlite3.connect(
                 uri or self.path,
@@ -175,11 +175,13 @@ class Ledger:
     def _prepare(self, durable: bool, max_bytes: int | None) -> None:
         # While another process is creating or switching the same new file to WAL, SQLite
         # can answer "database is locked" at once, without waiting on its busy handler. So the
-        # opening pragmas are retried until the busy timeout, not failed on the first try.
+        # opening steps are retried until the busy timeout, not failed on the first try.
         deadline = time.monotonic() + self._busy_timeout
         while True:
             try:
-                version = self._pragmas(durable, max_bytes)
+                version = self._check()  # reads only: a database we refuse is left untouched
+                if not self.read_only:
+                    self._pragmas(durable, max_bytes)
                 break
             except LedgerError as exc:
                 if (
@@ -189,13 +191,67 @@ class Ledger:
                 ):
                     raise
                 time.sleep(0.05)
-        self._create_schema(version)
+        if version == 0:
+            self._create_schema()
 
-    def _pragmas(self, durable: bool, max_bytes: int | None) -> int:
+    def _check(self) -> int:
+        """The schema version, after refusing (without writing) anything that is not our ledger."""
         try:
-            if self.read_only:
-                self._db.execute("PRAGMA query_only = 1")
-            elif self.path != ":memory:":
+            version, tables = self._read_header()
+        except sqlite3.OperationalError as exc:
+            if not (
+                self.read_only and _code(exc).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
+            ):
+                raise self._error(exc, "opening") from exc
+            self._reopen_immutable(exc)
+            try:
+                version, tables = self._read_header()
+            except sqlite3.Error as again:
+                raise self._error(again, "opening") from again
+        except sqlite3.Error as exc:
+            raise self._error(exc, "opening") from exc
+        if version not in (0, SCHEMA_VERSION):
+            raise LedgerError(
+                f"ledger {self.path} has schema version {version}; this labkit reads version {SCHEMA_VERSION}"
+            )
+        if version == 0 and tables:
+            raise LedgerError(
+                f"{self.path} is an SQLite database but not a labkit ledger; "
+                "refusing to add tables to it (nothing was written)"
+            )
+        if version == 0 and self.read_only:
+            raise LedgerError(f"ledger {self.path} is empty or not a labkit ledger (no schema)")
+        return version
+
+    def _read_header(self) -> tuple[int, int]:
+        # One statement, so one snapshot: another process may be creating the schema meanwhile.
+        version, tables = self._db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version),"
+            " (SELECT COUNT(*) FROM sqlite_master)"
+        ).fetchone()
+        return int(version), int(tables)
+
+    def _reopen_immutable(self, exc: sqlite3.Error) -> None:
+        """A WAL ledger on storage we cannot write: SQLite cannot create its -shm index there.
+
+        With no write-ahead log beside it, every committed event is in the main file, which
+        SQLite can then read as immutable. With one, the newest events are only in the log,
+        and reading the main file alone would show a stale ledger: refuse instead.
+        """
+        wal = Path(self.path + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise LedgerError(
+                f"cannot open ledger {self.path} read-only ({exc}): its storage is not writable and "
+                f"its write-ahead log {wal.name} holds events not yet in the main file, which SQLite "
+                "can only read by creating an index file beside it; copy the ledger together with "
+                f"{wal.name} to writable storage and open the copy"
+            ) from exc
+        self._db.close()
+        self._db = self._connect(self._busy_timeout, immutable=True)
+
+    def _pragmas(self, durable: bool, max_bytes: int | None) -> None:
+        try:
+            if self.path != ":memory:":
                 mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise LedgerError(
@@ -205,30 +261,22 @@ class Ledger:
             if max_bytes is not None:
                 page = self._db.execute("PRAGMA page_size").fetchone()[0]
                 self._db.execute(f"PRAGMA max_page_count = {max(1, int(max_bytes) // page)}")
-            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.Error as exc:
             raise self._error(exc, "opening") from exc
-        return version
 
-    def _create_schema(self, version: int) -> None:
-        if version not in (0, SCHEMA_VERSION):
-            raise LedgerError(
-                f"ledger {self.path} has schema version {version}; this labkit reads version {SCHEMA_VERSION}"
-            )
-        if version == 0:
-            if self.read_only:
-                raise LedgerError(f"ledger {self.path} is empty or not a labkit ledger (no schema)")
-            # Two processes may create the same new ledger at once: IF NOT EXISTS makes it idempotent.
-            with self._transaction("creating the schema"):
-                if self._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-                    return  # another process created it while we waited for the lock
-                if self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
-                    raise LedgerError(
-                        f"{self.path} is an SQLite database but not a labkit ledger; "
-                        "refusing to add tables to it"
-                    )
-                for statement in _SCHEMA:
-                    self._db.execute(statement)
+    def _create_schema(self) -> None:
+        # Two processes may create the same new ledger at once: IF NOT EXISTS makes it idempotent.
+        with self._transaction("creating the schema"):
+            version, tables = self._read_header()
+            if version == SCHEMA_VERSION:
+                return  # another process created it while we waited for the lock
+            if tables:
+                raise LedgerError(
+                    f"{self.path} is an SQLite database but not a labkit ledger; "
+                    "refusing to add tables to it"
+                )
+            for statement in _SCHEMA:
+                self._db.execute(statement)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -261,7 +309,9 @@ class Ledger:
         if not isinstance(round, int) or isinstance(round, bool) or round < 0:
             raise LedgerError(f"round must be a non-negative int, got {round!r}")
         if not isinstance(usage, Usage):
-            raise LedgerError(f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}")
+            raise LedgerError(
+                f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}"
+            )
         if not all(
             0 <= v < math.inf
             for v in (usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units)
@@ -432,7 +482,7 @@ class Ledger:
 
     def _error(self, exc: sqlite3.Error, what: str) -> LedgerError:
         """Turn SQLite's error into one that says what happened and that history is intact."""
-        code = getattr(exc, "sqlite_errorname", "") or ""
+        code = _code(exc)
         kept = "events already recorded are intact"
         if isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc):
             return LedgerError(f"ledger {self.path} is closed: {what} failed")
@@ -453,6 +503,8 @@ class Ledger:
         if code.startswith("SQLITE_CONSTRAINT") and "append-only" in str(exc):
             return LedgerError(str(exc))
         if code.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_PERM")):
+            if what == "opening":
+                return LedgerError(f"cannot open ledger {self.path} ({exc}); it was not changed")
             return LedgerError(
                 f"cannot write ledger {self.path} ({exc}): {what} was not recorded; {kept}"
             )
@@ -477,6 +529,10 @@ def _event(row: tuple[Any, ...]) -> Event:
 
 
 _make_event = cast(Callable[..., Event], Event)  # positional, in _COLUMNS order
+
+
+def _code(exc: sqlite3.Error) -> str:
+    return getattr(exc, "sqlite_errorname", "") or ""
 
 
 def _where(run_id: str | None) -> tuple[str, tuple[Any, ...]]:
