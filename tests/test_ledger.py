@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -572,3 +573,77 @@ def test_newer_schema_is_refused_before_anything_is_written(tmp_path: Path) -> N
     with pytest.raises(LedgerError, match="schema version 99"):
         Ledger(newer)
     assert _fingerprint(newer) == before
+
+
+# -- record_many and frame() through Arrow (issue #17) ----------------------------------
+
+
+def _specs(n: int) -> list[dict]:
+    return [
+        dict(run_id=f"it's-{i % 3}", round=i // 3, role="validator", kind="verify",
+             inputs=f"code {i % 4}", outputs=f"out {i}", evidence={"ok": i % 2 == 0},
+             usage=Usage(tokens=i, calls=1, wall_seconds=0.5, cost_units=0.25),
+             detail={"i": i, "text": "naïve, \"quoted\"\nline"})
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def test_record_many_commits_all_events_once_and_returns_them_as_stored(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.db") as led:
+        first = led.record("x", 0, "executor", "generate", outputs="before")
+        many = led.record_many(_specs(10))
+        last = led.record("x", 1, "executor", "generate", outputs="after")
+        assert [e.seq for e in many] == list(range(first.seq + 1, first.seq + 11))
+        assert last.seq == first.seq + 11
+        assert led.events() == [first, *many, last]
+        assert all(led.get(e.input_hash) == f"code {k % 4}" for k, e in enumerate(many))
+        assert led.record_many([]) == []
+    singles = Ledger()
+    one_by_one = [singles.record(**s) for s in _specs(10)]
+    strip = lambda es: [dataclasses.replace(e, seq=0, started_at=0, ended_at=0) for e in es]  # noqa: E731
+    assert strip(many) == strip(one_by_one)  # the same events as record() would store
+
+
+def test_record_many_checks_every_item_before_writing_anything(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.db") as led:
+        _fill(led)
+        before = led.events()
+        bad = _specs(5)
+        bad[3]["round"] = -1
+        with pytest.raises(LedgerError, match=r"item 3: round must be a non-negative int.*nothing"):
+            led.record_many(bad)
+        with pytest.raises(LedgerError, match=r"item 1: unknown arguments \['colour'\]"):
+            led.record_many([_specs(1)[0], {**_specs(1)[0], "colour": "red"}])
+        with pytest.raises(LedgerError, match=r"item 0: missing \['kind'\]"):
+            led.record_many([{"run_id": "r", "round": 0, "role": "x"}])
+        with pytest.raises(LedgerError, match="item 0: evidence is not JSON"):
+            led.record_many([{**_specs(1)[0], "evidence": object()}])
+        assert led.events() == before
+    with Ledger(tmp_path / "l.db", read_only=True) as ro, pytest.raises(LedgerError, match="read-only"):
+        ro.record_many(_specs(2))
+
+
+def test_file_frame_matches_the_rows_exactly(tmp_path: Path) -> None:
+    """frame() on a file goes through Arrow; it must equal the rows read through Python."""
+    path = tmp_path / "odd name #1?.db"
+    with Ledger(path) as led:
+        assert dict(led.frame().schema) == frame_schema() and led.frame().height == 0
+        led.record_many(_specs(30))
+        _fill(led)
+        for run in (None, "it's-1", "a", "nobody"):
+            via_arrow = led.frame(run)
+            via_python = pl.DataFrame(
+                [tuple(getattr(e, f.name) for f in dataclasses.fields(e))[:-1]
+                 + (json.dumps(dict(e.detail), ensure_ascii=False),)
+                 for e in led.events(run)],
+                schema=frame_schema(), orient="row",
+            )  # fmt: skip
+            assert dict(via_arrow.schema) == frame_schema()
+            assert via_arrow.equals(via_python), run
+        assert led.frame("nobody").height == 0
+        assert led.frame("it's-1").height == 10
+    with Ledger(path, read_only=True) as ro:
+        assert ro.frame().height == 37
+    led.close()
+    with pytest.raises(LedgerError, match="closed"):
+        led.frame()

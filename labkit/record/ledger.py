@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,11 +155,8 @@ class Ledger:
                 raise LedgerError(f"cannot open ledger at {p}: directory {p.parent} does not exist")
             if self.read_only and not p.exists():
                 raise LedgerError(f"cannot open ledger at {p} read-only: no such file")
-        uri = None
-        if self.read_only and not memory:
-            uri = Path(self.path).absolute().as_uri() + (
-                "?immutable=1" if immutable else "?mode=ro"
-            )
+        self._immutable = immutable
+        uri = self._uri() if self.read_only and not memory else None
         try:
             db = sqlite3.connect(
                 uri or self.path,
@@ -171,6 +168,11 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open ledger at {self.path}: {exc}") from exc
         return db
+
+    def _uri(self) -> str:
+        """A read-only URI for this ledger's file (immutable on storage we cannot write)."""
+        mode = "?immutable=1" if self._immutable else "?mode=ro"
+        return Path(self.path).absolute().as_uri() + mode
 
     def _prepare(self, durable: bool, max_bytes: int | None) -> None:
         # While another process is creating or switching the same new file to WAL, SQLite
@@ -303,47 +305,74 @@ class Ledger:
         LedgerError and records nothing. `started_at` defaults to `ended_at` minus the
         usage's wall seconds; `ended_at` to now.
         """
-        for name, label in (("run_id", run_id), ("role", role), ("kind", kind)):
-            if not isinstance(label, str) or not label:
-                raise LedgerError(f"{name} must be a non-empty str, got {label!r}")
-        if not isinstance(round, int) or isinstance(round, bool) or round < 0:
-            raise LedgerError(f"round must be a non-negative int, got {round!r}")
-        if not isinstance(usage, Usage):
-            raise LedgerError(
-                f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}"
-            )
-        if not all(
-            0 <= v < math.inf
-            for v in (usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units)
-        ):
-            bad = {k: v for k, v in usage.as_dict().items() if not 0 <= v < math.inf}
-            raise LedgerError(f"usage must be finite and >= 0 in every dimension, got {bad}")
-        for name, blob in (("inputs", inputs), ("outputs", outputs)):
-            if blob is not None and not isinstance(blob, str):
-                raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
-        if detail is not None and not isinstance(detail, Mapping):
-            raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
-        evidence_json = "" if evidence is None else _to_json(evidence, "evidence")
-        detail_json = _to_json(detail or {}, "detail")
-        ended = time.time() if ended_at is None else float(ended_at)
-        started = ended - usage.wall_seconds if started_at is None else float(started_at)
-        if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
-            raise LedgerError(f"need finite started_at <= ended_at, got {started!r} > {ended!r}")
-
-        input_hash = "" if inputs is None else digest(inputs)
-        output_hash = "" if outputs is None else digest(outputs)
-        blobs = {h: t for h, t in ((input_hash, inputs), (output_hash, outputs)) if t is not None}
-        row = (
-            run_id, round, role, kind, input_hash, output_hash, evidence_json, usage.tokens, usage.calls, float(usage.wall_seconds),
-            float(usage.cost_units), started, ended, detail_json,
+        row, blobs = _prepared(
+            run_id, round, role, kind, inputs, outputs, evidence, usage, started_at, ended_at, detail
         )  # fmt: skip
-        what = f"event {role}/{kind} of run {run_id!r} round {round}"
-        with self._transaction(what):
-            self._put(blobs)
-            seq = self._db.execute(_INSERT, row).lastrowid
-        self._remember(blobs)
+        if self.read_only:
+            raise LedgerError(
+                f"ledger {self.path} was opened read-only: {_what(row)} was not recorded"
+            )
+        with self._lock:  # one transaction, inlined: this is the hot path of every run
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._put(blobs)
+                    seq = db.execute(_INSERT, row).lastrowid
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:  # SQLite may have rolled back by itself (full disk)
+                        with suppress(sqlite3.Error):
+                            db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._error(exc, _what(row)) from exc
+            self._remember(blobs)
         assert seq is not None
         return _event((seq, *row))
+
+    def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[Event]:
+        """Append several events in ONE committed transaction: all of them, or none.
+
+        Each item holds `record`'s arguments by name (run_id, round, role, kind, and any of
+        inputs, outputs, evidence, usage, started_at, ended_at, detail). Every item is
+        checked before anything is written. One commit instead of one per event: use it
+        when the events arrive together (an import, a replayed batch); a killed process
+        loses either the whole call or nothing.
+        """
+        rows: list[tuple[Any, ...]] = []
+        blobs: dict[str, str] = {}
+        for i, item in enumerate(events):
+            if not isinstance(item, Mapping):
+                raise LedgerError(f"record_many item {i} must be a mapping of record()'s arguments")
+            unknown = set(item) - _RECORD_ARGS
+            missing = {"run_id", "round", "role", "kind"} - set(item)
+            if unknown or missing:
+                raise LedgerError(
+                    f"record_many item {i}: "
+                    + (f"unknown arguments {sorted(unknown)}" if unknown else "")
+                    + ("; " if unknown and missing else "")
+                    + (f"missing {sorted(missing)}" if missing else "")
+                    + "; nothing was recorded"
+                )
+            try:
+                row, more = _prepared(*(item.get(k, d) for k, d in _RECORD_DEFAULTS))
+            except LedgerError as exc:
+                raise LedgerError(f"record_many item {i}: {exc}; nothing was recorded") from exc
+            rows.append(row)
+            blobs.update(more)
+        if not rows:
+            return []
+        what = f"{len(rows)} events ({_what(rows[0])} ...)"
+        with self._transaction(what):
+            first = (
+                int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]) + 1
+            )
+            self._put(blobs)
+            self._db.executemany(_INSERT, rows)
+        self._remember(blobs)
+        # The write lock was ours from BEGIN IMMEDIATE: the new rowids follow MAX(seq) densely.
+        return [_event((first + k, *row)) for k, row in enumerate(rows)]
 
     def put(self, text: str) -> str:
         """Store `text` once under its content hash (labkit.core.types.digest) and return the hash."""
@@ -394,7 +423,10 @@ class Ledger:
         """One row per event: Int64/Float64/Utf8 columns, `detail` and `evidence` as JSON text."""
         import polars as pl
 
-        return pl.DataFrame(self._rows(run_id), schema=frame_schema(), orient="row")
+        if self.path == ":memory:":  # only this connection can see it: rows through Python
+            return pl.DataFrame(self._rows(run_id), schema=frame_schema(), orient="row")
+        self._read("SELECT 1")  # a closed ledger says so here, like every other read
+        return _arrow_frame(self._uri(), f"{_SELECT}{_literal_where(run_id)} ORDER BY seq")
 
     def to_parquet(self, path: str | Path, run_id: str | None = None) -> Path:
         """Write `frame(run_id)` to a Parquet file and return its path."""
@@ -515,6 +547,74 @@ class Ledger:
         )
 
 
+def _prepared(
+    run_id: str,
+    round: int,
+    role: str,
+    kind: str,
+    inputs: str | None,
+    outputs: str | None,
+    evidence: Any,
+    usage: Usage,
+    started_at: float | None,
+    ended_at: float | None,
+    detail: Mapping[str, Any] | None,
+) -> tuple[tuple[Any, ...], dict[str, str]]:
+    """One event checked and encoded: its row (without seq) and its blobs by hash."""
+    for name, label in (("run_id", run_id), ("role", role), ("kind", kind)):
+        if not isinstance(label, str) or not label:
+            raise LedgerError(f"{name} must be a non-empty str, got {label!r}")
+    if not isinstance(round, int) or isinstance(round, bool) or round < 0:
+        raise LedgerError(f"round must be a non-negative int, got {round!r}")
+    if not isinstance(usage, Usage):
+        raise LedgerError(f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}")
+    tokens, calls, wall, cost = usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units
+    if not (
+        0 <= tokens < math.inf
+        and 0 <= calls < math.inf
+        and 0 <= wall < math.inf
+        and 0 <= cost < math.inf
+    ):
+        bad = {k: v for k, v in usage.as_dict().items() if not 0 <= v < math.inf}
+        raise LedgerError(f"usage must be finite and >= 0 in every dimension, got {bad}")
+    blobs: dict[str, str] = {}
+    hashes = []
+    for name, blob in (("inputs", inputs), ("outputs", outputs)):
+        if blob is None:
+            hashes.append("")
+        elif isinstance(blob, str):
+            h = digest(blob)
+            blobs[h] = blob
+            hashes.append(h)
+        else:
+            raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
+    if detail is not None and not isinstance(detail, Mapping):
+        raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
+    evidence_json = "" if evidence is None else _to_json(evidence, "evidence")
+    detail_json = _to_json(detail, "detail") if detail else "{}"
+    ended = time.time() if ended_at is None else float(ended_at)
+    started = ended - wall if started_at is None else float(started_at)
+    if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
+        raise LedgerError(f"need finite started_at <= ended_at, got {started!r} > {ended!r}")
+    row = (
+        run_id, round, role, kind, hashes[0], hashes[1], evidence_json, tokens, calls,
+        float(wall), float(cost), started, ended, detail_json,
+    )  # fmt: skip
+    return row, blobs
+
+
+_RECORD_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("run_id", None), ("round", None), ("role", None), ("kind", None), ("inputs", None),
+    ("outputs", None), ("evidence", None), ("usage", _NO_USAGE), ("started_at", None),
+    ("ended_at", None), ("detail", None),
+)  # fmt: skip
+_RECORD_ARGS = frozenset(k for k, _ in _RECORD_DEFAULTS)
+
+
+def _what(row: tuple[Any, ...]) -> str:
+    return f"event {row[2]}/{row[3]} of run {row[0]!r} round {row[1]}"
+
+
 def frame_schema() -> dict[str, Any]:
     """The polars dtypes of `Ledger.frame()` (also what an empty ledger's frame has)."""
     import polars as pl
@@ -529,6 +629,43 @@ def _event(row: tuple[Any, ...]) -> Event:
 
 
 _make_event = cast(Callable[..., Event], Event)  # positional, in _COLUMNS order
+
+
+def _arrow_frame(uri: str, sql: str) -> pl.DataFrame:
+    """Run `sql` on the ledger file through SQLite's ADBC driver, straight into Arrow columns.
+
+    The rows never become Python objects (which costs several seconds per million events);
+    the driver reads in C and hands polars Arrow batches. A second, read-only connection:
+    it sees every committed event.
+    """
+    import adbc_driver_manager as adbc
+    import adbc_driver_sqlite
+    import polars as pl
+
+    schema = frame_schema()
+    try:
+        with (
+            adbc.AdbcDatabase(driver=adbc_driver_sqlite._driver_path(), uri=uri) as db,
+            adbc.AdbcConnection(db) as conn,
+            adbc.AdbcStatement(conn) as stmt,
+        ):
+            # The driver types each column from its first batch of rows; the columns'
+            # affinities (INTEGER / REAL / TEXT, all NOT NULL) keep every value one type.
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
+            stmt.set_sql_query(sql)
+            stream, _ = stmt.execute_query()
+            df = pl.DataFrame(stream)
+    except adbc.Error as exc:
+        raise LedgerError(f"cannot read ledger {uri}: {exc}") from exc
+    if df.schema != schema:  # e.g. an empty result, whose columns the driver cannot type
+        df = df.cast(pl.Schema(schema)) if df.width == len(schema) else pl.DataFrame(schema=schema)
+    return df
+
+
+def _literal_where(run_id: str | None) -> str:
+    if run_id is None:
+        return ""
+    return " WHERE run_id = '" + str(run_id).replace("'", "''") + "'"
 
 
 def _code(exc: sqlite3.Error) -> str:
