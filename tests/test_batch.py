@@ -87,3 +87,25 @@ def test_terminal_bar_draws_one_line() -> None:
     assert out.getvalue() == (
         "\r[#####.....] 5/10  1 failed  2 cached  5.0/s\r[##########] 10/10  1 failed  2 cached  5.0/s\n"
     )
+
+
+def test_stub_server_in_its_own_process_serves_a_batch_and_reports_what_it_saw() -> None:
+    """The benchmarks run the stub in another process (its CPU apart from the client's)."""
+    import json
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "labkit.models.stub_server", "--latency", "0.05"],
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        result = batch.run("openai/stub", _questions(6), concurrency=3, api_base=url, api_key="none")
+        assert result.texts() == [f"question {i}" for i in range(6)]
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/stats", timeout=10) as r:
+            assert json.loads(r.read()) == {"requests": 6, "max_in_flight": 3}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

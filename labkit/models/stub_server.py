@@ -1,8 +1,11 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 with a fixed artificial latency.
 
-For tests and benchmarks of the litellm path (remote-model behaviour without a network):
-it answers POST /v1/chat/completions after `latency` seconds, counts requests and the
-most requests it ever had in flight at once. Loopback only; stops with the `with` block.
+For tests, benchmarks and offline demos of the litellm path (remote-model behaviour without
+a network): it answers POST /v1/chat/completions after `latency` seconds, counts requests
+and the most requests it ever had in flight at once. Loopback only; stops with the `with`
+block. Its answers leave in one write with Nagle's algorithm off: headers and body sent in
+two small writes would wait on the client's delayed ACK (~40 ms on Linux) and add that to
+every request, which is a property of a naive server, not of the client being measured.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 
 
 class StubOpenAI:
+    """`with StubOpenAI(latency=0.05) as stub:` then call models at api_base=stub.url."""
+
     def __init__(self, latency: float = 0.0, reply: str | None = None) -> None:
         self.latency = latency
         self.reply = reply  # None: echo the last message's content
@@ -70,18 +75,42 @@ class StubOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+            disable_nagle_algorithm = True  # TCP_NODELAY, as real servers set
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 data = json.dumps(stub._answer(body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                head = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\n\r\n"
+                )
+                self.wfile.write(head.encode() + data)  # headers and body: one write
+
+            def do_GET(self) -> None:  # GET /stats: what the server saw (for another process)
+                data = json.dumps(
+                    {"requests": stub.requests, "max_in_flight": stub.max_in_flight}
+                ).encode()
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                self.wfile.write(head.encode() + data)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
         return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m labkit.models.stub_server [--latency S]`: serve until killed; prints its URL."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args(argv)
+    with StubOpenAI(latency=args.latency) as stub:
+        print(stub.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
