@@ -188,17 +188,15 @@ def _(mo):
 
 
 @app.cell
-def _(Stepper, mo, sim_swaps):
+def _(Stepper, cj, mo, sim_swaps):
+    # Each pair's card is prepared once; the stepper shows them in the browser (no kernel per step).
     shown_swaps = [s for s in sim_swaps if s.pair.kind == "correctness"]
-    stepper = mo.ui.anywidget(Stepper(len(shown_swaps), [s.pair.id for s in shown_swaps], unit="pair"))
+    stepper = mo.ui.anywidget(
+        Stepper(len(shown_swaps), [s.pair.id for s in shown_swaps], unit="pair",
+                pages=[cj.swap_html(s) for s in shown_swaps])
+    )  # fmt: skip
     stepper
     return shown_swaps, stepper
-
-
-@app.cell
-def _(cj, mo, shown_swaps, stepper):
-    mo.Html(cj.swap_html(shown_swaps[stepper.value["index"]]))
-    return
 
 
 @app.cell
