@@ -2,7 +2,7 @@
 
 For each notebook: wait until its first run has finished, then step through the rounds
 with the stepper (clicks and arrow keys) and check that what is shown is that round's
-content (tests/e2e/browser.py: walk_stepper, SPECS). Screenshots land in build/e2e/.
+content (benchmarks/_browser.py: walk_stepper, SPECS). Screenshots land in build/e2e/.
 """
 
 from __future__ import annotations
