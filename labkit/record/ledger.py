@@ -15,9 +15,7 @@ frames are in the OS cache); a power cut may lose the last few commits. Pass
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import sqlite3
 import threading
 import time
@@ -31,52 +29,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 from labkit.core.errors import LedgerError
 from labkit.core.types import Usage, digest
+from labkit.record.rows import (
+    INSERT,
+    NO_USAGE,
+    RECORD_ARGS,
+    RECORD_DEFAULTS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SELECT,
+    arrow_frame,
+    describe,
+    frame_schema,
+    literal_where,
+    prepare_row,
+)
 
 if TYPE_CHECKING:
     import polars as pl
-
-SCHEMA_VERSION = 1
-_NO_USAGE = Usage()
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS blobs (
-        hash TEXT PRIMARY KEY,
-        text TEXT NOT NULL
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS events (
-        seq          INTEGER PRIMARY KEY,
-        run_id       TEXT    NOT NULL,
-        round        INTEGER NOT NULL,
-        role         TEXT    NOT NULL,
-        kind         TEXT    NOT NULL,
-        input_hash   TEXT    NOT NULL,
-        output_hash  TEXT    NOT NULL,
-        evidence     TEXT    NOT NULL,
-        tokens       INTEGER NOT NULL,
-        calls        INTEGER NOT NULL,
-        wall_seconds REAL    NOT NULL,
-        cost_units   REAL    NOT NULL,
-        started_at   REAL    NOT NULL,
-        ended_at     REAL    NOT NULL,
-        detail       TEXT    NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq)",
-    # Append-only is the database's rule, not this module's: any UPDATE or DELETE aborts.
-    *(
-        f"""CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table}
-        BEGIN SELECT RAISE(ABORT, 'labkit ledger is append-only: {verb} on {table} refused'); END"""
-        for table in ("events", "blobs")
-        for verb in ("UPDATE", "DELETE")
-    ),
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
-)
-
-_COLUMNS = (
-    "seq", "run_id", "round", "role", "kind", "input_hash", "output_hash", "evidence",
-    "tokens", "calls", "wall_seconds", "cost_units", "started_at", "ended_at", "detail",
-)  # fmt: skip
-_INSERT = f"INSERT INTO events ({', '.join(_COLUMNS[1:])}) VALUES ({', '.join('?' * 14)})"
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM events"
 
 
 @dataclass(frozen=True)
@@ -277,7 +246,7 @@ class Ledger:
                     f"{self.path} is an SQLite database but not a labkit ledger; "
                     "refusing to add tables to it"
                 )
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 self._db.execute(statement)
 
     # -- writing -------------------------------------------------------------------------
@@ -292,7 +261,7 @@ class Ledger:
         inputs: str | None = None,
         outputs: str | None = None,
         evidence: Any = None,
-        usage: Usage = _NO_USAGE,
+        usage: Usage = NO_USAGE,
         started_at: float | None = None,
         ended_at: float | None = None,
         detail: Mapping[str, Any] | None = None,
@@ -305,12 +274,12 @@ class Ledger:
         LedgerError and records nothing. `started_at` defaults to `ended_at` minus the
         usage's wall seconds; `ended_at` to now.
         """
-        row, blobs = _prepared(
+        row, blobs = prepare_row(
             run_id, round, role, kind, inputs, outputs, evidence, usage, started_at, ended_at, detail
         )  # fmt: skip
         if self.read_only:
             raise LedgerError(
-                f"ledger {self.path} was opened read-only: {_what(row)} was not recorded"
+                f"ledger {self.path} was opened read-only: {describe(row)} was not recorded"
             )
         with self._lock:  # one transaction, inlined: this is the hot path of every run
             db = self._db
@@ -318,7 +287,7 @@ class Ledger:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     self._put(blobs)
-                    seq = db.execute(_INSERT, row).lastrowid
+                    seq = db.execute(INSERT, row).lastrowid
                     db.execute("COMMIT")
                 except BaseException:
                     if db.in_transaction:  # SQLite may have rolled back by itself (full disk)
@@ -326,7 +295,7 @@ class Ledger:
                             db.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                raise self._error(exc, _what(row)) from exc
+                raise self._error(exc, describe(row)) from exc
             self._remember(blobs)
         assert seq is not None
         return _event((seq, *row))
@@ -345,7 +314,7 @@ class Ledger:
         for i, item in enumerate(events):
             if not isinstance(item, Mapping):
                 raise LedgerError(f"record_many item {i} must be a mapping of record()'s arguments")
-            unknown = set(item) - _RECORD_ARGS
+            unknown = set(item) - RECORD_ARGS
             missing = {"run_id", "round", "role", "kind"} - set(item)
             if unknown or missing:
                 raise LedgerError(
@@ -356,20 +325,20 @@ class Ledger:
                     + "; nothing was recorded"
                 )
             try:
-                row, more = _prepared(*(item.get(k, d) for k, d in _RECORD_DEFAULTS))
+                row, more = prepare_row(*(item.get(k, d) for k, d in RECORD_DEFAULTS))
             except LedgerError as exc:
                 raise LedgerError(f"record_many item {i}: {exc}; nothing was recorded") from exc
             rows.append(row)
             blobs.update(more)
         if not rows:
             return []
-        what = f"{len(rows)} events ({_what(rows[0])} ...)"
+        what = f"{len(rows)} events ({describe(rows[0])} ...)"
         with self._transaction(what):
             first = (
                 int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]) + 1
             )
             self._put(blobs)
-            self._db.executemany(_INSERT, rows)
+            self._db.executemany(INSERT, rows)
         self._remember(blobs)
         # The write lock was ours from BEGIN IMMEDIATE: the new rowids follow MAX(seq) densely.
         return [_event((first + k, *row)) for k, row in enumerate(rows)]
@@ -426,7 +395,7 @@ class Ledger:
         if self.path == ":memory:":  # only this connection can see it: rows through Python
             return pl.DataFrame(self._rows(run_id), schema=frame_schema(), orient="row")
         self._read("SELECT 1")  # a closed ledger says so here, like every other read
-        return _arrow_frame(self._uri(), f"{_SELECT}{_literal_where(run_id)} ORDER BY seq")
+        return arrow_frame(self._uri(), f"{SELECT}{literal_where(run_id)} ORDER BY seq")
 
     def to_parquet(self, path: str | Path, run_id: str | None = None) -> Path:
         """Write `frame(run_id)` to a Parquet file and return its path."""
@@ -483,7 +452,7 @@ class Ledger:
 
     def _rows(self, run_id: str | None) -> list[tuple[Any, ...]]:
         where, params = _where(run_id)
-        return self._read(f"{_SELECT}{where} ORDER BY seq", params)
+        return self._read(f"{SELECT}{where} ORDER BY seq", params)
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -547,125 +516,11 @@ class Ledger:
         )
 
 
-def _prepared(
-    run_id: str,
-    round: int,
-    role: str,
-    kind: str,
-    inputs: str | None,
-    outputs: str | None,
-    evidence: Any,
-    usage: Usage,
-    started_at: float | None,
-    ended_at: float | None,
-    detail: Mapping[str, Any] | None,
-) -> tuple[tuple[Any, ...], dict[str, str]]:
-    """One event checked and encoded: its row (without seq) and its blobs by hash."""
-    for name, label in (("run_id", run_id), ("role", role), ("kind", kind)):
-        if not isinstance(label, str) or not label:
-            raise LedgerError(f"{name} must be a non-empty str, got {label!r}")
-    if not isinstance(round, int) or isinstance(round, bool) or round < 0:
-        raise LedgerError(f"round must be a non-negative int, got {round!r}")
-    if not isinstance(usage, Usage):
-        raise LedgerError(f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}")
-    tokens, calls, wall, cost = usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units
-    if not (
-        0 <= tokens < math.inf
-        and 0 <= calls < math.inf
-        and 0 <= wall < math.inf
-        and 0 <= cost < math.inf
-    ):
-        bad = {k: v for k, v in usage.as_dict().items() if not 0 <= v < math.inf}
-        raise LedgerError(f"usage must be finite and >= 0 in every dimension, got {bad}")
-    blobs: dict[str, str] = {}
-    hashes = []
-    for name, blob in (("inputs", inputs), ("outputs", outputs)):
-        if blob is None:
-            hashes.append("")
-        elif isinstance(blob, str):
-            h = digest(blob)
-            blobs[h] = blob
-            hashes.append(h)
-        else:
-            raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
-    if detail is not None and not isinstance(detail, Mapping):
-        raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
-    evidence_json = "" if evidence is None else _to_json(evidence, "evidence")
-    detail_json = _to_json(detail, "detail") if detail else "{}"
-    ended = time.time() if ended_at is None else float(ended_at)
-    started = ended - wall if started_at is None else float(started_at)
-    if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
-        raise LedgerError(f"need finite started_at <= ended_at, got {started!r} > {ended!r}")
-    row = (
-        run_id, round, role, kind, hashes[0], hashes[1], evidence_json, tokens, calls,
-        float(wall), float(cost), started, ended, detail_json,
-    )  # fmt: skip
-    return row, blobs
-
-
-_RECORD_DEFAULTS: tuple[tuple[str, Any], ...] = (
-    ("run_id", None), ("round", None), ("role", None), ("kind", None), ("inputs", None),
-    ("outputs", None), ("evidence", None), ("usage", _NO_USAGE), ("started_at", None),
-    ("ended_at", None), ("detail", None),
-)  # fmt: skip
-_RECORD_ARGS = frozenset(k for k, _ in _RECORD_DEFAULTS)
-
-
-def _what(row: tuple[Any, ...]) -> str:
-    return f"event {row[2]}/{row[3]} of run {row[0]!r} round {row[1]}"
-
-
-def frame_schema() -> dict[str, Any]:
-    """The polars dtypes of `Ledger.frame()` (also what an empty ledger's frame has)."""
-    import polars as pl
-
-    types = {"round": pl.Int64, "seq": pl.Int64, "tokens": pl.Int64, "calls": pl.Int64}
-    floats = ("wall_seconds", "cost_units", "started_at", "ended_at")
-    return {c: types.get(c, pl.Float64 if c in floats else pl.Utf8) for c in _COLUMNS}
-
-
 def _event(row: tuple[Any, ...]) -> Event:
     return _make_event(*row[:-1], MappingProxyType(json.loads(row[-1])))
 
 
-_make_event = cast(Callable[..., Event], Event)  # positional, in _COLUMNS order
-
-
-def _arrow_frame(uri: str, sql: str) -> pl.DataFrame:
-    """Run `sql` on the ledger file through SQLite's ADBC driver, straight into Arrow columns.
-
-    The rows never become Python objects (which costs several seconds per million events);
-    the driver reads in C and hands polars Arrow batches. A second, read-only connection:
-    it sees every committed event.
-    """
-    import adbc_driver_manager as adbc
-    import adbc_driver_sqlite
-    import polars as pl
-
-    schema = frame_schema()
-    try:
-        with (
-            adbc.AdbcDatabase(driver=adbc_driver_sqlite._driver_path(), uri=uri) as db,
-            adbc.AdbcConnection(db) as conn,
-            adbc.AdbcStatement(conn) as stmt,
-        ):
-            # The driver types each column from its first batch of rows; the columns'
-            # affinities (INTEGER / REAL / TEXT, all NOT NULL) keep every value one type.
-            stmt.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
-            stmt.set_sql_query(sql)
-            stream, _ = stmt.execute_query()
-            df = pl.DataFrame(stream)
-    except adbc.Error as exc:
-        raise LedgerError(f"cannot read ledger {uri}: {exc}") from exc
-    if df.schema != schema:  # e.g. an empty result, whose columns the driver cannot type
-        df = df.cast(pl.Schema(schema)) if df.width == len(schema) else pl.DataFrame(schema=schema)
-    return df
-
-
-def _literal_where(run_id: str | None) -> str:
-    if run_id is None:
-        return ""
-    return " WHERE run_id = '" + str(run_id).replace("'", "''") + "'"
+_make_event = cast(Callable[..., Event], Event)  # positional, in COLUMNS order
 
 
 def _code(exc: sqlite3.Error) -> str:
@@ -674,22 +529,3 @@ def _code(exc: sqlite3.Error) -> str:
 
 def _where(run_id: str | None) -> tuple[str, tuple[Any, ...]]:
     return ("", ()) if run_id is None else (" WHERE run_id = ?", (run_id,))
-
-
-def _to_json(value: Any, what: str) -> str:
-    try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise LedgerError(f"{what} is not JSON-serialisable ({exc}); nothing was recorded") from exc
-
-
-def _plain(obj: Any) -> Any:
-    """json's fallback: dataclasses become dicts of their fields, other mappings plain dicts."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    raise TypeError(f"a {type(obj).__name__} ({obj!r:.60}) cannot be stored as JSON")
-
-
-_ENCODER = json.JSONEncoder(default=_plain, allow_nan=False, ensure_ascii=False)
