@@ -64,14 +64,18 @@ def best_and_median(times: list[float]) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def figure(name: str, value: float, goal: str, met: bool, *, unit: str = "") -> None:
-    """Report one headline figure: printed now, collected into the summary table by ./run bench."""
+def figure(name: str, value: float, goal: str, met: bool | None, *, unit: str = "") -> None:
+    """Report one headline figure: printed now, collected into the summary table by ./run bench.
+
+    `met=None` marks a figure shown for context, with no goal of its own (not counted).
+    """
     bench = Path(sys.argv[0]).stem
     shown = f"{value:,.3g}{unit}" if abs(value) < 1000 else f"{value:,.0f}{unit}"
-    print(f"  -> {name}: {shown}   goal {goal}   {'MET' if met else 'NOT MET'}")
+    verdict = "context" if met is None else "MET" if met else "NOT MET"
+    print(f"  -> {name}: {shown}   goal {goal}   {verdict}")
     out = os.environ.get(RESULTS_ENV)
     if out:
-        line = {"bench": bench, "figure": name, "value": shown, "goal": goal, "met": bool(met)}
+        line = {"bench": bench, "figure": name, "value": shown, "goal": goal, "met": met}
         with open(out, "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
 
@@ -84,7 +88,8 @@ def summary(path: str) -> int:
         print("no benchmark figures were reported")
         return 1
     heads = ("benchmark", "figure", "value", "goal", "met")
-    table = [(r["bench"], r["figure"], r["value"], r["goal"], "yes" if r["met"] else "NO") for r in rows]
+    said = {True: "yes", False: "NO", None: "-"}
+    table = [(r["bench"], r["figure"], r["value"], r["goal"], said[r["met"]]) for r in rows]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(heads)]
     line = "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))
     print("\n== summary: every headline figure, its goal, met or not")
@@ -92,8 +97,8 @@ def summary(path: str) -> int:
     print("-" * len(line))
     for t in table:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)))
-    met = sum(r["met"] for r in rows)
-    print(f"{met} of {len(rows)} goals met")
+    goals = [r for r in rows if r["met"] is not None]
+    print(f"{sum(r['met'] for r in goals)} of {len(goals)} goals met")
     return 0
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from _common import figure
 
 from labkit.core.stats import Interval
 from labkit.experiments.judging import bias
@@ -212,6 +213,8 @@ def main() -> None:
     print(f"  speed-up  {t_base / t_lab:8.1f} x")
     print(f"labkit at its default 1000 resamples: {t_lab_default:.2f} s "
           f"({t_lab_default / t_base:.2f} x the baseline's time at {args.resamples})")
+    figure("judge-bias analysis, plain-Python baseline time / labkit time", t_base / t_lab,
+           "none set (baseline is a Python loop, not numpy)", None, unit="x")  # fmt: skip
 
 
 if __name__ == "__main__":
