@@ -25,6 +25,8 @@ print(json.dumps({
     "flipped": lead.flipped, "probs": lead.first.probs is not None,
     "sim_simulated": defs["sim"].simulated, "warned": "simulated judge" in shown,
     "huang_rows": len(defs["sc"].load_huang()),
+    "pair_pages": [defs["cj"].swap_html(s) for s in defs["shown_swaps"]]
+                  == list(defs["stepper"].widget.pages) != [],
 }))
 """
 
@@ -56,3 +58,4 @@ def test_unavailable_model_falls_back_visibly_to_the_simulated_judge():
     assert got["why"].startswith("ModelUnavailable") and "/nonexistent/model.gguf" in got["why"]
     assert got["simulated"] and got["judge"] == "sim/judge" and got["warned"]
     assert got["flipped"]  # the simulated judge (β = 1.5) still shows the swap flipping a verdict
+    assert got["pair_pages"]  # the pair stepper carries every pair's prepared card: no kernel per step
