@@ -647,3 +647,19 @@ def test_file_frame_matches_the_rows_exactly(tmp_path: Path) -> None:
     led.close()
     with pytest.raises(LedgerError, match="closed"):
         led.frame()
+
+
+def test_record_many_checks_blobs_already_stored(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        led.put("code 0")  # stored before: shared, not stored twice
+    with sqlite3.connect(path) as raw:  # a text filed under another text's hash (a "collision")
+        raw.execute("INSERT INTO blobs (hash, text) VALUES (?, ?)", (digest("code 1"), "forged"))
+    raw.close()
+    with Ledger(path) as led:
+        with pytest.raises(LedgerError, match="collision"):
+            led.record_many(_specs(12))
+        assert len(led) == 0
+        ok = [s for s in _specs(12) if s["inputs"] != "code 1"]
+        assert len(led.record_many(ok)) == 9 and _blob_count(path) == 2 + 2 + 9  # + code 2, code 3, 9 outputs
+        assert {led.get(e.input_hash) for e in led.events()} == {"code 0", "code 2", "code 3"}

@@ -33,7 +33,6 @@ from labkit.record.rows import (
     INSERT,
     NO_USAGE,
     RECORD_ARGS,
-    RECORD_DEFAULTS,
     SCHEMA,
     SCHEMA_VERSION,
     SELECT,
@@ -312,11 +311,11 @@ class Ledger:
         rows: list[tuple[Any, ...]] = []
         blobs: dict[str, str] = {}
         for i, item in enumerate(events):
-            if not isinstance(item, Mapping):
+            if not isinstance(item, dict | Mapping):  # dict first: no ABC check
                 raise LedgerError(f"record_many item {i} must be a mapping of record()'s arguments")
-            unknown = set(item) - RECORD_ARGS
-            missing = {"run_id", "round", "role", "kind"} - set(item)
-            if unknown or missing:
+            keys = item.keys()
+            if not (keys <= RECORD_ARGS and keys >= _REQUIRED):
+                unknown, missing = set(keys) - RECORD_ARGS, _REQUIRED - set(keys)
                 raise LedgerError(
                     f"record_many item {i}: "
                     + (f"unknown arguments {sorted(unknown)}" if unknown else "")
@@ -325,7 +324,7 @@ class Ledger:
                     + "; nothing was recorded"
                 )
             try:
-                row, more = prepare_row(*(item.get(k, d) for k, d in RECORD_DEFAULTS))
+                row, more = prepare_row(**item)
             except LedgerError as exc:
                 raise LedgerError(f"record_many item {i}: {exc}; nothing was recorded") from exc
             rows.append(row)
@@ -360,6 +359,9 @@ class Ledger:
 
     def _put(self, blobs: Mapping[str, str]) -> None:
         """Insert blobs not yet known to be stored (inside the caller's transaction)."""
+        if len(blobs) > 8:
+            self._put_many({h: t for h, t in blobs.items() if h not in self._stored})
+            return
         for h, text in blobs.items():
             if h in self._stored:  # this connection saw it committed; blobs are never deleted
                 continue
@@ -374,6 +376,23 @@ class Ledger:
                     raise LedgerError(
                         f"content hash collision on {h}: two different texts, one hash"
                     )
+
+    def _put_many(self, blobs: Mapping[str, str]) -> None:
+        """`_put` for many blobs: look up the stored ones in chunks, insert the rest at once."""
+        hashes = list(blobs)
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT hash, text FROM blobs WHERE hash IN ({marks})"
+            for h, stored in self._db.execute(sql, chunk).fetchall():
+                if stored != blobs[h]:
+                    raise LedgerError(
+                        f"content hash collision on {h}: two different texts, one hash"
+                    )
+        # Those found above are the same texts: INSERT OR IGNORE leaves them as they are.
+        self._db.executemany(
+            "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", blobs.items()
+        )
 
     # -- reading -------------------------------------------------------------------------
 
@@ -514,6 +533,9 @@ class Ledger:
         return LedgerError(
             f"ledger {self.path}: {what} failed: {exc} ({code or type(exc).__name__})"
         )
+
+
+_REQUIRED = frozenset({"run_id", "round", "role", "kind"})
 
 
 def _event(row: tuple[Any, ...]) -> Event:

@@ -8,6 +8,7 @@ and `arrow_frame`, which reads rows straight into Arrow columns through SQLite's
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import time
@@ -69,13 +70,13 @@ def prepare_row(
     round: int,
     role: str,
     kind: str,
-    inputs: str | None,
-    outputs: str | None,
-    evidence: Any,
-    usage: Usage,
-    started_at: float | None,
-    ended_at: float | None,
-    detail: Mapping[str, Any] | None,
+    inputs: str | None = None,
+    outputs: str | None = None,
+    evidence: Any = None,
+    usage: Usage = NO_USAGE,
+    started_at: float | None = None,
+    ended_at: float | None = None,
+    detail: Mapping[str, Any] | None = None,
 ) -> tuple[tuple[Any, ...], dict[str, str]]:
     """One event checked and encoded: its row (without seq) and its blobs by hash."""
     for name, label in (("run_id", run_id), ("role", role), ("kind", kind)):
@@ -105,7 +106,7 @@ def prepare_row(
             hashes.append(h)
         else:
             raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
-    if detail is not None and not isinstance(detail, Mapping):
+    if detail is not None and not isinstance(detail, dict | Mapping):  # dict first: no ABC check
         raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
     evidence_json = "" if evidence is None else to_json(evidence, "evidence")
     detail_json = to_json(detail, "detail") if detail else "{}"
@@ -120,12 +121,7 @@ def prepare_row(
     return row, blobs
 
 
-RECORD_DEFAULTS: tuple[tuple[str, Any], ...] = (
-    ("run_id", None), ("round", None), ("role", None), ("kind", None), ("inputs", None),
-    ("outputs", None), ("evidence", None), ("usage", NO_USAGE), ("started_at", None),
-    ("ended_at", None), ("detail", None),
-)  # fmt: skip
-RECORD_ARGS = frozenset(k for k, _ in RECORD_DEFAULTS)
+RECORD_ARGS = frozenset(inspect.signature(prepare_row).parameters)  # record()'s arguments
 
 
 def describe(row: tuple[Any, ...]) -> str:
