@@ -6,7 +6,13 @@ live once in a blob table), the evidence, and what it cost. Each `record` is a s
 committed transaction, so a process killed with SIGKILL between appends loses nothing
 it already recorded. Files use WAL mode with a busy timeout, so several processes can
 append to the same ledger at once. UPDATE and DELETE are refused by triggers inside the
-database itself, not by politeness in this module.
+database itself, not by politeness in this module. `record_many` appends several events
+in one transaction (all or none). `frame()` on a file reads through SQLite's ADBC driver
+straight into Arrow columns, on a second, read-only connection.
+
+Someone else's SQLite database, or one of a newer schema, is refused before
+anything is written to it. `read_only=True` opens a ledger on storage this process cannot
+write (immutable), unless an un-checkpointed write-ahead log would make it stale.
 
 Durability note: WAL with synchronous=NORMAL survives a killed process (the committed
 frames are in the OS cache); a power cut may lose the last few commits. Pass
