@@ -92,6 +92,10 @@ class SandboxError(LabkitError):
     """The sandbox was asked for something it will not do (e.g. write outside the workspace)."""
 
 
+class IsolationUnavailable(SandboxError):
+    """Namespaces cannot be used here (no bubblewrap, not permitted); the reason says which."""
+
+
 class CheckSetError(LabkitError, ValueError):
     """A check set or a run of it is malformed (duplicate check, unknown check or severity)."""
 

@@ -82,6 +82,12 @@ class Evidence:
     alarms: tuple[str, ...] = ()  # integrity alarms; non-empty means quarantined
     stderr_tail: str = ""
     timed_out: bool = False
+    # How the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..." (shown with it)
+    isolation: str = ""
+
+    @property
+    def isolated(self) -> bool:
+        return self.isolation.startswith("isolated")
 
     @property
     def digest(self) -> str:

@@ -22,7 +22,7 @@ from labkit.core.types import Candidate, Evidence, Outcome, TestResult, Verdict,
 from labkit.grading.acceptance import AcceptanceSuite, split_nodeid
 from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun, run_pytest, unsafe_path
 
-_PROTOCOL = "labkit-validator/1"  # bump when the way a run is judged changes: it changes the id
+_PROTOCOL = "labkit-validator/2"  # bump when the way a run is judged changes: it changes the id
 
 # Modules that sit between pytest and its report; a candidate file by these names could replace them.
 _SHADOWED = frozenset(
@@ -57,6 +57,8 @@ class Validator:
             "protocol": _PROTOCOL,
             "wall_seconds": self.limits.wall_seconds,
             "memory_mb": self.limits.memory_mb,
+            "processes": self.limits.processes,
+            "file_mb": self.limits.file_mb,
             "python": self.python,
         }
         return digest(json.dumps(settings, sort_keys=True))
@@ -74,7 +76,9 @@ class Validator:
         # Never lay files outside the workspace: such a candidate is judged unrun (and alarmed).
         if not any(unsafe_path(p) for p in candidate.files):
             self.runs += 1
-            run = run_pytest(candidate.files, suite.tests, self.limits, self.python)
+            run = run_pytest(
+                candidate.files, suite.tests, self.limits, self.python, required=suite.fail_to_pass + suite.pass_to_pass
+            )
         verdict = to_verdict(run, candidate, suite, self.id, alarms)
         if cache is not None and not verdict.quarantined and not verdict.evidence.timed_out:
             cache[key] = verdict
@@ -188,6 +192,7 @@ def to_verdict(
         alarms=tuple(dict.fromkeys(found_alarms)),
         stderr_tail=run.stderr_tail if run else "",
         timed_out=run.timed_out if run else False,
+        isolation=run.isolation if run else "",
     )
     return Verdict(
         evidence=evidence,
@@ -206,7 +211,7 @@ def _required_result(nodeid: str, run: SandboxRun | None) -> TestResult:
         return TestResult(nodeid, "error", "not reported: the run was killed at the wall limit")
     if not run.report_found:
         return TestResult(
-            nodeid, "error", f"not reported: no junit report (exit code {run.exit_code})"
+            nodeid, "error", f"not reported: pytest's report is missing or incomplete (exit code {run.exit_code})"
         )
     by_id = {r.nodeid: r for r in run.results}
     if nodeid in by_id:
@@ -223,7 +228,7 @@ def _required_result(nodeid: str, run: SandboxRun | None) -> TestResult:
         if parent is not None:
             outcome: Outcome = parent.outcome if parent.outcome != "passed" else "missing"
             return TestResult(nodeid, outcome, f"{parent.nodeid}: {parent.message}")
-    return TestResult(nodeid, "missing", "not in the junit report")
+    return TestResult(nodeid, "missing", "not in the report")
 
 
 def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResult]) -> list[str]:
@@ -234,16 +239,24 @@ def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResu
             alarms.append(f"protected test {path} was deleted during the run")
         elif after != digest(text):
             alarms.append(f"protected test {path} was modified during the run")
+    alarms += [f"integrity: {p}" for p in run.integrity]
     if run.timed_out:  # a killed run has nothing to cross-check; every required test is an error
         return alarms
+    for r in required:  # the independent runner, where it ran the test, must agree
+        check = run.checks.get(r.nodeid)
+        if check is not None and (check.outcome == "passed") != (r.outcome == "passed"):
+            alarms.append(
+                f"integrity: pytest reported {r.nodeid} {r.outcome} but the independent runner "
+                f"found it {check.outcome} ({check.message[:200]})"
+            )
     if not run.report_found:
         if run.exit_code == 0:
-            alarms.append("exit code 0 but no junit report: the run ended before pytest reported")
+            alarms.append("exit code 0 but no complete report: the run ended before pytest reported")
         return alarms
     bad = sum(r.outcome in ("failed", "error") for r in run.results)
     if run.exit_code in (0, 1) and (run.exit_code == 0) != (bool(run.results) and not bad):
         alarms.append(
-            f"exit code {run.exit_code} disagrees with the junit report "
+            f"exit code {run.exit_code} disagrees with the report "
             f"({len(run.results)} results, {bad} failed or errored)"
         )
     for r in required:
