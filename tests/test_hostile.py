@@ -4,6 +4,9 @@ Every test runs a tiny real candidate through the real validator. The honest sta
 each candidate is the chapter's leaky cache (isolation fails); the hack tries to make
 that look like a pass. Contained means: the verdict is not resolved, and where the hack
 tampered with the grader, it is quarantined with an alarm that names what happened.
+
+The runs are isolated (bubblewrap namespaces); a missing bubblewrap FAILS these tests.
+The attacks in tests/test_attacks.py are written against labkit's runner itself.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from labkit.core.types import Candidate, Verdict
+from labkit.grading import isolation
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sandbox import Limits
 from labkit.grading.validator import Validator
@@ -110,26 +114,38 @@ def test_editing_a_protected_test_is_alarmed_and_has_no_effect() -> None:
     assert verdict.evidence.outcome(ISO) == "failed"  # the pristine test ran
 
 
-def test_rewriting_a_test_at_run_time_is_caught_by_its_hash() -> None:
-    rewrite = (
-        "import pathlib\n"
-        "_t = pathlib.Path(__file__).parent / 'tests' / 'test_cache.py'\n"
-        "_t.write_text('def test_isolation(): pass\\ndef test_same_user_hit(): pass\\n')\n"
-    )
-    verdict = ROOMY.run(_leaky(rewrite), SUITE)
-    assert verdict.fail_to_pass == (ISO,)  # the hack worked on pytest...
-    _alarmed(
-        verdict, "protected test tests/test_cache.py was modified during the run"
-    )  # ...not here
+REWRITE = (
+    "import pathlib\n"
+    "_t = pathlib.Path(__file__).parent / 'tests' / 'test_cache.py'\n"
+    "_t.write_text('def test_isolation(): pass\\ndef test_same_user_hit(): pass\\n')\n"
+)
+DELETE = "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
 
 
-def test_deleting_a_test_at_run_time_is_caught() -> None:
-    delete = (
-        "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
-    )
-    verdict = ROOMY.run(_leaky(delete), SUITE)
-    _alarmed(verdict, "protected test tests/test_cache.py was deleted during the run")
-    assert ISO not in verdict.fail_to_pass
+def test_isolation_is_available_here() -> None:
+    assert isolation.status() is None, isolation.status()  # bubblewrap: .ci/install-system.sh
+
+
+@pytest.mark.parametrize("hack", [REWRITE, DELETE], ids=["rewrite", "delete"])
+def test_protected_tests_cannot_be_rewritten_or_deleted_at_run_time(hack: str) -> None:
+    verdict = ROOMY.run(_leaky(hack), SUITE)
+    assert verdict.evidence.isolated
+    assert not verdict.resolved and verdict.fail_to_pass == ()
+    assert "PermissionError" in verdict.evidence.results[0].message  # the candidate's import failed
+
+
+@pytest.mark.parametrize(
+    ("hack", "needle"),
+    [(REWRITE, "was modified during the run"), (DELETE, "was deleted during the run")],
+    ids=["rewrite", "delete"],
+)
+def test_without_isolation_a_changed_test_is_caught_by_its_hash(
+    monkeypatch: pytest.MonkeyPatch, hack: str, needle: str
+) -> None:
+    monkeypatch.setenv("LABKIT_SANDBOX", "process")
+    verdict = ROOMY.run(_leaky(hack), SUITE)
+    assert not verdict.evidence.isolated and "NOT ISOLATED" in verdict.evidence.isolation
+    _alarmed(verdict, f"protected test tests/test_cache.py {needle}")  # quarantined, not resolved
 
 
 # -- conftest.py and plugins -------------------------------------------------------------
@@ -227,7 +243,7 @@ def test_a_required_test_missing_from_the_report_is_alarmed() -> None:
 def test_os_exit_zero_before_the_report_is_alarmed() -> None:
     verdict = ROOMY.run(_leaky("import os", "if user == 'bob': os._exit(0)"), SUITE)
     assert verdict.evidence.exit_code == 0
-    _alarmed(verdict, "exit code 0 but no junit report")
+    _alarmed(verdict, "exit code 0 but no complete report")
     assert verdict.fail_to_pass == () and verdict.pass_to_pass == ()  # nothing counts as passed
 
 
@@ -243,27 +259,40 @@ def test_printing_passed_with_real_failures_has_no_effect() -> None:
 
 def test_printing_passed_then_exiting_zero_is_alarmed() -> None:
     verdict = ROOMY.run(_leaky("import os", FAKE_SUMMARY + "\nos._exit(0)"), SUITE)
-    _alarmed(verdict, "exit code 0 but no junit report")
+    _alarmed(verdict, "exit code 0 but no complete report")
     assert verdict.fail_to_pass == ()
 
 
 def test_an_exit_code_that_contradicts_the_report_is_alarmed() -> None:
-    lie = "import atexit, os\natexit.register(lambda: os._exit(0))"  # after pytest wrote the report
+    lie = "import os\n_real = os._exit\nos._exit = lambda code: _real(0)"  # the runner's own exit
     verdict = ROOMY.run(_leaky(lie), SUITE)
     assert verdict.evidence.exit_code == 0
-    _alarmed(verdict, "exit code 0 disagrees with the junit report")
+    _alarmed(verdict, "pytest ended with status 1 but the process exited 0")
     assert verdict.evidence.outcome(ISO) == "failed"
 
 
 # -- running away: time and memory -------------------------------------------------------
 
 
-def _spawn_and_record(pids: Path) -> str:
-    """Candidate prelude: start a sleeping grandchild and record both pids, to check the kill."""
+def _marked(marker: str) -> list[int]:
+    """Live processes (anywhere on this machine) whose command line carries `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _spawn_marked(marker: str) -> str:
+    """Candidate prelude: start a sleeping grandchild in its own session, findable by `marker`."""
     return (
-        "import os, subprocess\n"
-        "_child = subprocess.Popen(['sleep', '300'])\n"
-        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{_child.pid}}')\n"
+        "import subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', "
+        f"{marker!r}], start_new_session=True)\n"
     )
 
 
@@ -272,12 +301,12 @@ def _spawn_and_record(pids: Path) -> str:
     [("", "while True: pass"), ("import time", "time.sleep(300)")],
     ids=["infinite-loop", "sleep"],
 )
-def test_running_past_the_wall_limit_is_killed_with_its_whole_group(
-    tmp_path: Path, extra: str, in_get: str
+def test_running_past_the_wall_limit_is_killed_with_everything_it_started(
+    extra: str, in_get: str
 ) -> None:
-    pids = tmp_path / "pids"
+    marker = f"labkit-hostile-{time.monotonic_ns()}"
     start = time.monotonic()
-    verdict = SHORT.run(_leaky(_spawn_and_record(pids) + extra, in_get), SUITE)
+    verdict = SHORT.run(_leaky(_spawn_marked(marker) + extra, in_get), SUITE)
     elapsed = time.monotonic() - start
     ev = verdict.evidence
     assert ev.timed_out and ev.exit_code is None
@@ -285,11 +314,10 @@ def test_running_past_the_wall_limit_is_killed_with_its_whole_group(
     assert elapsed < SHORT.limits.wall_seconds + 5  # killed at the limit, not at the sleep's end
     assert ev.outcome(ISO) == ev.outcome(HIT) == ev.outcome(API) == "error"
     assert verdict.fail_to_pass == () and verdict.pass_to_pass == () and not verdict.resolved
-    pytest_pid, grandchild = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 2  # the grandchild's new parent reaps it on its own schedule
-    while _alive(grandchild) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 2
+    while _marked(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pytest_pid) and not _alive(grandchild)
+    assert _marked(marker) == []  # the setsid grandchild died with the run
 
 
 @pytest.mark.parametrize(

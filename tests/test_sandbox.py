@@ -1,4 +1,9 @@
-"""The sandbox lays out a workspace, runs pytest under limits and reads only the junit report."""
+"""The sandbox lays out a workspace, runs pytest under limits and reads only pytest's own report.
+
+Most tests run twice: isolated (bubblewrap namespaces, the default) and with the labelled
+process-sandbox fallback. Isolation must be available here: if bubblewrap is missing the
+isolated cases FAIL (install it with .ci/install-system.sh), they do not skip.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from labkit.core.types import digest
-from labkit.grading.sandbox import Limits, SandboxError, _nodeid, run_pytest, unsafe_path
+from labkit.grading import isolation
+from labkit.grading.procsandbox import _nodeid
+from labkit.grading.sandbox import Limits, SandboxError, SandboxRun, run_pytest, unsafe_path
 
 LIMITS = Limits(wall_seconds=30, memory_mb=512)  # generous: these runs finish in about a second
 CODE = {"calc.py": "def add(a, b):\n    return a + b\n"}
@@ -33,14 +40,39 @@ TESTS = {
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(params=["isolated", "process"], autouse=True)
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "process":
+        monkeypatch.setenv("LABKIT_SANDBOX", "process")
+    else:
+        monkeypatch.delenv("LABKIT_SANDBOX", raising=False)
+        assert isolation.status() is None, isolation.status()  # a missing bwrap fails here
+    return str(request.param)
+
+
+def _run(files: dict[str, str], tests: dict[str, str] = TESTS, **kw: object) -> SandboxRun:
+    return run_pytest(files, tests, LIMITS, **kw)  # type: ignore[arg-type]
+
+
 def _outcomes(files: dict[str, str], tests: dict[str, str] = TESTS) -> dict[str, str]:
-    run = run_pytest(files, tests, LIMITS)
+    run = _run(files, tests)
     assert run.report_found, run.stderr_tail
     return {r.nodeid: r.outcome for r in run.results}
 
 
-def test_reads_every_outcome_from_the_junit_report() -> None:
-    run = run_pytest(CODE, TESTS, LIMITS)
+def test_every_run_says_how_it_was_contained(mode: str) -> None:
+    run = _run(CODE, required=["tests/test_calc.py::test_add"])
+    if mode == "isolated":
+        assert run.isolated and run.isolation.startswith("isolated: bubblewrap")
+        assert "1 required tests cross-checked" in run.isolation
+        assert run.checks["tests/test_calc.py::test_add"].outcome == "passed"
+    else:
+        assert not run.isolated and run.isolation.startswith("NOT ISOLATED: process sandbox")
+        assert "LABKIT_SANDBOX=process" in run.isolation
+
+
+def test_reads_every_outcome_from_pytests_report() -> None:
+    run = _run(CODE, TESTS)
     assert run.report_found and not run.timed_out
     assert run.exit_code == 1  # failures present
     got = {r.nodeid: r.outcome for r in run.results}
@@ -89,7 +121,7 @@ def test_callers_environment_does_not_reach_pytest(monkeypatch: pytest.MonkeyPat
 
 def test_temp_directories_are_removed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    run = run_pytest(CODE, TESTS, LIMITS)
+    run = _run(CODE, TESTS)
     assert run.report_found
     assert list(tmp_path.iterdir()) == []
 
@@ -139,7 +171,7 @@ def test_junit_names_are_mapped_back_to_node_ids() -> None:
 
 def test_an_interrupted_run_leaves_no_nameless_result() -> None:
     stop = {"calc.py": "import pytest\ndef add(a, b):\n    pytest.exit('stop', returncode=0)\n"}
-    run = run_pytest(stop, {"tests/test_calc.py": TESTS["tests/test_calc.py"]}, LIMITS)
+    run = _run(stop, {"tests/test_calc.py": TESTS["tests/test_calc.py"]})
     assert run.report_found and run.exit_code == 0
     assert all(r.nodeid for r in run.results)
     assert {r.nodeid: r.outcome for r in run.results} == {}  # interrupted inside the first test
@@ -148,3 +180,31 @@ def test_an_interrupted_run_leaves_no_nameless_result() -> None:
 def test_a_missing_interpreter_is_a_clear_error() -> None:
     with pytest.raises(SandboxError, match="cannot start the test interpreter '/no/such/python'"):
         run_pytest(CODE, TESTS, LIMITS, python="/no/such/python")
+
+
+def test_any_file_type_and_src_layout_import_roots() -> None:
+    files = {"src/calc/__init__.py": CODE["calc.py"], "src/calc/table.bin": b"\x00\xff\x10"}
+    tests = {"tests/test_calc.py": (
+        "import importlib.resources\nfrom calc import add\n"
+        "def test_add(): assert add(1, 2) == 3\n"
+        "def test_data(): assert (importlib.resources.files('calc') / 'table.bin').read_bytes()"
+        " == b'\\x00\\xff\\x10'\n"
+    )}  # fmt: skip
+    run = run_pytest(files, tests, LIMITS, import_roots=["src"])  # type: ignore[arg-type]
+    assert {r.nodeid: r.outcome for r in run.results} == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_data": "passed",
+    }, run.stderr_tail
+
+
+def test_a_collection_error_keeps_its_text() -> None:
+    run = _run(CODE)
+    broken = next(r for r in run.results if r.nodeid == "tests/test_broken.py")
+    assert "does_not_exist" in broken.message
+
+
+def test_stderr_is_read_with_a_cap() -> None:
+    noisy = {"calc.py": "import sys\nsys.stderr.write('x' * 3_000_000 + 'END')\n" + CODE["calc.py"]}
+    run = _run(noisy, {"tests/test_calc.py": "from calc import add\ndef test_add(): pass\n"})
+    assert len(run.stderr_tail) <= 2000
+    assert {r.nodeid: r.outcome for r in run.results} == {"tests/test_calc.py::test_add": "passed"}

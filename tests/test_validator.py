@@ -95,7 +95,7 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
 def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cache bookkeeping needs no subprocess: a stand-in run that passes GOOD and fails LEAKY."""
 
-    def run(files: Mapping[str, str], protected: Mapping[str, str], *_: object) -> SandboxRun:
+    def run(files: Mapping[str, str], protected: Mapping[str, str], *_: object, **__: object) -> SandboxRun:
         ok = files["cache.py"] == GOOD
         results: dict[str, Outcome] = {ISO: "passed" if ok else "failed", HIT: "passed"}
         return _run(results, 0 if ok else 1)
@@ -293,7 +293,7 @@ def test_exit_code_is_cross_checked_against_the_report() -> None:
     assert any("exit code 1 disagrees" in a for a in fake_fail.evidence.alarms)
     assert not fake_fail.resolved
     no_report = _judge(_run({}, 0, report_found=False))
-    assert any("no junit report" in a for a in no_report.evidence.alarms)
+    assert any("no complete report" in a for a in no_report.evidence.alarms)
     crashed = _judge(_run({}, None, report_found=False))  # killed by a signal: error, no alarm
     assert crashed.evidence.alarms == () and not crashed.resolved
 

@@ -75,8 +75,9 @@ class ReportPlugin:
         self.plugins = {id(p) for p in self.config.pluginmanager.get_plugins()}
 
     def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
-            emit(self.fd, k="collect", id=report.nodeid, outcome="error",
+        if report.failed or report.skipped:
+            outcome = "error" if report.failed else "skipped"
+            emit(self.fd, k="collect", id=report.nodeid, outcome=outcome,
                  msg=str(report.longrepr)[-_MESSAGE:])  # fmt: skip
 
     def pytest_runtest_logreport(self, report: Any) -> None:

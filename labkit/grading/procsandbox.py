@@ -263,6 +263,8 @@ def _read_report(path: Path, protected: Mapping[str, str | bytes]) -> tuple[Test
             if kind and SEVERITY[kind] > SEVERITY[outcome]:
                 outcome = kind
                 message = (child.get("message") or child.text or "")[:_MESSAGE]
+                if not case.get("classname"):  # a collection error: its text says why
+                    message = (child.text or message)[-2000:]
         try:
             seconds = float(case.get("time") or 0.0)
         except ValueError:

@@ -218,6 +218,7 @@ def _from_reply(
     problems: list[str] = []
     notes: list[str] = []
     merged: dict[str, TestResult] = {}
+    called: set[str] = set()
     ends = []
     for item in _lines(main["lines"], problems):
         if item["k"] == "end":
@@ -230,9 +231,13 @@ def _from_reply(
         outcome = _outcome(item, problems)
         cap = _COLLECT_MESSAGE if item["k"] == "collect" else _MESSAGE
         result = TestResult(nodeid, outcome, str(item.get("msg", ""))[:cap], float(item.get("s", 0)))
+        if item["k"] == "test" and item.get("when") == "call":
+            called.add(nodeid)
         prev = merged.get(nodeid)
         if prev is None or SEVERITY[outcome] > SEVERITY[prev.outcome]:
             merged[nodeid] = result
+    # A test passed only if its call ran and passed: setup alone (then an interrupt) is not a pass.
+    merged = {n: r for n, r in merged.items() if r.outcome != "passed" or n in called}
     status = main["status"]
     exit_code = None if timed_out or status is None or status >= 128 else status
     if timed_out:
