@@ -6,7 +6,7 @@ that look like a pass. Contained means: the verdict is not resolved, and where t
 tampered with the grader, it is quarantined with an alarm that names what happened.
 
 The runs are isolated (bubblewrap namespaces); a missing bubblewrap FAILS these tests.
-The attacks in tests/test_attacks.py are written against labkit's runner itself.
+The attacks in tests/test_hostile_runner.py are written against labkit's runner itself.
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ def _write(path: str, value: object) -> None:
 def cgroup_events(paths: list[str]) -> list[str]:
     hits = []
     for path in paths:
-        for fname, key, what in (("memory.failcnt", None, "memory"), ("memory.events", "max", "memory"),
+        for fname, key, what in (("memory.failcnt", None, "memory"), ("memory.memsw.failcnt", None, "memory"),
+                                 ("memory.oom_control", "oom_kill", "memory"), ("memory.events", "max", "memory"),
                                  ("pids.events", "max", "processes")):  # fmt: skip
             try:
                 text = open(f"{path}/{fname}").read()
@@ -246,7 +247,7 @@ def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: in
     pid = os.fork()
     if pid == 0:
         try:
-            _inner(job, mode, uid, ws, rep, err)
+            _inner(job, mode, uid, ws, rep, err, bool(cgroups))
         except BaseException as e:  # noqa: BLE001
             _last_words(2, "run failed to start", e)
         finally:
@@ -319,14 +320,17 @@ def _put(ws: str, rel: str, data: str | dict[str, str], owner: int, mode: int) -
         os.close(fd)
 
 
-def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int) -> None:
+def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int,
+           grouped: bool) -> None:  # fmt: skip
     """P: PID 1 of the run. Lock down, then run pytest, the harness or the probe, warm."""
     _ok(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
     lim = job["limits"]
     mb = 1024 * 1024
+    # With a pids cgroup, it is the bound that binds (and says so); the rlimit is a backstop.
+    nproc = lim["processes"] + 8 if grouped else lim["processes"]
     for res, value in ((resource.RLIMIT_AS, lim["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-                       (resource.RLIMIT_NPROC, lim["processes"]),
+                       (resource.RLIMIT_NPROC, nproc),
                        (resource.RLIMIT_FSIZE, lim["file_mb"] * mb)):  # fmt: skip
         resource.setrlimit(res, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead
@@ -434,7 +438,22 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
             "wall": time.monotonic() - deadline + job["limits"]["wall_seconds"]}  # fmt: skip
 
 
+def sweep_cgroups() -> None:
+    """Remove run cgroups a killed runner left behind (rmdir only succeeds on empty groups)."""
+    for base in (f"{CGROUP}/memory", f"{CGROUP}/pids", CGROUP):
+        try:
+            names = [n for n in os.listdir(base) if n.startswith("labkit-")]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                os.rmdir(f"{base}/{name}")
+            except OSError:
+                pass
+
+
 def main() -> None:
+    sweep_cgroups()
     kind = cgroup_kind()
     send({"ready": True, "cgroup": kind, "pid": os.getpid()})
     while True:
