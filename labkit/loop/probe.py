@@ -3,23 +3,19 @@
 A reflector may ask for a probe (a short Python script run against the candidate, e.g.
 "print the cache keys users A and B generate for the same product"). Its output is an
 observation: new external evidence that narrows many possible causes to one hypothesis.
-The probe runs in a throwaway copy of the candidate, in a subprocess with a time limit;
-it cannot change the candidate or the protected tests.
+The probe runs contained exactly like a validation (`labkit.grading.script`): its own
+namespaces, a throwaway copy of the candidate, a time limit, caps, and an allow-listed
+environment, so it can neither change the candidate nor read the researcher's keys.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from labkit.core.types import Candidate, digest
+from labkit.grading.sandbox import Limits
+from labkit.grading.script import run_script
 
 
 @dataclass(frozen=True)
@@ -36,6 +32,7 @@ class Observation:
     exit_code: int | None
     timed_out: bool
     wall_seconds: float
+    isolation: str = ""  # how the probe was contained: "isolated: ..." or "NOT ISOLATED: ..."
 
     @property
     def digest(self) -> str:
@@ -49,33 +46,11 @@ def observe(
     python: str = sys.executable,
 ) -> Observation:
     """Run the experiment's probe against a copy of the candidate and return what it printed."""
-    with tempfile.TemporaryDirectory(prefix="labkit-probe-") as tmp:
-        root = Path(tmp)
-        for rel, text in candidate.files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        (root / "_labkit_probe.py").write_text(experiment.probe)
-        env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
-        t0 = time.monotonic()
-        # Own process group, so a hung probe and anything it spawned die together.
-        proc = subprocess.Popen(
-            [python, "_labkit_probe.py"],
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-            out, code, timed_out = stdout + stderr[-2000:], proc.returncode, False
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            stdout, _ = proc.communicate()
-            out, code, timed_out = stdout + f"\n[probe killed after {timeout:.0f} s]", None, True
-        return Observation(
-            experiment, candidate.digest, out.strip(), code, timed_out, time.monotonic() - t0
-        )
+    run = run_script(candidate.files, experiment.probe, Limits(wall_seconds=timeout), python)
+    out = run.stdout + run.stderr_tail
+    if run.timed_out:
+        out += f"\n[probe killed after {timeout:.0f} s]"
+    return Observation(
+        experiment, candidate.digest, out.strip(), run.exit_code, run.timed_out,
+        run.wall_seconds, run.isolation,
+    )  # fmt: skip
