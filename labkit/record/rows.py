@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.errors import LedgerError
+from labkit.core.redact import redact_all
 from labkit.core.types import Usage, digest
 
 if TYPE_CHECKING:
@@ -110,6 +111,16 @@ def prepare_row(
         raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
     evidence_json = "" if evidence is None else to_json(evidence, "evidence")
     detail_json = to_json(detail, "detail") if detail else "{}"
+    texts = [inputs or "", outputs or "", evidence_json, detail_json]
+    clean = redact_all(texts)
+    if clean != texts:  # a known secret (an environment key or token) never reaches a row or blob
+        evidence_json, detail_json = clean[2], clean[3]
+        blobs, hashes = {}, []
+        for original, text in zip((inputs, outputs), clean[:2], strict=True):
+            h = "" if original is None else digest(text)
+            if original is not None:
+                blobs[h] = text
+            hashes.append(h)
     ended = time.time() if ended_at is None else float(ended_at)
     started = ended - wall if started_at is None else float(started_at)
     if not (math.isfinite(started) and math.isfinite(ended)) or ended < started:
