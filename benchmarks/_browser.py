@@ -41,7 +41,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-INSTALL_HINT = "run .ci/install-browser.sh (CI runs it) to install Debian's chromium"
+INSTALL_HINT = "run .ci/install-system.sh (CI runs it) to install Debian's chromium"
 
 RENDER_TIMEOUT = 900.0  # first render includes running the notebook's loops for real
 STEP_TIMEOUT = 120.0  # one step re-runs only the cells that read the stepper

@@ -114,5 +114,5 @@ def test_a_missing_chromium_fails_with_the_install_hint(monkeypatch, tmp_path):
     monkeypatch.setattr(e2e, "CHROMIUM", tmp_path / "no-chromium")
     c = e2e.Chromium()
     for _ in range(2):  # the first failure is remembered, not retried
-        with pytest.raises(e2e.BrowserMissing, match=r"\.ci/install-browser\.sh"):
+        with pytest.raises(e2e.BrowserMissing, match=r"\.ci/install-system\.sh"):
             c.context()
