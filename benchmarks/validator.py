@@ -136,7 +136,12 @@ def main() -> None:
             finally:
                 del sys.path[:2]
 
-        ways = {"isolated": isolated, "process": process, "in_process": in_process, "direct": direct}
+        ways = {
+            "isolated": isolated,
+            "process": process,
+            "in_process": in_process,
+            "direct": direct,
+        }
         for warm in ways.values():  # first runs start the warm runner, fill OS caches; not counted
             warm()
         times: dict[str, list[float]] = {name: [] for name in ways}
@@ -152,7 +157,9 @@ def main() -> None:
     print(f"  process-sandbox Validator.run        {t['process'] * 1000:9.1f} ms")
     print(f"  in-process pytest.main               {t['in_process'] * 1000:9.1f} ms")
     print(f"  direct test-function calls           {t['direct'] * 1000:9.3f} ms")
-    print(f"ratio isolated / in-process pytest:     {t['isolated'] / t['in_process']:6.2f}x  (target <= 1.5x)")
+    print(
+        f"ratio isolated / in-process pytest:     {t['isolated'] / t['in_process']:6.2f}x  (target <= 1.5x)"
+    )
     print(f"ratio process sandbox / in-process:     {t['process'] / t['in_process']:6.2f}x")
     print(f"ratio isolated / direct calls:          {t['isolated'] / t['direct']:6.0f}x")
 

@@ -40,9 +40,12 @@ def _marked(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
-                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX":
-                    found.append(int(entry.name))
+            if (
+                entry.name.isdigit()
+                and marker.encode() in (entry / "cmdline").read_bytes()
+                and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+            ):
+                found.append(int(entry.name))
         except OSError:
             continue
     return found

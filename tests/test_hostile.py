@@ -119,7 +119,9 @@ REWRITE = (
     "_t = pathlib.Path(__file__).parent / 'tests' / 'test_cache.py'\n"
     "_t.write_text('def test_isolation(): pass\\ndef test_same_user_hit(): pass\\n')\n"
 )
-DELETE = "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
+DELETE = (
+    "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
+)
 
 
 def test_isolation_is_available_here() -> None:

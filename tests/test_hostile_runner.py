@@ -92,7 +92,7 @@ for _o in gc.get_objects():
 def test_runner_tampering_at_import_is_caught(hack: str, needle: str) -> None:
     verdict = ROOMY.run(_leaky(hack), SUITE)
     _contained(verdict, needle)
-    assert any(f"the independent runner found it failed" in a for a in verdict.evidence.alarms)
+    assert any("the independent runner found it failed" in a for a in verdict.evidence.alarms)
 
 
 # -- 2. forging the report and leaving ----------------------------------------------------
@@ -205,7 +205,9 @@ if n == 200:
 
 
 def test_a_fork_bomb_hits_the_process_cap() -> None:
-    verdict = ROOMY.run(_leaky("import os, time", "if user == 'bob':\n" + _indent(FORK_BOMB)), SUITE)
+    verdict = ROOMY.run(
+        _leaky("import os, time", "if user == 'bob':\n" + _indent(FORK_BOMB)), SUITE
+    )
     _contained(verdict)
     assert verdict.evidence.outcome(ISO) == "failed"
     assert "16 processes" in verdict.evidence.isolation

@@ -95,7 +95,9 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
 def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cache bookkeeping needs no subprocess: a stand-in run that passes GOOD and fails LEAKY."""
 
-    def run(files: Mapping[str, str], protected: Mapping[str, str], *_: object, **__: object) -> SandboxRun:
+    def run(
+        files: Mapping[str, str], protected: Mapping[str, str], *_: object, **__: object
+    ) -> SandboxRun:
         ok = files["cache.py"] == GOOD
         results: dict[str, Outcome] = {ISO: "passed" if ok else "failed", HIT: "passed"}
         return _run(results, 0 if ok else 1)

@@ -118,7 +118,11 @@ def run_required(fd: int, required: list[str], tests: dict[str, str], roots: lis
     """Run each required test from the pristine text, without pytest's machinery; one line each."""
     import pytest
 
-    skip_exc, xfail_exc, exit_exc = pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception
+    skip_exc, xfail_exc, exit_exc = (
+        pytest.skip.Exception,
+        pytest.xfail.Exception,
+        pytest.exit.Exception,
+    )
     modules: dict[str, types.ModuleType | BaseException] = {}
     for nodeid in required:
         path, _, rest = nodeid.partition("::")
@@ -246,8 +250,14 @@ def _select(
     names = list(grid[0][0]) if grid else []
     ids = mark.kwargs.get("ids")
     try:
-        made = IdMaker(names, [ps for _, ps in grid], ids if callable(ids) else None,
-                       None if callable(ids) else ids, None, None).make_unique_parameterset_ids()
+        made = IdMaker(
+            names,
+            [ps for _, ps in grid],
+            ids if callable(ids) else None,
+            None if callable(ids) else ids,
+            None,
+            None,
+        ).make_unique_parameterset_ids()
     except Exception as e:  # noqa: BLE001 - pytest's id maker changed: say so, do not guess
         raise _Unsupported(f"cannot name parametrisations: {e}") from None
     chosen = [row for row, i in zip(grid, made, strict=True) if str(i) == target]
@@ -256,7 +266,9 @@ def _select(
     return chosen[0]
 
 
-def _bind(func: Any, cls: type | None, kwargs: dict[str, Any], fixtures: list[str]) -> Callable[[], object]:
+def _bind(
+    func: Any, cls: type | None, kwargs: dict[str, Any], fixtures: list[str]
+) -> Callable[[], object]:
     def call() -> object:
         import pytest
 

@@ -21,7 +21,6 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET

@@ -89,7 +89,9 @@ class SandboxRun:
     stderr_tail: str
     # path -> digest of the protected file after the run, None if it was deleted
     protected_after: Mapping[str, str | None] = field(default_factory=dict)
-    isolation: str = ""  # how the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..."
+    isolation: str = (
+        ""  # how the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..."
+    )
     checks: Mapping[str, TestResult] = field(default_factory=dict)  # the independent runner's
     integrity: tuple[str, ...] = ()  # tampering the runner itself saw
 
@@ -165,11 +167,19 @@ def _job(
         "required": required,
         "roots": roots,
         "noconftest": not any(PurePosixPath(p).name == "conftest.py" for p in protected),
-        "limits": {"wall_seconds": limits.wall_seconds, "memory_mb": limits.memory_mb,
-                   "processes": limits.processes, "file_mb": limits.file_mb,
-                   "tmp_mb": 2 * limits.file_mb + 2 * size_mb + 16},  # fmt: skip
-        "env": {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sandbox",
-                "LOGNAME": "sandbox"},  # fmt: skip
+        "limits": {
+            "wall_seconds": limits.wall_seconds,
+            "memory_mb": limits.memory_mb,
+            "processes": limits.processes,
+            "file_mb": limits.file_mb,
+            "tmp_mb": 2 * limits.file_mb + 2 * size_mb + 16,
+        },  # fmt: skip
+        "env": {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "USER": "sandbox",
+            "LOGNAME": "sandbox",
+        },  # fmt: skip
         "modes": ["pytest", "check"] if required else ["pytest"],
     }
 
@@ -206,7 +216,7 @@ def _outcome(item: dict[str, Any], problems: list[str]) -> Outcome:
     if value not in _OUTCOMES:
         problems.append(f"the report stream holds an unknown outcome {str(value)[:40]!r}")
         return "error"
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _from_reply(
@@ -230,7 +240,9 @@ def _from_reply(
         nodeid = str(item.get("id", ""))
         outcome = _outcome(item, problems)
         cap = _COLLECT_MESSAGE if item["k"] == "collect" else _MESSAGE
-        result = TestResult(nodeid, outcome, str(item.get("msg", ""))[:cap], float(item.get("s", 0)))
+        result = TestResult(
+            nodeid, outcome, str(item.get("msg", ""))[:cap], float(item.get("s", 0))
+        )
         if item["k"] == "test" and item.get("when") == "call":
             called.add(nodeid)
         prev = merged.get(nodeid)
@@ -265,7 +277,9 @@ def _from_reply(
     after = main.get("protected_after") or {}
     stderr = main["stderr"]
     if main["stderr_bytes"] > len(stderr.encode()):
-        notes.append(f"[labkit] stderr: {main['stderr_bytes']} bytes written, last {len(stderr)} kept")
+        notes.append(
+            f"[labkit] stderr: {main['stderr_bytes']} bytes written, last {len(stderr)} kept"
+        )
     tail = (stderr + ("\n" if notes else "") + "\n".join(notes))[-_TAIL:]
     return SandboxRun(
         results=tuple(merged.values()),
@@ -297,7 +311,9 @@ def _checks(
                 unsupported += 1
                 continue
             nodeid = str(item.get("id", ""))
-            checks[nodeid] = TestResult(nodeid, _outcome(item, problems), str(item.get("msg", ""))[:_MESSAGE])
+            checks[nodeid] = TestResult(
+                nodeid, _outcome(item, problems), str(item.get("msg", ""))[:_MESSAGE]
+            )
     if not finished and not timed_out:
         problems.append(
             f"the independent runner did not finish (exit {run['status']}): "

@@ -19,6 +19,7 @@ The supervisor here reads the pipes with hard caps and kills P at the wall limit
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -32,6 +33,7 @@ import sys
 import time
 from typing import Any
 
+import _pytest.config
 import pytest  # warm: every run forks with pytest and its plugins already imported
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
@@ -46,7 +48,6 @@ CGROUP = "/sys/fs/cgroup"
 _libc = ctypes.CDLL(None, use_errno=True)
 _PROTO = os.dup(1)  # the channel to labkit; fd 1 itself goes to stderr so stray prints are harmless
 os.dup2(2, 1)
-import _pytest.config  # noqa: E402
 
 for _name in _pytest.config.default_plugins:  # import every built-in plugin once, here
     __import__(f"_pytest.{_name}")
@@ -85,10 +86,8 @@ def cgroup_kind() -> str:
         except OSError:
             continue
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 os.rmdir(probe)
-            except OSError:
-                pass
     return ""
 
 
@@ -125,7 +124,8 @@ def cgroup_events(paths: list[str]) -> list[str]:
                                  ("memory.oom_control", "oom_kill", "memory"), ("memory.events", "max", "memory"),
                                  ("pids.events", "max", "processes")):  # fmt: skip
             try:
-                text = open(f"{path}/{fname}").read()
+                with open(f"{path}/{fname}") as f:
+                    text = f.read()
             except OSError:
                 continue
             count = int(text.split()[0]) if key is None else int(dict(
@@ -162,7 +162,8 @@ class Run:
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                os.close(rep_r), os.close(err_r), os.close(ctl_r)
+                for fd in (rep_r, err_r, ctl_r):
+                    os.close(fd)
                 _child(job, mode, self.uid, rep_w, err_w, ctl_w, self.cgroups)
             except BaseException as e:  # noqa: BLE001 - say why on the stderr pipe, then die
                 _last_words(err_w, "sandbox set-up failed", e)
@@ -208,10 +209,8 @@ class Run:
                 self.read(ctl)
         for pid in (self.inner, self.pid):
             if pid:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
     def reap(self) -> None:
         _, status, usage = os.wait4(self.pid, 0)
@@ -265,10 +264,8 @@ def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: in
 
 
 def _last_words(fd: int, what: str, e: BaseException) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, f"[labkit] {what}: {type(e).__name__}: {e}\n".encode())
-    except OSError:
-        pass
 
 
 def _hash(path: str) -> str | None:
@@ -350,7 +347,9 @@ def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int
     os.chdir(ws)
     os.environ.clear()
     os.environ.update(job["env"])
-    os.environ.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    os.environ.update(
+        {"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    )
     sys.dont_write_bytecode = True
     sys.path[:] = [p for p in sys.path if not p.startswith("/run/labkit")]
     roots = [os.path.join(ws, r) if r else ws for r in job["roots"]]
@@ -423,7 +422,9 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
             for r in live:
                 r.kill()
         try:
-            ready = select.select(list(waits), [], [], max(0.0, min(left, 1.0)) if not timed_out else 0.05)[0]
+            ready = select.select(
+                list(waits), [], [], max(0.0, min(left, 1.0)) if not timed_out else 0.05
+            )[0]
         except InterruptedError:
             continue
         for fd in ready:
@@ -448,10 +449,8 @@ def sweep_cgroups() -> None:
         except OSError:
             continue
         for name in names:
-            try:
+            with contextlib.suppress(OSError):
                 os.rmdir(f"{base}/{name}")
-            except OSError:
-                pass
 
 
 def main() -> None:
