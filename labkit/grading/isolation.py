@@ -120,6 +120,7 @@ def _command(python: str) -> list[str]:
         cmd += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
     cmd += ["--ro-bind", str(_HERE / "zygote.py"), "/run/labkit/_labkit_zygote.py",
             "--ro-bind", str(_HERE / "harness.py"), "/run/labkit/_labkit_harness.py",
+            "--ro-bind", str(_HERE / "cgroups.py"), "/run/labkit/_labkit_cgroups.py",
             "--chdir", "/", python, "-I", "-B", "/run/labkit/_labkit_zygote.py"]  # fmt: skip
     return cmd
 

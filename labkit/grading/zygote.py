@@ -37,6 +37,7 @@ import _pytest.config
 import pytest  # warm: every run forks with pytest and its plugins already imported
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
+import _labkit_cgroups as cgroups  # noqa: E402 - bound next to this file as _labkit_cgroups.py
 import _labkit_harness as harness  # noqa: E402 - bound next to this file as _labkit_harness.py
 
 NEWNS, NEWUTS, NEWIPC, NEWPID = 0x00020000, 0x04000000, 0x08000000, 0x20000000
@@ -44,7 +45,6 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 MNT_DETACH, PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 2, 1, 38
 REPORT_CAP = 4 * 1024 * 1024  # bytes of report stream kept; more is a flood: the run is killed
 ERR_TAIL = 8192  # bytes of stderr kept (the rest is read and dropped)
-CGROUP = "/sys/fs/cgroup"
 _libc = ctypes.CDLL(None, use_errno=True)
 _PROTO = os.dup(1)  # the channel to labkit; fd 1 itself goes to stderr so stray prints are harmless
 os.dup2(2, 1)
@@ -66,87 +66,6 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
     _ok(_libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {target}")
 
 
-# -- cgroups: one per run and controller, where this machine lets us write them ------------
-
-
-def cgroup_kind() -> str:
-    """'v1', 'v2' or '' (no writable cgroup: the rlimits are the only bounds)."""
-    for kind, base in (("v1", f"{CGROUP}/memory"), ("v2", CGROUP)):
-        probe = f"{base}/labkit-probe-{os.getpid()}"
-        if kind == "v2" and not os.path.exists(f"{CGROUP}/cgroup.controllers"):
-            continue
-        try:
-            os.mkdir(probe)
-            limit = "memory.limit_in_bytes" if kind == "v1" else "memory.max"
-            with open(f"{probe}/{limit}", "w") as f:
-                f.write(str(64 * 1024 * 1024))
-            if kind == "v1" and not os.access(f"{CGROUP}/pids", os.W_OK):
-                continue
-            return kind
-        except OSError:
-            continue
-        finally:
-            with contextlib.suppress(OSError):
-                os.rmdir(probe)
-    return ""
-
-
-def make_cgroups(kind: str, memory_mb: int, processes: int) -> list[str]:
-    if not kind:
-        return []
-    name = f"labkit-{secrets.token_hex(6)}"
-    if kind == "v1":
-        mem, pids = f"{CGROUP}/memory/{name}", f"{CGROUP}/pids/{name}"
-        os.mkdir(mem)
-        os.mkdir(pids)
-        _write(f"{mem}/memory.limit_in_bytes", memory_mb * 1024 * 1024)
-        if os.path.exists(f"{mem}/memory.memsw.limit_in_bytes"):
-            _write(f"{mem}/memory.memsw.limit_in_bytes", memory_mb * 1024 * 1024)
-        _write(f"{pids}/pids.max", processes + 1)  # +1: the run's waiting parent
-        return [mem, pids]
-    path = f"{CGROUP}/{name}"
-    os.mkdir(path)
-    _write(f"{path}/memory.max", memory_mb * 1024 * 1024)
-    _write(f"{path}/memory.swap.max", 0)
-    _write(f"{path}/pids.max", processes + 1)
-    return [path]
-
-
-def _write(path: str, value: object) -> None:
-    with open(path, "w") as f:
-        f.write(str(value))
-
-
-def cgroup_events(paths: list[str]) -> list[str]:
-    hits = []
-    for path in paths:
-        for fname, key, what in (("memory.failcnt", None, "memory"), ("memory.memsw.failcnt", None, "memory"),
-                                 ("memory.oom_control", "oom_kill", "memory"), ("memory.events", "max", "memory"),
-                                 ("pids.events", "max", "processes")):  # fmt: skip
-            try:
-                with open(f"{path}/{fname}") as f:
-                    text = f.read()
-            except OSError:
-                continue
-            count = int(text.split()[0]) if key is None else int(dict(
-                line.split() for line in text.splitlines() if line.strip()).get(key, 0))  # fmt: skip
-            if count:
-                hits.append(what)
-    return sorted(set(hits))
-
-
-def remove_cgroups(paths: list[str]) -> None:
-    for path in paths:
-        for _ in range(200):  # the run's processes are dying; the group empties within ms
-            try:
-                os.rmdir(path)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.005)
-
-
 # -- one run --------------------------------------------------------------------------------
 
 
@@ -155,7 +74,7 @@ class Run:
         self.mode = mode
         self.uid = 3_000_000 + secrets.randbelow(1_000_000)  # fresh per run: its own NPROC count
         lim = job["limits"]
-        self.cgroups = make_cgroups(kind, lim["memory_mb"], lim["processes"])
+        self.cgroups = cgroups.make_cgroups(kind, lim["memory_mb"], lim["processes"])
         rep_r, rep_w = os.pipe()
         err_r, err_w = os.pipe()
         ctl_r, ctl_w = os.pipe()
@@ -220,8 +139,8 @@ class Run:
         for fd in list(self.open):
             os.close(fd)
         self.open.clear()
-        hits = cgroup_events(self.cgroups)
-        remove_cgroups(self.cgroups)
+        hits = cgroups.cgroup_events(self.cgroups)
+        cgroups.remove_cgroups(self.cgroups)
         self.flags += [f"{h} cap reached" for h in hits]
 
     def result(self) -> dict[str, Any]:
@@ -233,14 +152,14 @@ class Run:
 
 
 def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: int,
-           cgroups: list[str]) -> None:  # fmt: skip
+           groups: list[str]) -> None:  # fmt: skip
     """C: new namespaces, workspace, cgroups; fork P (PID 1 there) and wait for it."""
-    for path in cgroups:  # join before anything is allocated, so all of it is counted
-        _write(f"{path}/cgroup.procs", os.getpid())
+    for path in groups:  # join before anything is allocated, so all of it is counted
+        cgroups.write(f"{path}/cgroup.procs", os.getpid())
     _ok(_libc.unshare(NEWNS | NEWPID | NEWIPC | NEWUTS), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-    if os.path.ismount(CGROUP):
-        _ok(_libc.umount2(CGROUP.encode(), MNT_DETACH), "umount cgroup")
+    if os.path.ismount(cgroups.ROOT):
+        _ok(_libc.umount2(cgroups.ROOT.encode(), MNT_DETACH), "umount cgroup")
     lim = job["limits"]
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={lim['tmp_mb']}m,mode=1777")
     ws = f"/tmp/ws-{secrets.token_hex(8)}"
@@ -248,7 +167,7 @@ def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: in
     pid = os.fork()
     if pid == 0:
         try:
-            _inner(job, mode, uid, ws, rep, err, bool(cgroups))
+            _inner(job, mode, uid, ws, rep, err, bool(groups))
         except BaseException as e:  # noqa: BLE001
             _last_words(2, "run failed to start", e)
         finally:
@@ -441,21 +360,9 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
             "wall": time.monotonic() - deadline + job["limits"]["wall_seconds"]}  # fmt: skip
 
 
-def sweep_cgroups() -> None:
-    """Remove run cgroups a killed runner left behind (rmdir only succeeds on empty groups)."""
-    for base in (f"{CGROUP}/memory", f"{CGROUP}/pids", CGROUP):
-        try:
-            names = [n for n in os.listdir(base) if n.startswith("labkit-")]
-        except OSError:
-            continue
-        for name in names:
-            with contextlib.suppress(OSError):
-                os.rmdir(f"{base}/{name}")
-
-
 def main() -> None:
-    sweep_cgroups()
-    kind = cgroup_kind()
+    cgroups.sweep_cgroups()
+    kind = cgroups.cgroup_kind()
     import gc
 
     gc.freeze()  # the warm heap is never collected again: cheaper collections, fewer copied pages
