@@ -208,3 +208,18 @@ def test_stderr_is_read_with_a_cap() -> None:
     run = _run(noisy, {"tests/test_calc.py": "from calc import add\ndef test_add(): pass\n"})
     assert len(run.stderr_tail) <= 2000
     assert {r.nodeid: r.outcome for r in run.results} == {"tests/test_calc.py::test_add": "passed"}
+
+
+def test_a_fixture_error_keeps_its_traceback_tail() -> None:
+    tests = {
+        "tests/test_calc.py": (
+            "import pytest\n"
+            "@pytest.fixture\n"
+            "def table():\n"
+            "    raise LookupError('the fixture table is missing')\n"
+            "def test_uses(table): pass\n"
+        )
+    }
+    run = _run(CODE, tests)
+    (result,) = run.results
+    assert result.outcome == "error" and "LookupError" in result.message, result

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 _MESSAGE = 2000  # characters of a failure message or collection error kept per report
+_TRACE = 1500  # characters of an error's traceback tail kept (the cause is at the end)
 
 
 def emit(fd: int, **line: Any) -> None:
@@ -88,10 +89,13 @@ class ReportPlugin:
         if report.longrepr is not None:
             crash = getattr(report.longrepr, "reprcrash", None)
             msg = crash.message if crash is not None else str(report.longrepr)
+            if outcome == "error":  # setup/teardown: the traceback's tail says where it broke
+                msg = f"{msg}\n{str(report.longrepr)[-_TRACE:]}"
         elif hasattr(report, "wasxfail"):
             msg = f"xfail: {report.wasxfail}"
         emit(self.fd, k="test", id=report.nodeid, when=report.when, outcome=outcome,
-             msg=msg[:_MESSAGE], s=float(report.duration))  # fmt: skip
+             msg=msg[-_MESSAGE:] if outcome == "error" else msg[:_MESSAGE],
+             s=float(report.duration))  # fmt: skip
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         now = _genuine()

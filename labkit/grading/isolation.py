@@ -143,6 +143,13 @@ def _cgroup_writable() -> bool:
     return any(os.access(p, os.W_OK) for p in (base / "memory", base / "pids", base))
 
 
+def mode() -> str:
+    """'isolated' or 'process': the sandbox this process will use (cheap; part of a validator's id)."""
+    if os.environ.get("LABKIT_SANDBOX") == "process" or shutil.which("bwrap") is None:
+        return "process"
+    return "isolated"
+
+
 def status(python: str = sys.executable) -> str | None:
     """None if isolated runs work for `python` here; else why not, in one sentence."""
     if os.environ.get("LABKIT_SANDBOX") == "process":

@@ -239,7 +239,7 @@ def _from_reply(
             continue
         nodeid = str(item.get("id", ""))
         outcome = _outcome(item, problems)
-        cap = _COLLECT_MESSAGE if item["k"] == "collect" else _MESSAGE
+        cap = _COLLECT_MESSAGE if item["k"] == "collect" or outcome == "error" else _MESSAGE
         result = TestResult(
             nodeid, outcome, str(item.get("msg", ""))[:cap], float(item.get("s", 0))
         )

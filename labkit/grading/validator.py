@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 
 from labkit.core.errors import ValidatorMismatch
 from labkit.core.types import Candidate, Evidence, Outcome, TestResult, Verdict, digest
+from labkit.grading import isolation
 from labkit.grading.acceptance import AcceptanceSuite, split_nodeid
 from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun, run_pytest, unsafe_path
 
@@ -60,6 +61,7 @@ class Validator:
             "processes": self.limits.processes,
             "file_mb": self.limits.file_mb,
             "python": self.python,
+            "sandbox": isolation.mode(),  # an isolated run and a process-sandbox run can differ
         }
         return digest(json.dumps(settings, sort_keys=True))
 
