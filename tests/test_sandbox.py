@@ -7,6 +7,7 @@ isolated cases FAIL (install it with .ci/install-system.sh), they do not skip.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -223,3 +224,24 @@ def test_a_fixture_error_keeps_its_traceback_tail() -> None:
     run = _run(CODE, tests)
     (result,) = run.results
     assert result.outcome == "error" and "LookupError" in result.message, result
+
+
+def test_workspaces_of_a_dead_owner_are_removed_at_the_next_start(
+    mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from labkit.grading import procsandbox
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid names a process that no longer exists
+    left = tmp_path / f"labkit-ws-{dead.pid}-abc"
+    left.mkdir()
+    (left / "cache.py").write_text("x = 1\n")
+    alive = tmp_path / f"labkit-ws-{os.getpid()}-def"  # a live owner's workspace stays
+    alive.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(procsandbox, "_swept", False)
+    monkeypatch.setenv("LABKIT_SANDBOX", "process")
+    _run(CODE, TESTS)
+    assert not left.exists() and alive.exists()
