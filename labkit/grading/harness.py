@@ -138,7 +138,7 @@ def run_required(fd: int, required: list[str], tests: dict[str, str], roots: lis
             continue
         try:
             cases = list(_cases(mod, rest))
-        except _Unsupported as e:
+        except NotImplementedError as e:  # the harness cannot run this test without pytest
             emit(fd, k="check", id=nodeid, outcome="unsupported", msg=str(e))
             continue
         worst, msg = "passed", ""
@@ -160,10 +160,6 @@ def run_required(fd: int, required: list[str], tests: dict[str, str], roots: lis
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 _FIXTURES = {"tmp_path", "monkeypatch"}
-
-
-class _Unsupported(Exception):
-    pass
 
 
 def _describe(e: BaseException) -> str:
@@ -204,19 +200,19 @@ def _cases(mod: types.ModuleType, rest: str) -> Iterator[Callable[[], object]]:
     for part in parts[:-1]:
         owner = getattr(owner, part, None)
         if not isinstance(owner, type):
-            raise _Unsupported(f"{part} is not a test class")
+            raise NotImplementedError(f"{part} is not a test class")
         cls = owner
     func = getattr(owner, parts[-1], None)
     if not callable(func) or inspect.iscoroutinefunction(func):
-        raise _Unsupported(f"{parts[-1]} is not a plain test function")
+        raise NotImplementedError(f"{parts[-1]} is not a plain test function")
     marks = _marks(mod) + (_marks(cls) if cls else []) + _marks(func)
     other = {m.name for m in marks} - {"parametrize", "slow"}
     if other:
-        raise _Unsupported(f"marks {sorted(other)} need pytest to interpret")
+        raise NotImplementedError(f"marks {sorted(other)} need pytest to interpret")
     grids = [_grid(m) for m in marks if m.name == "parametrize"]
     if param:
         if len(grids) != 1:
-            raise _Unsupported(f"cannot match [{param} to one parametrisation")
+            raise NotImplementedError(f"cannot match [{param} to one parametrisation")
         grids = [[_select(grids[0], marks, param[:-1])]]
     signature = inspect.signature(func)
     wanted = [p for p in signature.parameters if p != "self"]
@@ -226,7 +222,7 @@ def _cases(mod: types.ModuleType, rest: str) -> Iterator[Callable[[], object]]:
             kwargs.update(row)
         missing = [p for p in wanted if p not in kwargs]
         if set(missing) - _FIXTURES:
-            raise _Unsupported(f"fixtures {sorted(set(missing) - _FIXTURES)} need pytest")
+            raise NotImplementedError(f"fixtures {sorted(set(missing) - _FIXTURES)} need pytest")
         yield _bind(func, cls, kwargs, missing)
 
 
@@ -263,10 +259,10 @@ def _select(
             None,
         ).make_unique_parameterset_ids()
     except Exception as e:  # noqa: BLE001 - pytest's id maker changed: say so, do not guess
-        raise _Unsupported(f"cannot name parametrisations: {e}") from None
+        raise NotImplementedError(f"cannot name parametrisations: {e}") from None
     chosen = [row for row, i in zip(grid, made, strict=True) if str(i) == target]
     if len(chosen) != 1:
-        raise _Unsupported(f"cannot match [{target}] to one parametrisation")
+        raise NotImplementedError(f"cannot match [{target}] to one parametrisation")
     return chosen[0]
 
 

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from labkit.core.types import Outcome, TestResult, digest
 from labkit.core.errors import SandboxError
+from labkit.core.types import Outcome, TestResult, digest
 from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun
 
 _TAIL = 2000  # characters of stderr kept as evidence

@@ -36,9 +36,13 @@ from typing import Any
 import _pytest.config
 import pytest  # warm: every run forks with pytest and its plugins already imported
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
-import _labkit_cgroups as cgroups  # noqa: E402 - bound next to this file as _labkit_cgroups.py
-import _labkit_harness as harness  # noqa: E402 - bound next to this file as _labkit_harness.py
+if __name__ == "__main__":  # run by bubblewrap as a script (-I leaves its folder off sys.path)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:  # inside the sandbox: bound next to this file (labkit itself is not there)
+    import _labkit_cgroups as cgroups
+    import _labkit_harness as harness
+except ImportError:  # imported as labkit.grading.zygote (tools, tests): the same two modules
+    from labkit.grading import cgroups, harness
 
 NEWNS, NEWUTS, NEWIPC, NEWPID = 0x00020000, 0x04000000, 0x08000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
@@ -46,13 +50,7 @@ MNT_DETACH, PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 2, 1, 38
 REPORT_CAP = 4 * 1024 * 1024  # bytes of report stream kept; more is a flood: the run is killed
 ERR_TAIL = 8192  # bytes of stderr kept (the rest is read and dropped)
 _libc = ctypes.CDLL(None, use_errno=True)
-_PROTO = os.dup(1)  # the channel to labkit; fd 1 itself goes to stderr so stray prints are harmless
-os.dup2(2, 1)
-
-for _name in _pytest.config.default_plugins:  # import every built-in plugin once, here
-    __import__(f"_pytest.{_name}")
-for _name in ("_pytest._argcomplete", "pdb", "faulthandler", "encodings.unicode_escape", "runpy"):
-    __import__(_name)  # what a pytest run imports lazily
+_PROTO = 1  # the channel to labkit; main() moves it off fd 1 so stray prints are harmless
 
 
 def _ok(result: int, what: str) -> None:
@@ -360,7 +358,25 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
             "wall": time.monotonic() - deadline + job["limits"]["wall_seconds"]}  # fmt: skip
 
 
+def warm() -> None:
+    """Import every built-in pytest plugin and what a run imports lazily, once, before forking."""
+    for _name in _pytest.config.default_plugins:  # import every built-in plugin once, here
+        __import__(f"_pytest.{_name}")
+    for _name in (
+        "_pytest._argcomplete",
+        "pdb",
+        "faulthandler",
+        "encodings.unicode_escape",
+        "runpy",
+    ):
+        __import__(_name)  # what a pytest run imports lazily
+
+
 def main() -> None:
+    global _PROTO
+    _PROTO = os.dup(1)
+    os.dup2(2, 1)
+    warm()
     cgroups.sweep_cgroups()
     kind = cgroups.cgroup_kind()
     import gc
