@@ -245,3 +245,37 @@ def test_workspaces_of_a_dead_owner_are_removed_at_the_next_start(
     monkeypatch.setenv("LABKIT_SANDBOX", "process")
     _run(CODE, TESTS)
     assert not left.exists() and alive.exists()
+
+
+def test_the_independent_runner_covers_classes_params_and_simple_fixtures(mode: str) -> None:
+    tests = {
+        "tests/test_calc.py": (
+            "import pytest\nfrom calc import add\n"
+            "class TestAdd:\n"
+            "    def test_one(self): assert add(1, 1) == 2\n"
+            "@pytest.mark.parametrize('x,y', [(1, 2), (2, 2)], ids=['low', 'same'])\n"
+            "def test_pair(x, y): assert add(x, y) == 3\n"
+            "def test_tmp(tmp_path): (tmp_path / 'f').write_text('1'); assert add(1, 0) == 1\n"
+            "@pytest.fixture\ndef two(): return 2\n"
+            "def test_fixture(two): assert add(two, 0) == 2\n"
+        )
+    }
+    required = [
+        "tests/test_calc.py::TestAdd::test_one",
+        "tests/test_calc.py::test_pair[low]",
+        "tests/test_calc.py::test_pair[same]",
+        "tests/test_calc.py::test_tmp",
+        "tests/test_calc.py::test_fixture",
+    ]
+    run = _run(CODE, tests, required=required)
+    outcomes = {r.nodeid: r.outcome for r in run.results}
+    if mode == "process":
+        assert run.checks == {}  # the fallback has no second runner, and says so
+        assert "no independent cross-check" in run.isolation
+        return
+    assert {n: c.outcome for n, c in run.checks.items()} == {
+        n: outcomes[n] for n in required if n != "tests/test_calc.py::test_fixture"
+    }
+    assert run.checks["tests/test_calc.py::test_pair[same]"].outcome == "failed"
+    assert "4 required tests cross-checked" in run.isolation
+    assert "1 not cross-checked" in run.isolation  # a custom fixture needs pytest
