@@ -11,6 +11,9 @@ capabilities: one runs pytest, streaming every report over an inherited pipe; th
 `harness.run_required`, runs each required test from the pristine text without pytest's
 runner or reports. The parent side only reads the pipes, with caps.
 
+The candidate may write its own files and /tmp; the workspace's folders, the protected
+tests and the ini are root's and read-only to it (an honest candidate writes in /tmp).
+
 Threat model — a candidate is code written to pass, possibly by attacking the grader.
 Contained (the OS enforces it): processes outliving the run or escaping its kill; other
 runs' workspaces and the researcher's files (not mounted); the researcher's environment
