@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from labkit.core.stats import bootstrap_mean
-from labkit.experiments.judging import bias
+from labkit.experiments.judging import bias, logistic
 from labkit.experiments.judging.judge import Judgment, Swap
 from labkit.experiments.judging.pairs import Pair
 
@@ -106,7 +106,7 @@ def test_logistic_fit_matches_the_closed_form_for_one_binary_covariate():
     # y | x=0 has mean 0.25, y | x=1 has mean 0.8: the MLE is logit of each group mean
     x = np.array([[1, 0]] * 4 + [[1, 1]] * 5, dtype=float)
     y = np.array([1, 0, 0, 0, 1, 1, 1, 1, 0], dtype=float)
-    theta = bias._fit_logistic(x, y, np.ones((1, 9)), ridge=0.0)[0]
+    theta = logistic.fit_logistic(x, y, np.ones((1, 9)), ridge=0.0)[0]
 
     def logit(p):
         return np.log(p / (1 - p))
@@ -116,9 +116,9 @@ def test_logistic_fit_matches_the_closed_form_for_one_binary_covariate():
     # weights are counts: doubling a row is the same as writing it twice
     w = np.ones((2, 9))
     w[1, 0] = 2.0
-    both = bias._fit_logistic(x, y, w, ridge=0.0)
+    both = logistic.fit_logistic(x, y, w, ridge=0.0)
     x2, y2 = np.vstack([x, x[:1]]), np.append(y, y[0])
-    assert both[1] == pytest.approx(bias._fit_logistic(x2, y2, np.ones((1, 10)), ridge=0.0)[0])
+    assert both[1] == pytest.approx(logistic.fit_logistic(x2, y2, np.ones((1, 10)), ridge=0.0)[0])
 
 
 def test_length_control_equals_raw_when_lengths_never_differ():

@@ -122,3 +122,12 @@ class PairFormatError(LabkitError, ValueError):
 
 class OfflineExportError(LabkitError):
     """The notebook could not be exported, or its export refers to files this marimo lacks."""
+
+
+class ReferenceDataMissing(LabkitError):
+    """Reference data that ships inside another package (e.g. the AlpacaEval leaderboard) is not
+    installed. The message names the package, the file and the install command."""
+
+
+class LeaderboardFormatError(LabkitError, ValueError):
+    """A leaderboard file lacks a column labkit reads, or a value is not a number. Names file and row."""

@@ -23,12 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from labkit.core.stats import Interval, interval, resample_kind_counts
 from labkit.experiments.judging.judge import Swap, length_feature
+from labkit.experiments.judging.logistic import fit_with_draws as _fit_with_draws
+from labkit.experiments.judging.logistic import merge_units as _merge_units
+from labkit.experiments.judging.logistic import sigmoid as _sigmoid
 
 Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -258,60 +262,6 @@ def self_preference(t: SwapTable, judge: str | None = None, resamples: int = 100
     return _side_share(t, side.astype(np.int64), "own", resamples, level, seed)
 
 
-# --- logistic regression, batched over bootstrap weights ---------------------------------------
-
-def _fit_logistic(x: Array, y: Array, w: Array, ridge: float = 1e-3, iters: int = 60) -> Array:
-    """Maximise Σ w·[y log μ + (1−y) log(1−μ)] − ridge/2·|θ|², μ = σ(xθ), by Newton's method
-    (IRLS), for each row of weights at once. x (U, p), y (U,) in [0, 1], w (R, U) -> θ (R, p)."""
-    r, p = w.shape[0], x.shape[1]
-    theta = np.zeros((r, p))
-    xx = (x[:, :, None] * x[:, None, :]).reshape(x.shape[0], p * p)  # outer products, one row per unit
-    eye = np.eye(p) * ridge
-    for _ in range(iters):
-        mu = 1.0 / (1.0 + np.exp(-(theta @ x.T)))
-        grad = (w * (y - mu)) @ x - ridge * theta
-        hess = ((w * mu * (1.0 - mu)) @ xx).reshape(r, p, p) + eye
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        step = np.clip(step, -5.0, 5.0)  # a separated resample must not jump to infinity in one go
-        theta += step
-        if np.abs(step).max() < 1e-9:
-            break
-    return theta
-
-
-@dataclass(frozen=True)
-class _Units:
-    """Distinct units (each owning `m` rows of a regression) with how often each occurs."""
-
-    x: Array  # (K·m, p) rows, unit by unit
-    y: Array  # (K·m,)
-    rep: IntArray  # row -> distinct unit
-    counts: Array  # (K,)
-
-
-def _merge_units(x: Array, y: Array, unit: IntArray) -> _Units:
-    """Merge identical units, so a bootstrap costs by distinct units rather than by pairs."""
-    per = np.bincount(unit)
-    m = int(per[0])
-    if not np.all(per == m):
-        raise ValueError("every unit must own the same number of rows")
-    order = np.argsort(unit, kind="stable")
-    p = x.shape[1]
-    sig = np.concatenate([x[order], y[order, None]], axis=1).reshape(per.size, m * (p + 1))
-    kinds, counts = np.unique(sig, axis=0, return_counts=True)
-    rows = kinds.reshape(len(kinds) * m, p + 1)
-    return _Units(rows[:, :p], rows[:, p], np.repeat(np.arange(len(kinds)), m), counts.astype(float))
-
-
-def _fit_with_draws(u: _Units, draws: Array) -> tuple[Array, Array]:
-    """θ at the data and θ for each bootstrap row of unit counts."""
-    point = _fit_logistic(u.x, u.y, u.counts[None, u.rep])[0]
-    chunk = max(1, 4_000_000 // max(1, u.y.size))  # bound the (resamples, rows) working arrays
-    boot = np.concatenate([_fit_logistic(u.x, u.y, draws[i:i + chunk, u.rep])
-                           for i in range(0, draws.shape[0], chunk)]) if draws.size else draws
-    return point, boot
-
-
 @dataclass(frozen=True)
 class JudgeFit:
     """Judge parameters recovered from its verdicts: P(slot 1) = σ(k·Δq + β + φ·Δlen + δ·own).
@@ -327,10 +277,20 @@ class JudgeFit:
     separated: bool = False  # every verdict predicted exactly: estimates are "very large", held by the ridge
 
 
-def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95,
-              seed: int | None = 0) -> JudgeFit:
-    """Logistic regression of "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own] over both
-    orders of every parsed pair; ties count as ½. Intervals resample pairs."""
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The regression a fit solves: rows x (n, p) with outcomes y in [0, 1] (ties ½), the
+    column names, and the resampling unit (the pair) each row belongs to."""
+
+    columns: tuple[str, ...]
+    x: Array
+    y: Array
+    unit: IntArray
+
+
+def judge_design(t: SwapTable, length_scale: float = 200.0) -> Design:
+    """`fit_judge`'s regression: "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own],
+    one row per order of every parsed pair. Columns the data cannot identify are left out."""
     sub = t.where(t.valid)
     if sub.n == 0:
         raise ValueError("no parsed pairs to fit")
@@ -345,15 +305,28 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
     x = np.concatenate([np.stack([cols[u] for u in use], axis=1),
                         np.stack([cols[u] * sign[u] for u in use], axis=1)])
     y = np.concatenate([(sub.w12 == 1) + 0.5 * (sub.w12 == 0), (sub.w21 == 2) + 0.5 * (sub.w21 == 0)]).astype(float)
-    units = _merge_units(x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
+    return Design(tuple(use), x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
+
+
+def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95,
+              seed: int | None = 0) -> JudgeFit:
+    """Logistic regression of "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own] over both
+    orders of every parsed pair (`judge_design`); ties count as ½. Maximum likelihood; intervals
+    resample pairs."""
+    d = judge_design(t, length_scale)
+    units = _merge_units(d.x, d.y, d.unit)
     point, boot = _fit_with_draws(units, resample_kind_counts(units.counts, resamples, seed))
-    iv = {u: interval(float(point[i]), boot[:, i], level) for i, u in enumerate(use)}
-    fitted = _sigmoid(x @ point)
-    separated = bool(np.all(np.abs(fitted - y) < 0.01))
-    return JudgeFit(t.judge, t.simulated, sub.n, iv["beta"], iv.get("k"), iv.get("phi"), iv.get("delta"), separated)
+    iv = {u: interval(float(point[i]), boot[:, i], level) for i, u in enumerate(d.columns)}
+    fitted = _sigmoid(d.x @ point)
+    separated = bool(np.all(np.abs(fitted - d.y) < 0.01))
+    return JudgeFit(t.judge, t.simulated, int(d.unit.size // 2), iv["beta"], iv.get("k"), iv.get("phi"),
+                    iv.get("delta"), separated)
 
 
 # --- length-controlled win rate ----------------------------------------------------------------
+
+Variant = Literal["shared", "alpacaeval"]
+
 
 @dataclass(frozen=True)
 class WinRate:
@@ -362,6 +335,9 @@ class WinRate:
     n_pairs: int
     raw: Interval  # order-averaged share of verdicts for the model (ties half)
     length_controlled: Interval  # σ(θ_model): the same with the length term set to zero
+    phi: Interval | None = None  # this model's own length coefficient (variant "alpacaeval" only)
+    length_sd: float | None = None  # ... the SD its length differences were divided by
+    l1: float | None = None  # ... and the L1 strength λ used (0 = none)
 
 
 @dataclass(frozen=True)
@@ -369,20 +345,25 @@ class LengthControl:
     judge: str
     simulated: bool
     n_unparseable: int
-    length_sd: float  # the standard deviation the length difference was divided by (characters)
-    phi: Interval  # the fitted length coefficient
+    length_sd: float  # the standard deviation the length difference was divided by (characters; NaN per-model)
+    phi: Interval | None  # the fitted shared length coefficient (None in the per-model variant)
     rates: tuple[WinRate, ...]
+    variant: Variant = "shared"
 
 
-def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
-                      seed: int | None = 0) -> LengthControl:
-    """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
+@dataclass(frozen=True, eq=False)
+class Versus:
+    """Pairs of each model against the baseline: model index, order-averaged preference for
+    the model (ties ½) and the length difference model − baseline (characters)."""
 
-    Fits  logit P(model preferred) = θ_model + φ·tanh((len_model − len_baseline) / sd)  to the
-    order-averaged preferences (a shared φ, no instruction-difficulty term), and reports
-    σ(θ_model) beside the raw win rate. `sd` is the sample standard deviation of the length
-    differences, held fixed across bootstrap resamples.
-    """
+    names: tuple[str, ...]
+    model: IntArray
+    y: Array
+    dlen: Array
+    n_unparseable: int
+
+
+def versus(t: SwapTable, baseline: str) -> Versus:
     vs = (t.model_1 == baseline) ^ (t.model_2 == baseline)
     sub = t.where(vs & t.valid)
     if sub.n == 0:
@@ -390,16 +371,62 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
     side = np.where(sub.model_1 == baseline, 2, 1)
     model = np.where(side == 1, sub.model_1, sub.model_2)
     names = sorted(set(model.tolist()))
-    m_idx = np.searchsorted(np.array(names, dtype=object), model)
+    m_idx = np.searchsorted(np.array(names, dtype=object), model).astype(np.int64)
     s12 = (sub.w12 == side) + 0.5 * (sub.w12 == 0)
     s21 = (sub.w21 == side) + 0.5 * (sub.w21 == 0)
-    y = ((s12 + s21) / 2).astype(float)
     dlen = np.where(side == 1, sub.len_1 - sub.len_2, sub.len_2 - sub.len_1)
-    sd = float(dlen.std(ddof=1)) if sub.n > 1 else 0.0
-    xl = np.tanh(dlen / sd) if sd > 0 else np.zeros(sub.n)
-    onehot = (m_idx[:, None] == np.arange(len(names))[None, :]).astype(float)
-    x = np.concatenate([onehot, xl[:, None]], axis=1)
-    units = _merge_units(x, y, np.arange(sub.n))
+    return Versus(tuple(names), m_idx, ((s12 + s21) / 2).astype(float), dlen.astype(float),
+                  int((vs & ~t.valid).sum()))
+
+
+def _tanh_sd(dlen: Array) -> tuple[Array, float]:
+    sd = float(dlen.std(ddof=1)) if dlen.size > 1 else 0.0
+    return (np.tanh(dlen / sd) if sd > 0 else np.zeros(dlen.size)), sd
+
+
+def length_design(t: SwapTable, baseline: str) -> Design:
+    """The shared-φ regression of `length_controlled`: one-hot model columns, then
+    tanh(Δlength / pooled SD); one row per pair."""
+    v = versus(t, baseline)
+    xl, _ = _tanh_sd(v.dlen)
+    onehot = (v.model[:, None] == np.arange(len(v.names))[None, :]).astype(float)
+    return Design((*v.names, "phi"), np.concatenate([onehot, xl[:, None]], axis=1), v.y, np.arange(v.y.size))
+
+
+def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
+                      seed: int | None = 0, variant: Variant = "shared",
+                      l1: float | Literal["cv"] = "cv") -> LengthControl:
+    """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
+
+    Two variants; both read the win rate as σ(θ_model), the length term set to zero, beside
+    the raw win rate, and neither has AlpacaEval's instruction-difficulty term:
+
+    - "shared" (default): one fit over all models,
+      logit P(model preferred) = θ_model + φ·tanh(Δlen / sd), a single φ and sd the pooled
+      sample SD of every model's length differences. Maximum likelihood, no penalty.
+    - "alpacaeval": AlpacaEval's "length_controlled_minimal" GLM — a separate fit per model,
+      logit P = θ_m + φ_m·tanh(Δlen / sd_m) with that model's own φ_m and own SD sd_m, and
+      an L1 penalty λ(|θ_m| + |φ_m|) on the summed log-likelihood (λ = 1/C in scikit-learn's
+      liblinear terms). `l1="cv"` chooses λ per model by 5-fold cross-validated log-loss over
+      scikit-learn's default grid C ∈ logspace(−4, 4, 10), as AlpacaEval does; the penalty
+      can snap θ_m to exactly 0, a win rate of exactly 50%. `l1=0` is the unpenalised fit.
+      (`labkit.experiments.judging.lengthctl`.)
+
+    Δlen = len(model) − len(baseline) (AlpacaEval writes baseline − model; only φ's sign
+    differs). The order-averaged preferences (ties ½) are fitted as fractional outcomes. sd
+    is held fixed across bootstrap resamples (pairs are resampled; in the per-model variant
+    within each model, λ held at its chosen value).
+    """
+    if variant == "alpacaeval":
+        from labkit.experiments.judging.lengthctl import per_model  # it builds on this module
+
+        return per_model(t, baseline, l1, resamples, level, seed)
+    if variant != "shared":
+        raise ValueError(f"unknown length-control variant {variant!r}; choose 'shared' or 'alpacaeval'")
+    v = versus(t, baseline)
+    d = length_design(t, baseline)
+    names = list(v.names)
+    units = _merge_units(d.x, d.y, d.unit)
     draws = resample_kind_counts(units.counts, resamples, seed)
     point, boot = _fit_with_draws(units, draws)
     # raw win rates from the same resamples: weighted means of y per model
@@ -408,17 +435,12 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
     with np.errstate(invalid="ignore", divide="ignore"):
         raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
     rates = tuple(
-        WinRate(name, baseline, int((m_idx == i).sum()),
+        WinRate(name, baseline, int((v.model == i).sum()),
                 interval(float(raw_point[i]), raw_boot[:, i], level),
                 interval(float(_sigmoid(point[i])), _sigmoid(boot[:, i]), level))
         for i, name in enumerate(names))
     phi = interval(float(point[-1]), boot[:, -1], level)
-    lc = LengthControl(t.judge, t.simulated, int((vs & ~t.valid).sum()), sd, phi, rates)
-    return lc
-
-
-def _sigmoid(z: Array | float) -> Array:
-    return np.asarray(1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float))))
+    return LengthControl(t.judge, t.simulated, v.n_unparseable, _tanh_sd(v.dlen)[1], phi, rates)
 
 
 # --- everything for one judge ------------------------------------------------------------------
