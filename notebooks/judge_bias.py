@@ -260,6 +260,102 @@ def _(bias, cj, mo, real_swaps, real_why, sim):
 
 @app.cell
 def _(mo):
+    from labkit.core.errors import ReferenceDataMissing
+    from labkit.experiments.judging import leaderboard, lengthctl
+    from labkit.views import charts_leaderboard as cl
+
+    try:
+        ae_board = leaderboard.load()
+    except ReferenceDataMissing as _err:
+        mo.stop(True, mo.callout(mo.md(f"**The AlpacaEval 2 section needs its data:** {_err}"), kind="danger"))
+    ae = leaderboard.analyse(ae_board)
+    ae_frame = cl.leaderboard_frame(ae_board, ae)
+    return ae, ae_board, ae_frame, cl, lengthctl
+
+
+@app.cell
+def _(ae, mo):
+    _p, _n = ae.provenance, ae.null_model
+    mo.md(f"""
+    ## Real judge data: AlpacaEval 2
+
+    Everything above used a simulated judge or a small local one. Here is a real judge at work:
+    the **AlpacaEval 2 leaderboard** — {ae.n_models} models, each judged against the same baseline
+    (`{_p.baseline}`, GPT-4 Turbo) on {_p.n_instructions} instructions by GPT-4 Turbo
+    (`{_p.judge_model}`, AlpacaEval's `{_p.annotator}` configuration). The file ships in the
+    **`{_p.package}` {_p.version}** package (`{_p.file}`); labkit reads it, nothing is fetched,
+    and every figure below is computed here from that file.
+
+    Each point is a model: its average output length against its win rate — raw, and
+    length-controlled (LC: AlpacaEval's logistic fit read with the length term at zero).
+    """)
+    return
+
+
+@app.cell
+def _(ae, ae_frame, cl, mo):
+    _raw, _lc = cl.length_charts(ae_frame, ae)
+    mo.hstack([mo.ui.altair_chart(_raw, chart_selection=False, legend_selection=False),
+               mo.ui.altair_chart(_lc, chart_selection=False, legend_selection=False)])
+    return
+
+
+@app.cell
+def _(ae, ae_board, ae_frame, cl, mo):
+    _n, _base = ae.null_model, ae_board.entry(ae.provenance.baseline)
+    _top = " — above every real model" if _n.lc_rank == 1 else ""
+    mo.hstack([mo.ui.altair_chart(cl.rank_moves_chart(ae_frame), chart_selection=False, legend_selection=False),
+               mo.md(f"""
+    **Length explains a lot of the raw ranking** (r = {ae.raw.r}) and still a fair part of the
+    length-controlled one (r = {ae.lc.r}): length control weakens the verbosity effect, it does
+    not remove it. Models that pad move down under LC; terse ones (the `_concise` runs) move up.
+
+    **And then there is `{_n.name}`.** It is not a model: it returns *one constant reply*,
+    written to steer the judge, whatever the instruction. Raw win rate {_n.raw:.1%} (rank
+    {_n.raw_rank} of {ae.n_models}); length-controlled **{_n.lc:.1%}, rank {_n.lc_rank}**{_top}.
+    Its reply is {_n.avg_length} characters against the baseline's {_base.avg_length}, and length
+    control, which credits the shorter answer, {"*raised*" if _n.lc > _n.raw else "lowered"} it.
+
+    The lesson: a judge can be gamed, and a correction for one bias can amplify an exploit.
+    Flooding an LLM judge is a reward hack. On a verifiable task a judge must never be the
+    only oracle — check the answer, run the test.
+    """)], widths=[2, 3], align="start")
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ### Two ways to control for length
+
+    labkit fits **one length coefficient φ shared by all models**, with the pooled SD of the
+    length differences. AlpacaEval fits **φ per model** with that model's own SD, and an
+    **L1 penalty chosen by cross-validation** — which can snap a model's term to exactly 0,
+    a win rate of exactly 50%. Both are in `bias.length_controlled` (`variant="shared"` /
+    `"alpacaeval"`); fitted without the penalty, the per-model option reproduces AlpacaEval's
+    minimal formula, and both agree with statsmodels to 10⁻⁶ (tests/test_judge_reference.py).
+
+    On the simulated judge the truth is known: the win rate each writer would get with the
+    length term removed. Below, how far each variant lands from it (3 writers × 5 seeds × 800
+    questions per length scale). **Caveat:** the simulated judge has one φ for everyone —
+    labkit's own assumption — so this shows what the per-model, penalised fit costs *when that
+    assumption holds*, not which is right for GPT-4 Turbo.
+    """)
+    return
+
+
+@app.cell
+def _(cl, lengthctl, mo):
+    variant_errors = mo.cache(lengthctl.simulator_check)()
+    _rows = " · ".join(f"{e.length_scale:.0f} chars: shared {e.shared:.3f} vs AlpacaEval-style {e.alpacaeval:.3f}"
+                       for e in variant_errors)
+    mo.vstack([mo.ui.altair_chart(cl.variant_chart(variant_errors), chart_selection=False, legend_selection=False),
+               mo.md(f"RMSE from the length-free win rate (simulated): {_rows}.")])
+    return (variant_errors,)
+
+
+@app.cell
+def _(mo):
     mo.md(r"""
     ## "Think again" without evidence: intrinsic self-correction
 

@@ -27,6 +27,8 @@ print(json.dumps({
     "huang_rows": len(defs["sc"].load_huang()),
     "pair_pages": [defs["cj"].swap_html(s) for s in defs["shown_swaps"]]
                   == list(defs["stepper"].widget.pages) != [],
+    "ae": [round(defs["ae"].raw.r.estimate, 2), round(defs["ae"].lc.r.estimate, 2), defs["ae"].null_model.lc_rank],
+    "ae_variants": [e.shared < e.alpacaeval for e in defs["variant_errors"]],
 }))
 """
 
@@ -47,6 +49,7 @@ def test_runs_headless_on_the_offline_default():
 def test_lead_pair_is_judged_by_the_real_model_or_says_it_fell_back():
     got = _probe(ENV)
     assert got["sim_simulated"] and got["huang_rows"] == 14
+    assert got["ae"] == [0.66, 0.51, 1] and got["ae_variants"] == [True, True, True]  # the AlpacaEval 2 section
     if got["why"] is None:  # the offline model answered: its verdict came from answer-token log-probabilities
         assert got["judge"] == "labkit/smollm2" and not got["simulated"] and got["probs"]
     else:  # it could not be used: the notebook says so and shows the simulated judge
