@@ -127,3 +127,17 @@ def test_ranks_and_correlation():
     assert r.estimate == pytest.approx(1.0) and r.low == pytest.approx(1.0)
     y = np.random.default_rng(1).normal(size=50)
     assert L.correlation(x, y).estimate == pytest.approx(np.corrcoef(x, y)[0, 1])
+
+
+def test_chart_frame_marks_the_null_model_the_baseline_and_the_movers(board, analysis):
+    from labkit.views import charts_leaderboard as cl
+
+    frame = cl.leaderboard_frame(board, analysis, k=4)
+    roles = dict(zip(frame["model"].to_list(), frame["role"].to_list(), strict=True))
+    assert roles["NullModel"] == cl.ROLES[0] and roles[board.provenance.baseline] == cl.ROLES[1]
+    up, down = analysis.movers(4)
+    assert {m.name for m in up} <= {n for n, r in roles.items() if r == cl.ROLES[2]} | {"NullModel"}
+    assert sum(r == cl.ROLES[3] for r in roles.values()) == len(down)
+    raw, lc = cl.length_charts(frame, analysis)
+    assert "0.658" in str(raw.to_dict()) and "0.506" in str(lc.to_dict())  # the correlation is in the subtitle
+    assert cl.rank_moves_chart(frame).to_dict()

@@ -6,6 +6,7 @@ Every figure is computed in `labkit.experiments.judging.leaderboard` / `.lengthc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import altair as alt
 import polars as pl
@@ -44,15 +45,16 @@ def _scatter(frame: pl.DataFrame, column: str, line: Line, title: str) -> alt.La
         tooltip=["model", "avg_length", alt.Tooltip("raw:Q", format=".1%"), alt.Tooltip("lc:Q", format=".1%"),
                  "raw_rank", "lc_rank"],
     )
-    lo, hi = float(frame["avg_length"].min()), float(frame["avg_length"].max())
+    lengths = frame["avg_length"].to_list()
+    lo, hi = float(min(lengths)), float(max(lengths))
     fit = alt.Chart(pl.DataFrame({"avg_length": [lo, hi], column: [line.at(lo), line.at(hi)]})).mark_line(
         color="black", strokeDash=[5, 3], clip=True).encode(x="avg_length:Q", y=f"{column}:Q")
     label = base.transform_filter(alt.datum.role == ROLES[0]).mark_text(align="left", dx=8, fontWeight="bold").encode(
         x="avg_length:Q", y=f"{column}:Q", text="model:N")
-    return alt.layer(points, fit, label).properties(
+    return cast(alt.LayerChart, alt.layer(points, fit, label).properties(
         title=alt.TitleParams(title, subtitle=f"r = {line.r} (95% bootstrap over models); "
                                               f"line: {line.slope_per_1000:+.1%} per 1000 characters"),
-        width=420, height=320)
+        width=420, height=320))
 
 
 def length_charts(frame: pl.DataFrame, a: LengthAnalysis) -> tuple[alt.LayerChart, alt.LayerChart]:
@@ -76,7 +78,8 @@ def rank_moves_chart(frame: pl.DataFrame) -> alt.LayerChart:
                                                          tooltip=["model", "ranking", "rank"])
     labels = alt.Chart(long.filter(pl.col("ranking") == "length-controlled")).mark_text(
         align="left", dx=6, fontSize=10).encode(x=x, y=y, text="model:N", color=colour)
-    return alt.layer(lines, labels).properties(title="Who moves between the two rankings", width=300, height=320)
+    return cast(alt.LayerChart, alt.layer(lines, labels).properties(title="Who moves between the two rankings",
+                                                                     width=300, height=320))
 
 
 def variant_chart(errors: Sequence[VariantError]) -> alt.Chart:
