@@ -26,8 +26,8 @@ import numpy.typing as npt
 from labkit.core.errors import LeaderboardFormatError, ReferenceDataMissing
 from labkit.core.stats import Interval, interval, resample_indices
 
-__all__ = ["CSV", "INSTALL", "NULL_MODEL", "Entry", "LengthAnalysis", "Line", "Move", "Provenance", "Standing",
-           "analyse", "correlation", "leaderboard_path", "load", "ranks"]
+__all__ = ["CSV", "Entry", "INSTALL", "Leaderboard", "LengthAnalysis", "Line", "Move", "NULL_MODEL", "Provenance",
+           "Standing", "analyse", "correlation", "leaderboard_path", "load", "ranks"]
 
 PACKAGE = "alpaca-eval"
 CSV = "alpaca_eval/leaderboards/data_AlpacaEval_2/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
