@@ -281,7 +281,7 @@ def _(ae, mo):
 
     Everything above used a simulated judge or a small local one. Here is a real judge at work:
     the **AlpacaEval 2 leaderboard** — {ae.n_models} models, each judged against the same baseline
-    (`{_p.baseline}`, GPT-4 Turbo) on {_p.n_instructions} instructions by GPT-4 Turbo
+    (`{_p.baseline}`, {_p.baseline_known_as}) on {_p.n_instructions} instructions by {_p.judge}
     (`{_p.judge_model}`, AlpacaEval's `{_p.annotator}` configuration). The file ships in the
     **`{_p.package}` {_p.version}** package (`{_p.file}`); labkit reads it, nothing is fetched,
     and every figure below is computed here from that file.

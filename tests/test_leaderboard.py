@@ -27,7 +27,7 @@ def analysis(board):
 def test_provenance_is_read_from_the_package(board):
     p = board.provenance
     assert (p.package, p.version) == ("alpaca-eval", importlib.metadata.version("alpaca-eval"))
-    assert p.judge_model == "gpt-4-1106-preview"  # GPT-4 Turbo, from the annotator's configs.yaml
+    assert p.judge_model == "gpt-4-1106-preview" and p.judge == "GPT-4 Turbo"  # from the annotator's configs.yaml
     assert p.baseline == "gpt4_1106_preview" and p.n_instructions == 805  # the row that drew against itself
     assert len(board.entries) == 223
 

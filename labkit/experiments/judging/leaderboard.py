@@ -34,6 +34,8 @@ CSV = "alpaca_eval/leaderboards/data_AlpacaEval_2/weighted_alpaca_eval_gpt4_turb
 JUDGE_CONFIG = "alpaca_eval/evaluators_configs/weighted_alpaca_eval_gpt4_turbo/configs.yaml"
 INSTALL = "pip install --no-deps alpaca-eval==0.6.6"  # --no-deps: only its files are read
 NULL_MODEL = "NullModel"
+# OpenAI's API names and the names they are known by (the judge and the baseline are both GPT-4 Turbo)
+KNOWN_AS = {"gpt-4-1106-preview": "GPT-4 Turbo", "gpt4_1106_preview": "GPT-4 Turbo"}
 _COLUMNS = ("win_rate", "standard_error", "n_total", "n_draws", "mode", "avg_length", "length_controlled_winrate",
             "lc_standard_error")
 
@@ -52,6 +54,14 @@ class Provenance:
     judge_model: str  # the model that judged, from that configuration
     baseline: str  # the row judged against itself (50%, every instruction a draw)
     n_instructions: int
+
+    @property
+    def judge(self) -> str:
+        return KNOWN_AS.get(self.judge_model, self.judge_model)
+
+    @property
+    def baseline_known_as(self) -> str:
+        return KNOWN_AS.get(self.baseline, self.baseline)
 
 
 @dataclass(frozen=True)
