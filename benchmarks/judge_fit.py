@@ -30,14 +30,15 @@ import numpy as np
 import statsmodels.api as sm
 
 from labkit.core.stats import resample_indices
-from labkit.experiments.judging import bias
+from labkit.experiments.judging import bias, lengthctl
+from labkit.experiments.judging.logistic import Design
 from labkit.experiments.judging.pairs import make_questions, writer_pairs
 from labkit.experiments.judging.simjudge import SimulatedJudge, synthetic_pairs
 
 BASELINE = "writer/baseline"
 
 
-def reference(design: bias.Design, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+def reference(design: Design, resamples: int) -> tuple[np.ndarray, np.ndarray]:
     """statsmodels at the data and on each index resample of the units (pairs)."""
 
     def fit(rows: np.ndarray) -> np.ndarray:
@@ -87,7 +88,7 @@ def main() -> None:
                          for w in lc.rates] + [lc.phi.estimate])  # type: ignore[union-attr]
 
     cases = [("fit_judge", lab_fit, bias.judge_design(t_fit)),
-             ("length_controlled", lab_lc, bias.length_design(t_lc, BASELINE))]
+             ("length_controlled", lab_lc, lengthctl.length_design(t_lc, BASELINE))]
     for name, lab, design in cases:
         t_lab, ours = median_time(lab, args.reps)
         t_ref, (point, _) = median_time(lambda d=design: reference(d, r), 1)

@@ -261,7 +261,7 @@ def _(bias, cj, mo, real_swaps, real_why, sim):
 @app.cell
 def _(mo):
     from labkit.core.errors import ReferenceDataMissing
-    from labkit.experiments.judging import leaderboard, lengthctl
+    from labkit.experiments.judging import leaderboard
     from labkit.views import charts_leaderboard as cl
 
     try:
@@ -270,7 +270,7 @@ def _(mo):
         mo.stop(True, mo.callout(mo.md(f"**The AlpacaEval 2 section needs its data:** {_err}"), kind="danger"))
     ae = leaderboard.analyse(ae_board)
     ae_frame = cl.leaderboard_frame(ae_board, ae)
-    return ae, ae_board, ae_frame, cl, lengthctl
+    return ae, ae_board, ae_frame, cl
 
 
 @app.cell
@@ -345,8 +345,10 @@ def _(mo):
 
 
 @app.cell
-def _(cl, lengthctl, mo):
-    variant_errors = mo.cache(lengthctl.simulator_check)()
+def _(cl, mo):
+    from labkit.experiments.judging.simjudge import simulator_check
+
+    variant_errors = mo.cache(simulator_check)()
     _rows = " · ".join(f"{e.length_scale:.0f} chars: shared {e.shared:.3f} vs AlpacaEval-style {e.alpacaeval:.3f}"
                        for e in variant_errors)
     mo.vstack([mo.ui.altair_chart(cl.variant_chart(variant_errors), chart_selection=False, legend_selection=False),

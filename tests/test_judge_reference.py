@@ -15,7 +15,7 @@ from labkit.experiments.judging import bias, lengthctl, logistic
 from labkit.experiments.judging import pairs as P
 from labkit.experiments.judging.judge import Judgment, Swap
 from labkit.experiments.judging.pairs import Pair
-from labkit.experiments.judging.simjudge import SimulatedJudge, synthetic_pairs
+from labkit.experiments.judging.simjudge import SimulatedJudge, simulator_check, synthetic_pairs
 
 TOL = 1e-6
 _SLOT = {("12", 1): "A", ("12", 2): "B", ("21", 1): "B", ("21", 2): "A"}
@@ -65,7 +65,7 @@ def writer_table(seed=9, n=300, phi=1.5):
 
 def test_length_controlled_agrees_with_statsmodels():
     t = writer_table()
-    d = bias.length_design(t, "writer/baseline")
+    d = lengthctl.length_design(t, "writer/baseline")
     lc = bias.length_controlled(t, "writer/baseline", resamples=20)
     ref = reference_logit(d.x, d.y)
     assert lc.phi.estimate == pytest.approx(ref[-1], abs=TOL)
@@ -77,7 +77,7 @@ def test_length_controlled_agrees_with_statsmodels():
 def test_the_old_ridge_would_not_have_agreed():
     # the fits used to carry a fixed ridge of 1e-3: visible at this tolerance, so the check has teeth
     t = writer_table()
-    d = bias.length_design(t, "writer/baseline")
+    d = lengthctl.length_design(t, "writer/baseline")
     ridged = logistic.fit_logistic(d.x, d.y, np.ones((1, d.y.size)), ridge=1e-3)[0]
     assert np.abs(ridged - reference_logit(d.x, d.y)).max() > TOL
 
@@ -107,7 +107,7 @@ def test_per_model_option_reproduces_alpacaevals_minimal_formula_without_penalty
     t = writer_table()
     lc = bias.length_controlled(t, "writer/baseline", resamples=20, variant="alpacaeval", l1=0)
     assert lc.variant == "alpacaeval" and lc.phi is None
-    ref = alpacaeval_minimal(bias.versus(t, "writer/baseline"))
+    ref = alpacaeval_minimal(lengthctl.versus(t, "writer/baseline"))
     for r in lc.rates:
         win, phi = ref[r.model]
         assert r.length_controlled.estimate == pytest.approx(win, abs=TOL)
@@ -138,7 +138,7 @@ def test_l1_fit_agrees_with_statsmodels(lam):
 
 def test_l1_at_zero_is_the_maximum_likelihood_fit():
     t = writer_table()
-    d = bias.length_design(t, "writer/baseline")
+    d = lengthctl.length_design(t, "writer/baseline")
     w = np.ones((1, d.y.size))
     np.testing.assert_allclose(logistic.fit_l1(d.x, d.y, w, 0.0), logistic.fit_logistic(d.x, d.y, w), atol=TOL)
 
@@ -176,7 +176,7 @@ def test_variant_and_penalty_are_checked():
 def test_on_the_simulator_the_shared_fit_lands_nearer_the_length_free_win_rate():
     # caveat: the simulated judge has one φ for all writers — the shared fit's own assumption
     # (the configuration the notebook shows: 5 seeds × 800 questions × 3 writers per length scale)
-    errs = lengthctl.simulator_check()
+    errs = simulator_check()
     assert [e.length_scale for e in errs] == [100.0, 200.0, 400.0]
     for e in errs:
         assert e.n_rates == 15

@@ -12,7 +12,7 @@ import altair as alt
 import polars as pl
 
 from labkit.experiments.judging.leaderboard import Leaderboard, LengthAnalysis, Line
-from labkit.experiments.judging.lengthctl import VariantError
+from labkit.experiments.judging.simjudge import VariantError
 
 ROLES = ("NullModel (one constant reply)", "the baseline (judged against itself)", "gained most under LC", "lost most under LC",
          "other models")

@@ -8,9 +8,9 @@ is merely unsure flips on close pairs in both directions equally; position bias 
 asymmetry first − second.
 
 Verbosity and self-preference: the share of (order-averaged) verdicts for the longer /
-the judge's own output. Length control in the manner of AlpacaEval 2: a logistic model
-of the preference with a per-model term and φ·tanh(standardised length difference),
-read off with the length term set to zero. `fit_judge` recovers the simulated judge's
+the judge's own output. Length control in the manner of AlpacaEval 2 (`lengthctl`): a
+logistic model of the preference with a per-model term and φ·tanh(standardised length
+difference), read off with the length term set to zero. `fit_judge` recovers the simulated judge's
 parameters (skill k, position β, length φ, self δ) by logistic regression on the slot
 chosen.
 
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from labkit.core.stats import Interval, interval, resample_kind_counts
 from labkit.experiments.judging.judge import Swap, length_feature
+from labkit.experiments.judging.lengthctl import LengthControl, length_controlled
+from labkit.experiments.judging.logistic import Design
 from labkit.experiments.judging.logistic import fit_with_draws as _fit_with_draws
 from labkit.experiments.judging.logistic import merge_units as _merge_units
 from labkit.experiments.judging.logistic import sigmoid as _sigmoid
@@ -277,17 +278,6 @@ class JudgeFit:
     separated: bool = False  # every verdict predicted exactly: estimates are "very large", held by the ridge
 
 
-@dataclass(frozen=True, eq=False)
-class Design:
-    """The regression a fit solves: rows x (n, p) with outcomes y in [0, 1] (ties ½), the
-    column names, and the resampling unit (the pair) each row belongs to."""
-
-    columns: tuple[str, ...]
-    x: Array
-    y: Array
-    unit: IntArray
-
-
 def judge_design(t: SwapTable, length_scale: float = 200.0) -> Design:
     """`fit_judge`'s regression: "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own],
     one row per order of every parsed pair. Columns the data cannot identify are left out."""
@@ -321,126 +311,6 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
     separated = bool(np.all(np.abs(fitted - d.y) < 0.01))
     return JudgeFit(t.judge, t.simulated, int(d.unit.size // 2), iv["beta"], iv.get("k"), iv.get("phi"),
                     iv.get("delta"), separated)
-
-
-# --- length-controlled win rate ----------------------------------------------------------------
-
-Variant = Literal["shared", "alpacaeval"]
-
-
-@dataclass(frozen=True)
-class WinRate:
-    model: str
-    baseline: str
-    n_pairs: int
-    raw: Interval  # order-averaged share of verdicts for the model (ties half)
-    length_controlled: Interval  # σ(θ_model): the same with the length term set to zero
-    phi: Interval | None = None  # this model's own length coefficient (variant "alpacaeval" only)
-    length_sd: float | None = None  # ... the SD its length differences were divided by
-    l1: float | None = None  # ... and the L1 strength λ used (0 = none)
-
-
-@dataclass(frozen=True)
-class LengthControl:
-    judge: str
-    simulated: bool
-    n_unparseable: int
-    length_sd: float  # the standard deviation the length difference was divided by (characters; NaN per-model)
-    phi: Interval | None  # the fitted shared length coefficient (None in the per-model variant)
-    rates: tuple[WinRate, ...]
-    variant: Variant = "shared"
-
-
-@dataclass(frozen=True, eq=False)
-class Versus:
-    """Pairs of each model against the baseline: model index, order-averaged preference for
-    the model (ties ½) and the length difference model − baseline (characters)."""
-
-    names: tuple[str, ...]
-    model: IntArray
-    y: Array
-    dlen: Array
-    n_unparseable: int
-
-
-def versus(t: SwapTable, baseline: str) -> Versus:
-    vs = (t.model_1 == baseline) ^ (t.model_2 == baseline)
-    sub = t.where(vs & t.valid)
-    if sub.n == 0:
-        raise ValueError(f"no parsed pairs against baseline {baseline!r}")
-    side = np.where(sub.model_1 == baseline, 2, 1)
-    model = np.where(side == 1, sub.model_1, sub.model_2)
-    names = sorted(set(model.tolist()))
-    m_idx = np.searchsorted(np.array(names, dtype=object), model).astype(np.int64)
-    s12 = (sub.w12 == side) + 0.5 * (sub.w12 == 0)
-    s21 = (sub.w21 == side) + 0.5 * (sub.w21 == 0)
-    dlen = np.where(side == 1, sub.len_1 - sub.len_2, sub.len_2 - sub.len_1)
-    return Versus(tuple(names), m_idx, ((s12 + s21) / 2).astype(float), dlen.astype(float),
-                  int((vs & ~t.valid).sum()))
-
-
-def _tanh_sd(dlen: Array) -> tuple[Array, float]:
-    sd = float(dlen.std(ddof=1)) if dlen.size > 1 else 0.0
-    return (np.tanh(dlen / sd) if sd > 0 else np.zeros(dlen.size)), sd
-
-
-def length_design(t: SwapTable, baseline: str) -> Design:
-    """The shared-φ regression of `length_controlled`: one-hot model columns, then
-    tanh(Δlength / pooled SD); one row per pair."""
-    v = versus(t, baseline)
-    xl, _ = _tanh_sd(v.dlen)
-    onehot = (v.model[:, None] == np.arange(len(v.names))[None, :]).astype(float)
-    return Design((*v.names, "phi"), np.concatenate([onehot, xl[:, None]], axis=1), v.y, np.arange(v.y.size))
-
-
-def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
-                      seed: int | None = 0, variant: Variant = "shared",
-                      l1: float | Literal["cv"] = "cv") -> LengthControl:
-    """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
-
-    Two variants; both read the win rate as σ(θ_model), the length term set to zero, beside
-    the raw win rate, and neither has AlpacaEval's instruction-difficulty term:
-
-    - "shared" (default): one fit over all models,
-      logit P(model preferred) = θ_model + φ·tanh(Δlen / sd), a single φ and sd the pooled
-      sample SD of every model's length differences. Maximum likelihood, no penalty.
-    - "alpacaeval": AlpacaEval's "length_controlled_minimal" GLM — a separate fit per model,
-      logit P = θ_m + φ_m·tanh(Δlen / sd_m) with that model's own φ_m and own SD sd_m, and
-      an L1 penalty λ(|θ_m| + |φ_m|) on the summed log-likelihood (λ = 1/C in scikit-learn's
-      liblinear terms). `l1="cv"` chooses λ per model by 5-fold cross-validated log-loss over
-      scikit-learn's default grid C ∈ logspace(−4, 4, 10), as AlpacaEval does; the penalty
-      can snap θ_m to exactly 0, a win rate of exactly 50%. `l1=0` is the unpenalised fit.
-      (`labkit.experiments.judging.lengthctl`.)
-
-    Δlen = len(model) − len(baseline) (AlpacaEval writes baseline − model; only φ's sign
-    differs). The order-averaged preferences (ties ½) are fitted as fractional outcomes. sd
-    is held fixed across bootstrap resamples (pairs are resampled; in the per-model variant
-    within each model, λ held at its chosen value).
-    """
-    if variant == "alpacaeval":
-        from labkit.experiments.judging.lengthctl import per_model  # it builds on this module
-
-        return per_model(t, baseline, l1, resamples, level, seed)
-    if variant != "shared":
-        raise ValueError(f"unknown length-control variant {variant!r}; choose 'shared' or 'alpacaeval'")
-    v = versus(t, baseline)
-    d = length_design(t, baseline)
-    names = list(v.names)
-    units = _merge_units(d.x, d.y, d.unit)
-    draws = resample_kind_counts(units.counts, resamples, seed)
-    point, boot = _fit_with_draws(units, draws)
-    # raw win rates from the same resamples: weighted means of y per model
-    oh = units.x[:, : len(names)]
-    raw_point = (units.counts @ (oh * units.y[:, None])) / (units.counts @ oh)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
-    rates = tuple(
-        WinRate(name, baseline, int((v.model == i).sum()),
-                interval(float(raw_point[i]), raw_boot[:, i], level),
-                interval(float(_sigmoid(point[i])), _sigmoid(boot[:, i]), level))
-        for i, name in enumerate(names))
-    phi = interval(float(point[-1]), boot[:, -1], level)
-    return LengthControl(t.judge, t.simulated, v.n_unparseable, _tanh_sd(v.dlen)[1], phi, rates)
 
 
 # --- everything for one judge ------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""AlpacaEval's own length control: one penalised fit per model (`length_controlled(variant="alpacaeval")`).
+"""Length-controlled win rates: labkit's shared-φ fit and AlpacaEval's own per-model, L1-penalised one.
+
+`length_controlled(variant="shared" | "alpacaeval")`; the rest of this docstring is about the second.
 
 For each model m against the baseline, over that model's pairs only:
 
@@ -10,39 +12,157 @@ scikit-learn's LogisticRegressionCV (liblinear, L1, fit_intercept=False, 5 group
 scoring, Cs = logspace(−4, 4, 10)). Its length-controlled win rate is σ(θ_m): the length term
 at zero. λ = 1/C. A large λ puts θ_m at exactly 0, a win rate of exactly 50%.
 
-Compared with the shared fit in `bias.length_controlled`, φ_m is estimated from one model's
+Compared with the shared fit, φ_m is estimated from one model's
 pairs (noisier) and the penalty pulls every θ_m toward 50%.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import numpy.typing as npt
 
-from labkit.core.stats import interval, resample_kind_counts
-from labkit.experiments.judging.bias import (
-    LengthControl,
-    SwapTable,
-    WinRate,
-    length_controlled,
-    table,
-    versus,
-)
+from labkit.core.stats import Interval, interval, resample_kind_counts
 from labkit.experiments.judging.logistic import (
     Array,
+    Design,
     fit_l1,
     fit_with_draws,
     log_loss,
     merge_units,
     sigmoid,
 )
-from labkit.experiments.judging.pairs import WRITERS, Pair, make_questions, writer_pairs
-from labkit.experiments.judging.simjudge import SimulatedJudge
 
-__all__ = ["C_GRID", "VariantError", "choose_l1", "length_free_rates", "model_design", "per_model", "simulator_check"]
+if TYPE_CHECKING:
+    from labkit.experiments.judging.bias import SwapTable
+
+__all__ = ["C_GRID", "LengthControl", "Variant", "Versus", "WinRate", "choose_l1", "length_controlled",
+           "length_design", "model_design", "per_model", "versus"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+# --- the shared fit, and the switch between variants --------------------------------------------
+
+Variant = Literal["shared", "alpacaeval"]
+
+
+@dataclass(frozen=True)
+class WinRate:
+    model: str
+    baseline: str
+    n_pairs: int
+    raw: Interval  # order-averaged share of verdicts for the model (ties half)
+    length_controlled: Interval  # σ(θ_model): the same with the length term set to zero
+    phi: Interval | None = None  # this model's own length coefficient (variant "alpacaeval" only)
+    length_sd: float | None = None  # ... the SD its length differences were divided by
+    l1: float | None = None  # ... and the L1 strength λ used (0 = none)
+
+
+@dataclass(frozen=True)
+class LengthControl:
+    judge: str
+    simulated: bool
+    n_unparseable: int
+    length_sd: float  # the standard deviation the length difference was divided by (characters; NaN per-model)
+    phi: Interval | None  # the fitted shared length coefficient (None in the per-model variant)
+    rates: tuple[WinRate, ...]
+    variant: Variant = "shared"
+
+
+@dataclass(frozen=True, eq=False)
+class Versus:
+    """Pairs of each model against the baseline: model index, order-averaged preference for
+    the model (ties ½) and the length difference model − baseline (characters)."""
+
+    names: tuple[str, ...]
+    model: IntArray
+    y: Array
+    dlen: Array
+    n_unparseable: int
+
+
+def versus(t: SwapTable, baseline: str) -> Versus:
+    vs = (t.model_1 == baseline) ^ (t.model_2 == baseline)
+    sub = t.where(vs & t.valid)
+    if sub.n == 0:
+        raise ValueError(f"no parsed pairs against baseline {baseline!r}")
+    side = np.where(sub.model_1 == baseline, 2, 1)
+    model = np.where(side == 1, sub.model_1, sub.model_2)
+    names = sorted(set(model.tolist()))
+    m_idx = np.searchsorted(np.array(names, dtype=object), model).astype(np.int64)
+    s12 = (sub.w12 == side) + 0.5 * (sub.w12 == 0)
+    s21 = (sub.w21 == side) + 0.5 * (sub.w21 == 0)
+    dlen = np.where(side == 1, sub.len_1 - sub.len_2, sub.len_2 - sub.len_1)
+    return Versus(tuple(names), m_idx, ((s12 + s21) / 2).astype(float), dlen.astype(float),
+                  int((vs & ~t.valid).sum()))
+
+
+def _tanh_sd(dlen: Array) -> tuple[Array, float]:
+    sd = float(dlen.std(ddof=1)) if dlen.size > 1 else 0.0
+    return (np.tanh(dlen / sd) if sd > 0 else np.zeros(dlen.size)), sd
+
+
+def length_design(t: SwapTable, baseline: str) -> Design:
+    """The shared-φ regression of `length_controlled`: one-hot model columns, then
+    tanh(Δlength / pooled SD); one row per pair."""
+    v = versus(t, baseline)
+    xl, _ = _tanh_sd(v.dlen)
+    onehot = (v.model[:, None] == np.arange(len(v.names))[None, :]).astype(float)
+    return Design((*v.names, "phi"), np.concatenate([onehot, xl[:, None]], axis=1), v.y, np.arange(v.y.size))
+
+
+def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
+                      seed: int | None = 0, variant: Variant = "shared",
+                      l1: float | Literal["cv"] = "cv") -> LengthControl:
+    """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
+
+    Two variants; both read the win rate as σ(θ_model), the length term set to zero, beside
+    the raw win rate, and neither has AlpacaEval's instruction-difficulty term:
+
+    - "shared" (default): one fit over all models,
+      logit P(model preferred) = θ_model + φ·tanh(Δlen / sd), a single φ and sd the pooled
+      sample SD of every model's length differences. Maximum likelihood, no penalty.
+    - "alpacaeval": AlpacaEval's "length_controlled_minimal" GLM — a separate fit per model,
+      logit P = θ_m + φ_m·tanh(Δlen / sd_m) with that model's own φ_m and own SD sd_m, and
+      an L1 penalty λ(|θ_m| + |φ_m|) on the summed log-likelihood (λ = 1/C in scikit-learn's
+      liblinear terms). `l1="cv"` chooses λ per model by 5-fold cross-validated log-loss over
+      scikit-learn's default grid C ∈ logspace(−4, 4, 10), as AlpacaEval does; the penalty
+      can snap θ_m to exactly 0, a win rate of exactly 50%. `l1=0` is the unpenalised fit.
+
+    Δlen = len(model) − len(baseline) (AlpacaEval writes baseline − model; only φ's sign
+    differs). The order-averaged preferences (ties ½) are fitted as fractional outcomes. sd
+    is held fixed across bootstrap resamples (pairs are resampled; in the per-model variant
+    within each model, λ held at its chosen value).
+    """
+    if variant == "alpacaeval":
+        return per_model(t, baseline, l1, resamples, level, seed)
+    if variant != "shared":
+        raise ValueError(f"unknown length-control variant {variant!r}; choose 'shared' or 'alpacaeval'")
+    v = versus(t, baseline)
+    d = length_design(t, baseline)
+    names = list(v.names)
+    units = merge_units(d.x, d.y, d.unit)
+    draws = resample_kind_counts(units.counts, resamples, seed)
+    point, boot = fit_with_draws(units, draws)
+    # raw win rates from the same resamples: weighted means of y per model
+    oh = units.x[:, : len(names)]
+    raw_point = (units.counts @ (oh * units.y[:, None])) / (units.counts @ oh)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
+    rates = tuple(
+        WinRate(name, baseline, int((v.model == i).sum()),
+                interval(float(raw_point[i]), raw_boot[:, i], level),
+                interval(float(sigmoid(point[i])), sigmoid(boot[:, i]), level))
+        for i, name in enumerate(names))
+    phi = interval(float(point[-1]), boot[:, -1], level)
+    return LengthControl(t.judge, t.simulated, v.n_unparseable, _tanh_sd(v.dlen)[1], phi, rates)
+
+
+
+# --- AlpacaEval's per-model fit -------------------------------------------------------------------
 
 C_GRID = np.logspace(-4, 4, 10)  # scikit-learn's LogisticRegressionCV default (Cs=10)
 FOLDS = 5
@@ -95,54 +215,3 @@ def per_model(t: SwapTable, baseline: str, l1: float | Literal["cv"] = "cv", res
                              interval(float(sigmoid(point[0])), sigmoid(boot[:, 0]), level),
                              phi=interval(float(point[1]), boot[:, 1], level), length_sd=sd, l1=lam))
     return LengthControl(t.judge, t.simulated, v.n_unparseable, float("nan"), None, tuple(rates), "alpacaeval")
-
-
-
-# --- which variant lands nearer the truth, on the simulated judge ------------------------------
-
-@dataclass(frozen=True)
-class VariantError:
-    """Root-mean-square distance of each variant's LC win rates from the length-free win rate."""
-
-    length_scale: float  # the simulated judge's length scale (characters)
-    n_rates: int  # model × seed win rates compared
-    shared: float
-    alpacaeval: float
-
-
-def length_free_rates(judge: SimulatedJudge, wp: Sequence[Pair], baseline: str) -> dict[str, float]:
-    """The truth the LC win rate aims at: each writer's expected order-averaged win rate
-    against `baseline` from the same judge with its length term removed (φ = 0)."""
-    fair = replace(judge, phi=0.0)
-    p12, p21 = fair.p_first_many(wp, "12"), fair.p_first_many(wp, "21")
-    win = np.where(np.array([p.model_2 == baseline for p in wp]), (p12 + 1 - p21) / 2, (1 - p12 + p21) / 2)
-    model = np.array([p.model_1 if p.model_2 == baseline else p.model_2 for p in wp], dtype=object)
-    return {str(m): float(win[model == m].mean()) for m in sorted(set(model.tolist()))}
-
-
-def simulator_check(length_scales: Sequence[float] = (100.0, 200.0, 400.0), seeds: Sequence[int] = (0, 1, 2, 3, 4),
-                    n_questions: int = 800, k: float = 3.0, beta: float = 0.5, phi: float = 1.5) -> list[VariantError]:
-    """Shared-φ vs AlpacaEval-style (per-model φ, L1 by cross-validation) length control against
-    the known length-free win rates of the simulated judge, for each judge length scale.
-
-    Caveat: the simulated judge has one φ for every writer — labkit's shared-φ assumption — so
-    the shared fit is the correctly specified one here; the check says how much the per-model,
-    penalised fit costs when that assumption holds, not which is right for a real judge."""
-    out = []
-    for scale in length_scales:
-        err: dict[str, list[float]] = {"shared": [], "alpacaeval": []}
-        for seed in seeds:
-            wp = writer_pairs(make_questions(n_questions, seed=seed), seed=seed)
-            judge = SimulatedJudge(k=k, beta=beta, phi=phi, length_scale=scale, seed=seed)
-            base = WRITERS[0][0]
-            truth = length_free_rates(judge, wp, base)
-            t = table(judge.run(wp))
-            for variant in ("shared", "alpacaeval"):
-                lc = length_controlled(t, base, resamples=20, seed=seed, variant=variant)
-                err[variant] += [r.length_controlled.estimate - truth[r.model] for r in lc.rates]
-        out.append(VariantError(scale, len(err["shared"]), _rms(err["shared"]), _rms(err["alpacaeval"])))
-    return out
-
-
-def _rms(errors: list[float]) -> float:
-    return float(np.sqrt(np.mean(np.square(errors))))

@@ -19,7 +19,7 @@ Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["Units", "fit_l1", "fit_logistic", "fit_with_draws", "log_loss", "merge_units", "sigmoid"]
+__all__ = ["Design", "Units", "fit_l1", "fit_logistic", "fit_with_draws", "log_loss", "merge_units", "sigmoid"]
 
 
 def sigmoid(z: Array | float) -> Array:
@@ -114,6 +114,17 @@ def fit_l1(x: Array, y: Array, w: Array, lam: float | Array, iters: int = 200, s
         if (np.abs(step) <= 1e-11 * (1.0 + np.abs(theta))).all():
             break
     return theta
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The regression a fit solves: rows x (n, p) with outcomes y in [0, 1] (ties ½), the
+    column names, and the resampling unit (the pair) each row belongs to."""
+
+    columns: tuple[str, ...]
+    x: Array
+    y: Array
+    unit: IntArray
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ tanh((len slot 1 − len slot 2) / length_scale); own = +1 if slot 1 was written
 judge, −1 if slot 2 was, 0 otherwise. β is position bias, φ verbosity bias, δ self-
 preference, k skill. It never says "tie". Every Judgment it makes is marked simulated.
 
+`simulator_check` uses it where the truth is known: how far each length-control variant
+(shared φ, AlpacaEval's per-model L1) lands from the length-free win rate.
+
 Draws are a deterministic function of (seed, pair id, order), so the per-pair path
 (`judge`) and the vectorised path (`run`) give the same verdicts.
 """
@@ -15,14 +18,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from labkit.core.types import digest
+from labkit.experiments.judging.bias import table
 from labkit.experiments.judging.judge import Judgment, Order, Pick, Swap, length_feature
-from labkit.experiments.judging.pairs import Pair, Question
+from labkit.experiments.judging.lengthctl import length_controlled
+from labkit.experiments.judging.pairs import WRITERS, Pair, Question, make_questions, writer_pairs
 
 
 @dataclass(frozen=True)
@@ -132,3 +137,53 @@ def simulated_own(questions: Sequence[Question]) -> dict[str, str]:
     """Stand-in "own answers" for the simulated judge: correct, phrased differently from the
     reference. Only authorship matters to the simulation; label anything built on them simulated."""
     return {q.id: f"{q.working} So the result is {q.answer}." for q in questions}
+
+
+# --- which length control lands nearer the truth, on this judge --------------------------------
+
+@dataclass(frozen=True)
+class VariantError:
+    """Root-mean-square distance of each variant's LC win rates from the length-free win rate."""
+
+    length_scale: float  # the simulated judge's length scale (characters)
+    n_rates: int  # model × seed win rates compared
+    shared: float
+    alpacaeval: float
+
+
+def length_free_rates(judge: SimulatedJudge, wp: Sequence[Pair], baseline: str) -> dict[str, float]:
+    """The truth the LC win rate aims at: each writer's expected order-averaged win rate
+    against `baseline` from the same judge with its length term removed (φ = 0)."""
+    fair = replace(judge, phi=0.0)
+    p12, p21 = fair.p_first_many(wp, "12"), fair.p_first_many(wp, "21")
+    win = np.where(np.array([p.model_2 == baseline for p in wp]), (p12 + 1 - p21) / 2, (1 - p12 + p21) / 2)
+    model = np.array([p.model_1 if p.model_2 == baseline else p.model_2 for p in wp], dtype=object)
+    return {str(m): float(win[model == m].mean()) for m in sorted(set(model.tolist()))}
+
+
+def simulator_check(length_scales: Sequence[float] = (100.0, 200.0, 400.0), seeds: Sequence[int] = (0, 1, 2, 3, 4),
+                    n_questions: int = 800, k: float = 3.0, beta: float = 0.5, phi: float = 1.5) -> list[VariantError]:
+    """Shared-φ vs AlpacaEval-style (per-model φ, L1 by cross-validation) length control against
+    the known length-free win rates of the simulated judge, for each judge length scale.
+
+    Caveat: the simulated judge has one φ for every writer — labkit's shared-φ assumption — so
+    the shared fit is the correctly specified one here; the check says how much the per-model,
+    penalised fit costs when that assumption holds, not which is right for a real judge."""
+    out = []
+    for scale in length_scales:
+        err: dict[str, list[float]] = {"shared": [], "alpacaeval": []}
+        for seed in seeds:
+            wp = writer_pairs(make_questions(n_questions, seed=seed), seed=seed)
+            judge = SimulatedJudge(k=k, beta=beta, phi=phi, length_scale=scale, seed=seed)
+            base = WRITERS[0][0]
+            truth = length_free_rates(judge, wp, base)
+            t = table(judge.run(wp))
+            for variant in ("shared", "alpacaeval"):
+                lc = length_controlled(t, base, resamples=20, seed=seed, variant=variant)
+                err[variant] += [r.length_controlled.estimate - truth[r.model] for r in lc.rates]
+        out.append(VariantError(scale, len(err["shared"]), _rms(err["shared"]), _rms(err["alpacaeval"])))
+    return out
+
+
+def _rms(errors: list[float]) -> float:
+    return float(np.sqrt(np.mean(np.square(errors))))
