@@ -331,7 +331,7 @@ def _(mo):
     labkit fits **one length coefficient φ shared by all models**, with the pooled SD of the
     length differences. AlpacaEval fits **φ per model** with that model's own SD, and an
     **L1 penalty chosen by cross-validation** — which can snap a model's term to exactly 0,
-    a win rate of exactly 50%. Both are in `bias.length_controlled` (`variant="shared"` /
+    a win rate of exactly 50%. Both are in `lengthctl.length_controlled` (`variant="shared"` /
     `"alpacaeval"`); fitted without the penalty, the per-model option reproduces AlpacaEval's
     minimal formula, and both agree with statsmodels to 10⁻⁶ (tests/test_judge_reference.py).
 
