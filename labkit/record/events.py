@@ -1,0 +1,150 @@
+"""The ledger's vocabulary: every event kind and role, and the detail fields each kind carries.
+
+Writers (the engine, the budget, the model gateway) and readers (accounting, resume, the
+per-round frames and reports) name kinds through `Kind` and roles through `Role`, never as
+bare string literals, so a renamed kind fails at import instead of silently matching nothing.
+`Kind` and `Role` are `StrEnum`s: the values stored in the ledger are the plain strings below,
+so ledgers written before this module existed read the same.
+
+The `*Detail` TypedDicts document which keys each kind puts in an event's `detail`.
+Every engine event also carries `suite` (the acceptance digest, fixed in step 1), and in a
+suite of cases `case` and `slice`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypedDict
+
+__all__ = [
+    "BudgetDetail",
+    "BudgetStatus",
+    "CaseDetail",
+    "DecideDetail",
+    "DefineDetail",
+    "GenerateDetail",
+    "Kind",
+    "ReflectDetail",
+    "Role",
+    "ScoreDetail",
+    "StopDetail",
+    "VerifyDetail",
+]
+
+
+class Kind(StrEnum):
+    """What happened. One value per kind of event any labkit writer records."""
+
+    START = "start"  # a run of a suite of cases begins (cases, strategy, rules)
+    DEFINE = "define"  # step 1: the protected acceptance is fixed (suite digest)
+    GENERATE = "generate"  # a candidate is produced (start, patched child, or a model reply)
+    VERIFY = "verify"  # steps 2/5: a validator ran a candidate on the visible suite
+    ALARM = "alarm"  # an integrity alarm (tampering, protected path touched)
+    SCORE = "score"  # the hidden suite scored the held candidate (never shown to a strategy)
+    REFLECT = "reflect"  # step 3: a strategy's proposal (record, children, failure)
+    EXPERIMENT = "experiment"  # step 3: a discriminating observation asked for by a strategy
+    IDLE = "idle"  # a strategy proposed nothing: the case keeps its state
+    ERROR = "error"  # a model call or strategy failed; recorded, not fatal
+    DECIDE = "decide"  # step 6: keep / roll back / investigate a child
+    CHECKPOINT = "checkpoint"  # one step of a checkpointed sequence
+    RESUME = "resume"  # a run continued from its ledger
+    STOP = "stop"  # a run (or one case of it) stopped, with rule and reason
+    # A model call is a GENERATE (role: the calling role) or ERROR event written by the
+    # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
+
+
+class Role(StrEnum):
+    """Who acted. Roles only see what they need (the engine enforces it)."""
+
+    EXPERIMENT = "experiment"
+    EXECUTOR = "executor"
+    VALIDATOR = "validator"
+    SCORER = "scorer"
+    REFLECTOR = "reflector"
+    DECISION = "decision"
+    BUDGET = "budget"
+    MODEL = "model"
+
+
+class BudgetStatus(StrEnum):
+    """`detail["status"]` of a budget event (its kind is the paid action's kind)."""
+
+    RESERVED = "reserved"
+    SETTLED = "settled"
+    UNKNOWN = "unknown"
+    OVERRUN = "overrun"
+    REFUSED = "refused"
+
+
+class CaseDetail(TypedDict, total=False):
+    suite: str
+    case: str
+    slice: str
+    simulated: bool
+
+
+class DefineDetail(CaseDetail, total=False):
+    strategy: str
+    hidden: str  # digest of the hidden suite ("" when the case has none)
+
+
+class GenerateDetail(CaseDetail, total=False):
+    candidate: str
+    parent: str
+    label: str
+    proposal: str  # the named state the child reaches
+    source: str
+    files: int
+    hunks: int
+    lines: int
+
+
+class VerifyDetail(CaseDetail, total=False):
+    candidate: str
+    label: str
+    validator: str
+    resolved: bool
+    retest: bool
+    cached: bool
+    why: str
+
+
+class ScoreDetail(CaseDetail, total=False):
+    candidate: str
+    correct: bool
+    cached: bool
+
+
+class ReflectDetail(CaseDetail, total=False):
+    strategy: str
+    failure: str
+    experiment: str
+    children: int
+
+
+class DecideDetail(CaseDetail, total=False):
+    decision: str
+    reason: str
+    rule: str
+    candidate: str
+    proposal: str  # the named state held after the decision
+    delta_f: int
+    cost_so_far: float
+
+
+class StopDetail(CaseDetail, total=False):
+    decision: str
+    reason: str
+    rule: str
+    outcome: str
+    candidate: str
+    error: str  # the typed error that ended the run, if one did
+
+
+class BudgetDetail(TypedDict, total=False):
+    status: str
+    reservation: int
+    upper: dict[str, float]
+    actual: dict[str, float] | None
+    overrun: dict[str, float]
+    error: str
