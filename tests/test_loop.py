@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from labkit.core import patch as P
+from labkit.core.errors import RunInterrupted
 from labkit.core.types import Decision, Patch
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
@@ -130,12 +131,12 @@ def test_round_cap_stops_and_reports(validator):
 
 
 def test_stop_rule_fires_and_is_recorded(validator):
-    def after_one(rounds):
-        from labkit.core.types import DecisionRecord
+    from labkit.loop.stopping import History, Stop, StopRecord
 
+    def after_one(history: History):
         return (
-            DecisionRecord(Decision.STOP, "one round is enough", "custom")
-            if len(rounds) >= 1
+            StopRecord(Decision.STOP, "one round is enough", "custom", Stop.REPORT_UNKNOWNS)
+            if history.rounds
             else None
         )
 
@@ -167,7 +168,8 @@ def test_checkpointed_sequence_validates_each_step(validator):
     steps = run_sequence(
         CASE.start, [step1, step2], CASE.suite, validator, ledger=ledger, run_id="seq"
     )
-    assert [v.resolved for _, v in steps] == [True, True]
+    assert [v.resolved for _, v, _ in steps.steps] == [True, True]
+    assert steps.held.files == P.apply(P.apply(CASE.start, step1), step2).files
     assert ledger.frame("seq").filter(ledger.frame("seq")["kind"] == "checkpoint").height == 2
 
 
@@ -184,8 +186,9 @@ class Crashes:
 
 def test_a_run_resumes_from_its_ledger(validator, tmp_path):
     path = tmp_path / "ledger.sqlite"
-    with pytest.raises(RuntimeError, match="died"):
+    with pytest.raises(RunInterrupted, match="died") as died:
         run_loop(CASE.start, CASE.suite, validator, Crashes(), ledger=Ledger(path), run_id="r")
+    assert isinstance(died.value.__cause__, RuntimeError)
     # Reopen the file as a new process would; round 1 (disable cache, rolled back) is recorded.
     ledger = Ledger(path)
     trace = run_loop(

@@ -131,3 +131,18 @@ class ReferenceDataMissing(LabkitError):
 
 class LeaderboardFormatError(LabkitError, ValueError):
     """A leaderboard file lacks a column labkit reads, or a value is not a number. Names file and row."""
+
+
+class InvalidSetting(LabkitError, ValueError):
+    """A run was configured with a setting it cannot use (e.g. an unknown patch_cap key)."""
+
+
+class RunInterrupted(LabkitError):
+    """A run ended on an error. Its stop (with the error as reason) was recorded when the ledger
+    could still be written; `run` holds what was done so far (an `EngineRun`), `trace` the
+    single case's trace for one-case runs. The original error is the `__cause__`."""
+
+    def __init__(self, message: str, run: object = None, trace: object = None) -> None:
+        self.run = run
+        self.trace = trace
+        super().__init__(message)

@@ -45,7 +45,9 @@ class Validator:
     ) -> None:
         self.limits = limits
         self.python = python
-        self._cache: dict[tuple[str, str, str], Verdict] | None = {} if cache else None
+        from labkit.grading.verdicts import VerdictCache
+
+        self._cache: VerdictCache | None = VerdictCache() if cache else None
         self.runs = 0  # sandbox runs actually started (cache hits do not count)
 
     def __repr__(self) -> str:
@@ -69,10 +71,11 @@ class Validator:
         self, candidate: Candidate, suite: AcceptanceSuite, *, use_cache: bool = True
     ) -> Verdict:
         """Validate `candidate` against `suite`. use_cache=False forces a fresh run (flakiness checks)."""
-        key = (candidate.digest, suite.digest, self.id)
         cache = self._cache if use_cache else None
-        if cache is not None and key in cache:
-            return cache[key]
+        key = cache.key(candidate, suite, self) if cache is not None else ""
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            return hit
         alarms = self.alarms_for(candidate, suite)
         run = None
         # Never lay files outside the workspace: such a candidate is judged unrun (and alarmed).
@@ -82,8 +85,8 @@ class Validator:
                 candidate.files, suite.tests, self.limits, self.python, required=suite.fail_to_pass + suite.pass_to_pass
             )
         verdict = to_verdict(run, candidate, suite, self.id, alarms)
-        if cache is not None and not verdict.quarantined and not verdict.evidence.timed_out:
-            cache[key] = verdict
+        if cache is not None:
+            cache.put(key, verdict)  # keeps clean verdicts only
         return verdict
 
     def retest(self, before: Verdict, candidate: Candidate, suite: AcceptanceSuite) -> Verdict:

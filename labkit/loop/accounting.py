@@ -17,7 +17,6 @@ from one matrix product (resample counts x per-case columns). No Python loop per
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,38 +26,12 @@ import polars as pl
 from labkit.core.errors import InvalidRounds
 from labkit.core.paths import DATA
 from labkit.core.stats import percentile_bounds, resample_counts
+from labkit.loop.stopping import RoundStats
+from labkit.record.events import Kind
 
 # The chapter's worked example B as per-case data (see data/diminishing_returns/README.md).
 CHAPTER_EXAMPLE = DATA / "diminishing_returns" / "rounds.csv"
 
-
-
-@dataclass(frozen=True)
-class RoundStats:
-    """One round's counts: what a stop rule needs, without the intervals."""
-
-    round: int
-    fixed: int
-    broken: int
-    wrong_before: int
-    right_before: int
-    cost: float = 0.0
-    seconds: float = 0.0
-    risk: float = 0.0
-
-    @property
-    def net(self) -> int:
-        return self.fixed - self.broken
-
-    @property
-    def fix_rate(self) -> float:
-        """Fixed as a share of the cases that were wrong going into the round."""
-        return self.fixed / self.wrong_before if self.wrong_before else 0.0
-
-    @property
-    def break_rate(self) -> float:
-        """Broken as a share of the cases that were right going into the round."""
-        return self.broken / self.right_before if self.right_before else 0.0
 
 
 # -- input ------------------------------------------------------------------------------
@@ -368,25 +341,28 @@ def per_slice(
 # -- from a ledger --------------------------------------------------------------------------
 
 
-def from_ledger(events: pl.DataFrame, *, kind: str = "score") -> pl.DataFrame:
-    """Per-case per-round correctness from a ledger frame (`Ledger.frame()`).
+def from_ledger(events: pl.DataFrame, *, kind: str = Kind.SCORE, field: str = "correct") -> pl.DataFrame:
+    """Per-case per-round correctness from a ledger frame (`Ledger.frame()`), whichever strategy ran.
 
-    Reads the events of `kind` whose JSON `detail` has `case`, `correct` (bool) and
-    optionally `slice`; the event's `round`, `cost_units` and `wall_seconds` are used, and
-    spend of *any* event carrying a `case` in its detail is summed into that case's round
-    (generation, validation and scoring all cost something). Returns the frame `per_round`
-    takes: case, round, correct, slice, cost, seconds.
+    Reads the engine's `kind` events (score: one per case per round) whose JSON `detail`
+    has `case`, the boolean `field` ("correct": hidden scoring when the case has hidden
+    tests, else the visible verdict; "visible": the visible verdict only) and optionally
+    `slice`. Spend of *any* event carrying a `case` in its detail is summed into that
+    case's round (generation, validation and scoring all cost something). Returns the frame
+    `per_round` takes: case, round, correct, slice, cost, seconds.
     """
     need = {"round", "kind", "detail", "cost_units", "wall_seconds"}
     if not need <= set(events.columns):
         raise InvalidRounds(f"not a ledger frame: lacks {sorted(need - set(events.columns))}")
-    detail = pl.Struct({"case": pl.Utf8, "slice": pl.Utf8, "correct": pl.Boolean})
+    detail = pl.Struct({"case": pl.Utf8, "slice": pl.Utf8, field: pl.Boolean})
     df = events.with_columns(pl.col("detail").str.json_decode(detail).alias("_d")).unnest("_d")
-    scored = df.filter((pl.col("kind") == kind) & pl.col("case").is_not_null())
+    if field != "correct":
+        df = df.rename({field: "correct"})
+    scored = df.filter((pl.col("kind") == str(kind)) & pl.col("case").is_not_null())
     if scored.height == 0:
-        raise InvalidRounds(f"ledger frame has no {kind!r} events with a 'case' in detail")
+        raise InvalidRounds(f"ledger frame has no {str(kind)!r} events with a 'case' in detail")
     if scored["correct"].null_count():
-        raise InvalidRounds(f"{scored['correct'].null_count()} {kind!r} event(s) lack a boolean 'correct'")
+        raise InvalidRounds(f"{scored['correct'].null_count()} {str(kind)!r} event(s) lack a boolean {field!r}")
     spend = (
         df.filter(pl.col("case").is_not_null())
         .group_by("case", "round")

@@ -14,9 +14,11 @@ from typing import Any
 
 from labkit.core.errors import ModelError, ReplyFormatError
 from labkit.core.types import Patch, Usage
-from labkit.loop.engine import Reflection, Situation
 from labkit.loop.probe import Experiment
 from labkit.loop.reflection import Experience, check_record, parse_json_reply
+from labkit.loop.strategy import Proposal, Situation
+
+Reflection = Proposal
 
 SYSTEM = """You are the reflector in a self-correction loop. You never edit code yourself and you never
 judge the tests. Read the external evidence (test results from the validator, and any observations),
@@ -91,6 +93,10 @@ class ModelReflector:
             self.model, messages, max_tokens=self.max_tokens, temperature=0.0, **params
         )
         return reply.text, reply.usage
+
+    def propose(self, situation: Situation) -> Proposal:
+        """The strategy seam: reflect with the visible evidence (one record + one patch)."""
+        return self.reflect(situation)
 
     def reflect(self, situation: Situation) -> Reflection:
         key = f"round-{situation.round}" + (

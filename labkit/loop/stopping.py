@@ -21,7 +21,6 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from labkit.core.types import Decision, DecisionRecord, Evidence, Outcome, digest
-from labkit.loop.accounting import RoundStats
 
 
 class Stop(StrEnum):
@@ -55,6 +54,35 @@ def _stop(outcome: Stop, rule: str, reason: str, case: str = "") -> StopRecord:
 
 
 # -- what rules read ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundStats:
+    """One round's counts: what a stop rule needs, without the intervals."""
+
+    round: int
+    fixed: int
+    broken: int
+    wrong_before: int
+    right_before: int
+    cost: float = 0.0
+    seconds: float = 0.0
+    risk: float = 0.0
+
+    @property
+    def net(self) -> int:
+        return self.fixed - self.broken
+
+    @property
+    def fix_rate(self) -> float:
+        """Fixed as a share of the cases that were wrong going into the round."""
+        return self.fixed / self.wrong_before if self.wrong_before else 0.0
+
+    @property
+    def break_rate(self) -> float:
+        """Broken as a share of the cases that were right going into the round."""
+        return self.broken / self.right_before if self.right_before else 0.0
+
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,245 @@
+"""The engine's steps for one case, and the one place that writes the ledger and pays the budget.
+
+`Recorder` logs every event (kinds from `labkit.record.events`) and charges every paid
+action; `propose` is step 3 (the strategy, with discriminating experiments first if it asks);
+`prepare` is step 4 for each child (protected paths, size cap, apply); `Recorder.validate`
+is steps 2 and 5 through the one verdict cache.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from labkit.core import patch as patches
+from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
+from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
+from labkit.grading.verdicts import Checked, Checker, verdict_json
+from labkit.loop.probe import Observation, observe
+from labkit.loop.strategy import Child, Proposal, Situation, Strategy
+from labkit.loop.trace import Task
+from labkit.record.events import Kind, Role
+
+if TYPE_CHECKING:
+    from labkit.record.budget import Budget
+    from labkit.record.ledger import Ledger
+
+T = TypeVar("T")
+REFLECT_UPPER = Usage(tokens=4096, calls=1, wall_seconds=120, cost_units=1)
+
+
+def candidate_json(c: Candidate) -> str:
+    return json.dumps({"label": c.label, "parent": c.parent, "files": dict(c.files)}, sort_keys=True)
+
+
+def candidate_from_json(text: str) -> Candidate:
+    data = json.loads(text)
+    return Candidate(files=data["files"], label=data.get("label", ""), parent=data.get("parent"))
+
+
+@dataclass
+class Recorder:
+    """Ledger writes, budget charges and validation for one run."""
+
+    run_id: str
+    ledger: Ledger
+    checker: Checker
+    budget: Budget | None
+    validation_cost: float
+    simulated: bool
+    usage: Usage = field(default_factory=Usage)
+
+    def log(
+        self,
+        task: Task | None,
+        rnd: int,
+        role: Role,
+        kind: Kind,
+        *,
+        inputs: str | None = None,
+        outputs: str | None = None,
+        evidence: object = None,
+        usage: Usage | None = None,
+        started: float | None = None,
+        detail: Mapping[str, object] | None = None,
+    ) -> None:
+        base: dict[str, object] = {}
+        if task is not None:
+            base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
+        base["simulated"] = self.simulated
+        self.ledger.record(
+            self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
+            evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),
+            detail={**base, **(detail or {})},
+        )  # fmt: skip
+
+    def charge(
+        self, kind: Kind, fn: Callable[[], T], upper: Usage, measure: Callable[[T], Usage], rnd: int
+    ) -> T:
+        """Run `fn` under the budget (reserve `upper`, settle `measure(result)`), if there is one."""
+        if self.budget is None:
+            out = fn()
+        else:
+            from labkit.record.budget import Operation
+
+            out = self.budget.paid(str(kind), Operation(fn, upper=upper, measure=measure), round=rnd)
+        self.usage = self.usage + measure(out)
+        return out
+
+    def check(
+        self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False
+    ) -> Checked:
+        """One validation through the cache; a fresh run is paid through the budget."""
+        suite = task.hidden if hidden and task.hidden is not None else task.suite
+        if not fresh:
+            hit = self.checker.cache.get(self.checker.key(candidate, suite))
+            if hit is not None:
+                return Checked(hit, True)
+        if hidden:  # the lab's scoring, not something the loop pays for
+            return self.checker.check(candidate, suite, use_cache=not fresh)
+        lim = self.checker.validator.limits.wall_seconds
+        return self.charge(
+            Kind.VERIFY,
+            lambda: self.checker.check(candidate, suite, use_cache=False),
+            Usage(wall_seconds=lim + 30, cost_units=self.validation_cost),
+            lambda c: Usage(wall_seconds=c.seconds, cost_units=0 if c.cached else self.validation_cost),
+            rnd,
+        )
+
+    def verified(
+        self, task: Task, rnd: int, candidate: Candidate, checked: Checked, before: Verdict | None, why: str
+    ) -> Verdict:
+        """Record a visible validation (steps 2 and 5) and return its verdict."""
+        verdict = checked.verdict
+        if before is not None and (
+            before.evidence.suite != verdict.evidence.suite
+            or before.evidence.validator != verdict.evidence.validator
+        ):
+            raise ValidatorMismatch("re-test on a different suite or validator than the failure")
+        cost = 0.0 if checked.cached else self.validation_cost
+        self.log(
+            task, rnd, Role.VALIDATOR, Kind.VERIFY, inputs=candidate_json(candidate),
+            outputs=verdict.evidence.digest,
+            evidence=verdict.report() | {"alarms": list(verdict.evidence.alarms), "verdict": verdict_json(verdict)},
+            usage=Usage(wall_seconds=checked.seconds, cost_units=cost),
+            detail={"candidate": candidate.digest, "label": candidate.label, "validator": self.checker.id,
+                    "resolved": verdict.resolved, "retest": before is not None, "cached": checked.cached, "why": why},
+        )  # fmt: skip
+        if verdict.quarantined:
+            self.log(
+                task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=candidate_json(candidate),
+                evidence=list(verdict.evidence.alarms), detail={"candidate": candidate.digest, "quarantined": True},
+            )  # fmt: skip
+        return verdict
+
+    def scored(self, task: Task, rnd: int, candidate: Candidate, checked: Checked | None, visible: Verdict, state: str) -> None:
+        """Record one case's correctness after a round: hidden scoring if it has hidden tests."""
+        correct = checked.verdict.resolved if checked is not None else visible.resolved
+        evidence = None
+        if checked is not None:
+            e = checked.verdict.evidence
+            evidence = {"candidate": e.candidate, "suite": e.suite, "validator": e.validator, "digest": e.digest,
+                        "resolved": correct, "failing": [r.nodeid for r in e.failures]}  # fmt: skip
+        self.log(
+            task, rnd, Role.SCORER, Kind.SCORE, evidence=evidence,
+            usage=Usage(wall_seconds=checked.seconds if checked is not None else 0.0),
+            detail={"candidate": candidate.digest, "correct": correct, "visible": visible.resolved, "state": state,
+                    "scored_on": "hidden" if checked is not None else "visible",
+                    "cached": checked.cached if checked is not None else True},
+        )  # fmt: skip
+
+
+def propose(
+    rec: Recorder, strategy: Strategy, situation: Situation, task: Task, max_experiments: int
+) -> tuple[Proposal, tuple[Observation, ...]]:
+    """Step 3: ask the strategy (observing first, up to `max_experiments` times, if it asks)."""
+    observations: list[Observation] = []
+    rnd = situation.round
+    while True:
+        t0 = time.time()
+        here = Situation(
+            rnd, situation.candidate, situation.verdict, tuple(observations), situation.rejected,
+            situation.case, situation.state, situation.suite,
+        )  # fmt: skip
+        try:
+            proposal = rec.charge(Kind.REFLECT, partial(strategy.propose, here), REFLECT_UPPER, lambda p: p.usage, rnd)
+        except ModelError as exc:  # recorded, not fatal: the case holds this round
+            proposal = Proposal(failure=f"model call failed: {type(exc).__name__}: {exc}")
+            rec.log(task, rnd, Role.REFLECTOR, Kind.ERROR, detail={"error": f"{type(exc).__name__}: {exc}"})
+        kind = Kind.IDLE if proposal.idle else Kind.REFLECT
+        rec.log(
+            task, rnd, Role.REFLECTOR, kind, inputs=situation.verdict.evidence.digest,
+            outputs=proposal.raw or None, usage=proposal.usage, started=t0,
+            evidence=proposal.record.as_dict() if proposal.record else None,
+            detail={"strategy": strategy.name, "failure": proposal.failure, "children": len(proposal.children),
+                    "experiment": proposal.experiment.question if proposal.experiment else "",
+                    "state": situation.state, "note": proposal.note},
+        )  # fmt: skip
+        if proposal.experiment is None or len(observations) >= max_experiments:
+            return proposal, tuple(observations)
+        obs = observe(situation.candidate, proposal.experiment)
+        rec.log(
+            task, rnd, Role.REFLECTOR, Kind.EXPERIMENT, inputs=proposal.experiment.probe, outputs=obs.output,
+            usage=Usage(wall_seconds=obs.wall_seconds),
+            detail={"question": proposal.experiment.question, "exit_code": obs.exit_code, "candidate": situation.candidate.digest},
+        )  # fmt: skip
+        observations.append(obs)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Step 4 for one child: the patched candidate (or why there is none) and its size."""
+
+    child: Child
+    patched: Candidate | None
+    size: PatchSize | None
+    size_problem: str = ""
+    refusal: DecisionRecord | None = None  # set when the child is decided without validation
+
+
+def prepare(rec: Recorder, task: Task, rnd: int, current: Candidate, child: Child) -> Prepared:
+    """Step 4: one reversible change. Protected paths are never the candidate's to edit."""
+    try:
+        if child.target is not None:
+            patch = patches.make(current.files, child.target.files, child.name)
+            if not patch.diff:
+                why = DecisionRecord(Decision.INVESTIGATE, "the proposal changes nothing", "no-change")
+                return Prepared(child, None, None, refusal=why)
+        else:
+            assert child.patch is not None
+            patch = child.patch
+        protected = sorted(set(patches.touched(patch)) & set(task.suite.protected_paths))
+        if protected:
+            rec.log(task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=patch.diff,
+                    evidence=[f"patch touches protected path {p}" for p in protected], detail={"quarantined": True})  # fmt: skip
+            why = DecisionRecord(Decision.STOP, f"integrity alarm: patch edits protected {', '.join(protected)}", "integrity")
+            return Prepared(child, None, None, refusal=why)
+        size = patches.size(patch)
+        problem = ""
+        if task.patch_cap:
+            try:
+                patches.check_size(patch, **dict(task.patch_cap))
+            except PatchTooLarge as exc:
+                problem = str(exc)
+        patched = child.target if child.target is not None else patches.apply(current, patch)
+    except PatchError as exc:
+        return Prepared(child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, f"patch does not apply: {exc}", "patch"))
+    rec.log(
+        task, rnd, Role.EXECUTOR, Kind.GENERATE, inputs=patch.diff, outputs=candidate_json(patched),
+        detail={"candidate": patched.digest, "parent": current.digest, "files": size.files, "hunks": size.hunks,
+                "lines": size.lines, "proposal": child.name, "source": child.source},
+    )  # fmt: skip
+    return Prepared(child, patched, size, problem)
+
+
+def situation_for(rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str) -> Situation:
+    """What a strategy may read: the held candidate and its *visible* verdict, never hidden results."""
+    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite)
+
+
+def detail_of(d: DecisionRecord) -> dict[str, Any]:
+    return {"decision": d.decision.value, "reason": d.reason, "rule": d.rule}
