@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import CaseError
+from labkit.core.errors import CaseError, LabkitError
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch
 from labkit.grading.acceptance import AcceptanceSuite
@@ -29,6 +29,8 @@ class Case:
     patches: Mapping[str, Patch]
     patch_cap: Mapping[str, int] = field(default_factory=dict)
     root: Path = Path(".")
+    hidden: AcceptanceSuite | None = None  # scored, never shown to the loop
+    meta: Mapping[str, Any] = field(default_factory=dict)  # case.json as read
 
     def patch(self, name: str) -> Patch:
         try:
@@ -55,7 +57,12 @@ def load_case(path: str | Path) -> Case:
     meta_path = root / "case.json"
     if not meta_path.is_file():
         raise CaseError(f"{root} is not a case directory: no case.json")
-    meta: dict[str, Any] = json.loads(meta_path.read_text())
+    try:
+        meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CaseError(f"{meta_path}: cannot read: {exc}") from None
+    if "id" in meta and "name" not in meta:  # the repair format names a case by "id"
+        return _load_visible_hidden(root, meta)
     for key in ("name", "fail_to_pass", "pass_to_pass"):
         if key not in meta:
             raise CaseError(f"{meta_path}: missing {key!r}")
@@ -85,3 +92,39 @@ def load_case(path: str | Path) -> Case:
         patch_cap=meta.get("patch_cap", {}),
         root=root,
     )
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CaseError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _load_visible_hidden(root: Path, meta: dict[str, Any]) -> Case:
+    """The multi-case repair format: `id`, one `module`, `visible` tests under tests/, `hidden`
+    tests under hidden/ (laid at tests/ when scored), and a list of named patches."""
+    try:
+        name, module = meta["id"], meta["module"]
+        vis, hid = meta["visible"], meta["hidden"]
+        visible = AcceptanceSuite(
+            f"{name}:visible", {"tests/test_visible.py": _text(root / "tests" / "test_visible.py")},
+            tuple(vis["fail_to_pass"]), tuple(vis["pass_to_pass"]),
+        )  # fmt: skip
+        hidden = AcceptanceSuite(
+            f"{name}:hidden", {"tests/test_hidden.py": _text(root / "hidden" / "test_hidden.py")},
+            tuple(hid["fail_to_pass"]), tuple(hid["pass_to_pass"]),
+        )  # fmt: skip
+        patches = {
+            p["name"]: Patch(_text(root / "patches" / f"{p['name']}.diff"), p.get("description", ""))
+            for p in meta["patches"]
+        }
+        start = Candidate({module: _text(root / module)}, label="original")
+    except (KeyError, TypeError) as exc:
+        raise CaseError(f"malformed case in {root}: {type(exc).__name__}: {exc}") from None
+    except LabkitError as exc:
+        if isinstance(exc, CaseError):
+            raise
+        raise CaseError(f"malformed case in {root}: {exc}") from None
+    return Case(name, meta.get("title", name), meta.get("environment", ""), start, visible,
+                patches, meta.get("patch_cap", {}), root, hidden, meta)  # fmt: skip

@@ -504,6 +504,8 @@ def run_loop(
                   validation_cost=validation_cost, resume=resume)  # fmt: skip
     except RunInterrupted:
         raise
+    if task.id not in out.traces:  # e.g. the budget could not pay for the first validation
+        raise RunInterrupted(f"run {out.run_id} ended before its start was validated: {out.stop.reason}", out)
     return out.traces[task.id]
 
 
