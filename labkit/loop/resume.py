@@ -50,7 +50,7 @@ class Recorded:
 def _record(e: Event) -> StopRecord:
     d = e.detail
     outcome = d.get("outcome") or Stop.REPORT_UNKNOWNS
-    return StopRecord(Decision(d.get("decision", "stop")), d.get("reason", ""), d.get("rule", ""), Stop(outcome), d.get("case", "") if not d.get("run") else "")
+    return StopRecord(Decision(d.get("decision", "stop")), d.get("reason", ""), d.get("rule", ""), Stop(outcome), d.get("case", ""))
 
 
 def read(ledger: Ledger, run_id: str) -> Recorded | None:
