@@ -36,10 +36,10 @@ def _():
 
     from labkit.loop import stopping
     from labkit.views import charts_rounds as charts
-    from labkit.views import pages
+    from labkit.views import rounds as views
     from labkit.views.stepper import Stepper
 
-    return Stepper, accounting, charts, pages, pl, repair, stopping
+    return Stepper, accounting, charts, pl, repair, stopping, views
 
 
 @app.cell
@@ -110,33 +110,23 @@ def _(charts, table):
 
 
 @app.cell
-def _(Stepper, accounting, chapter, charts, mo, pages, stats):
-    # Each round's page is built once (chart as SVG); the stepper shows it in the browser.
-    def _page(r):
-        _moved = accounting.moved(chapter, r)
-        _text = (
-            f"<p><b>fixed</b> ({len(_moved['fixed'])}): {', '.join(_moved['fixed'])}</p>"
-            f"<p><b>broken</b> ({len(_moved['broken'])}): {', '.join(_moved['broken'])}</p>"
-        )
-        return pages.side_by_side(charts.transitions_chart(accounting.transitions(chapter), r), _text)
-
+def _(Stepper, chapter, mo, stats, views):
+    # Each round's page is built once by labkit (chart as SVG); the stepper shows it in the browser.
     chapter_step = mo.ui.anywidget(
-        Stepper(len(stats), [f"round {s.round}" for s in stats], pages=[_page(s.round) for s in stats])
+        Stepper(len(stats), [f"round {s.round}" for s in stats], pages=views.chapter_pages(chapter))
     )
     mo.vstack([mo.md("### Round by round: who moved"), chapter_step])
     return
 
 
 @app.cell
-def _(accounting, chapter, charts, mo, pl):
+def _(accounting, chapter, charts, mo, views):
     _slices = accounting.per_slice(chapter, resamples=1000)
     mo.vstack(
         [
             mo.md("### Per slice: the average hides where the damage is"),
             charts.slices_chart(_slices),
-            _slices.filter(pl.col("round") > 0).select(
-                "slice", "round", "fixed", "broken", "net", "net_low", "net_high", "fix_rate", "break_rate", "cost"
-            ),
+            views.slice_table(_slices),
         ]
     )
     return
@@ -151,7 +141,8 @@ def _(mo, repair):
     Each case in `data/repair_cases/` is a small module — buggy, or ({sum(c.initially_correct for c in cases)}
     of them) already correct — with visible tests, hidden tests and real patches: the fix,
     plausible wrong patches, and tempting "improvements". The repairer below is **simulated**: it
-    picks among those real patches with the fix and break probabilities you set. The validator
+    picks among those real patches with the fix and break probabilities you set. Every case runs
+    through labkit's one engine. The validator
     (a real pytest run per candidate) and the tests are real. The loop keeps a change only if the
     visible failures do not grow and no protective test breaks; the hidden tests score the result.
     """)
@@ -166,57 +157,29 @@ def _(mo):
     break_growth = mo.ui.slider(1.0, 3.0, value=2.0, step=0.1, label="× per round", show_value=True)
     n_rounds = mo.ui.slider(1, 6, value=4, label="rounds", show_value=True)
     seed = mo.ui.number(start=0, stop=999, value=0, label="seed")
-    warm = mo.ui.run_button(label="validate every case (≈330 pytest runs, a few minutes; cached in build/)")
-    mo.vstack([mo.hstack([p_fix, fix_decay]), mo.hstack([p_break, break_growth]), mo.hstack([n_rounds, seed]), warm])
-    return break_growth, fix_decay, n_rounds, p_break, p_fix, seed, warm
+    mo.vstack([mo.hstack([p_fix, fix_decay]), mo.hstack([p_break, break_growth]), mo.hstack([n_rounds, seed])])
+    return break_growth, fix_decay, n_rounds, p_break, p_fix, seed
 
 
 @app.cell
 def _(mo, repair):
+    # Every verdict is cached in build/ (keyed by candidate, suite, validator, Python and pytest):
+    # the first run validates for real (a few minutes), later runs and slider moves reuse it.
     checker = repair.Checker(cache=repair.VerdictCache(mo.notebook_dir().parent / "build" / "repair_verdicts.json"))
-    script_mode = mo.app_meta().mode == "script"
-    return checker, script_mode
+    return (checker,)
 
 
 @app.cell
-def _(cases, checker, mo, warm):
-    if warm.value:
-        _todo = [c for c in cases if not checker.ready(c)]
-        _jobs = sum(2 * len(c.states()) for c in _todo)
-        with mo.status.progress_bar(total=_jobs, title="validating every reachable candidate") as _bar:
-            checker.warm(_todo, on_progress=lambda done, total: _bar.update())
-        checker.cache.save()
-    warmed = warm.value
-    return (warmed,)
-
-
-@app.cell
-def _(cases, checker, mo, script_mode, warmed):
-    _ = warmed
-    _ready = [c for c in cases if checker.ready(c)]
-    # Headless (script) runs with a cold cache use a small subset so they stay quick.
-    chosen = _ready or ([c for c in cases if c.id in ("slugify", "safe_div")] if script_mode else [])
-    mo.md(
-        f"Running on **{len(chosen)} of {len(cases)}** cases"
-        + ("" if len(chosen) == len(cases) else " — press the button above to validate the rest.")
-    )
-    return (chosen,)
-
-
-@app.cell
-def _(break_growth, checker, chosen, fix_decay, n_rounds, p_break, p_fix, repair, script_mode, seed):
+def _(break_growth, cases, checker, fix_decay, mo, n_rounds, p_break, p_fix, repair, seed):
     repairer = repair.SimulatedRepairer(p_fix.value, fix_decay.value, p_break.value, break_growth.value, int(seed.value))
-    result = (
-        repair.run(chosen, repairer, rounds=2 if script_mode and len(chosen) < 10 else n_rounds.value, checker=checker, rules=())
-        if chosen
-        else None
-    )
+    with mo.status.spinner(title=f"running {len(cases)} cases through the engine (real pytest runs, cached)"):
+        result = repair.run(cases, repairer, rounds=n_rounds.value, checker=checker, rules=())
+    checker.cache.save()
     return (result,)
 
 
 @app.cell
-def _(charts, mo, project, repair, result, stopping, threshold):
-    mo.stop(result is None, mo.md("_Nothing validated yet: press the button above._"))
+def _(charts, mo, project, repair, result, stopping, threshold, views):
     real_table = result.per_round(resamples=1000)
     _fired = stopping.first_stop([stopping.MarginalNet(threshold.value, project.value)], result.round_stats())
     _when = f"would have stopped after round {_fired[0]}: {_fired[1].reason}" if _fired else "would not have stopped"
@@ -224,19 +187,16 @@ def _(charts, mo, project, repair, result, stopping, threshold):
         [
             mo.md(f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {_when}."),
             charts.paradox_chart(real_table),
-            real_table.select("round", "fixed", "broken", "net", "net_low", "net_high", "correct", "cumulative_fixed", "cost", "seconds"),
+            views.round_table(real_table),
         ]
     )
     return (real_table,)
 
 
 @app.cell
-def _(Stepper, charts, mo, pages, result):
-    mo.stop(result is None or result.rounds_run == 0)
-    _pages = [
-        pages.side_by_side(charts.transitions_chart(result.transitions(), r), result.moves(r)._repr_html_())
-        for r in range(1, result.rounds_run + 1)
-    ]
+def _(Stepper, cases, mo, repair, result, views):
+    mo.stop(result.rounds_run == 0)
+    _pages = views.round_pages(result.correctness(), lambda r: repair.moves(result, cases, r)._repr_html_())
     real_step = mo.ui.anywidget(
         Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)], pages=_pages)
     )
@@ -245,23 +205,14 @@ def _(Stepper, charts, mo, pages, result):
 
 
 @app.cell
-def _(mo, pl, result):
-    mo.stop(result is None)
-    mo.vstack(
-        [
-            mo.md("### Per slice on the real cases"),
-            result.per_slice(resamples=1000)
-            .filter(pl.col("round") > 0)
-            .select("slice", "round", "fixed", "broken", "net", "net_low", "net_high", "fix_rate", "break_rate"),
-        ]
-    )
+def _(mo, result, views):
+    mo.vstack([mo.md("### Per slice on the real cases"), views.slice_table(result.per_slice(resamples=1000))])
     return
 
 
 @app.cell
-def _(cases, checker, mo, repair, script_mode, warmed):
+def _(cases, checker, mo, repair):
     _case = next(c for c in cases if c.oscillates)
-    mo.stop(not (checker.ready(_case) or script_mode or warmed), mo.md("_The oscillation demo runs once the cases are validated (button above)._"))
     _run = repair.run([_case], repair.SimulatedRepairer(fix=0.0), rounds=3, checker=checker, rules=())
     _stop = _run.stops[0] if _run.stops else None
     mo.md(f"""
@@ -284,16 +235,18 @@ def _(mo):
 
 
 @app.cell
-def _(cases, checker, mo, repair, script_mode, stability, stopping):
-    mo.stop(not (stability.value or script_mode), mo.md("_Press the button to re-run the originals._"))
+def _(cases, checker, mo, repair, stability):
     _pick = cases if stability.value else [c for c in cases if c.flaky]
-    _rows = []
-    for _c in _pick:
-        _runs = checker.recheck(_c.original, _c.visible, 12 if _c.flaky else 2)
-        _v = stopping.History(verifications=tuple(stopping.Verification.of(v.evidence, _c.id) for v in _runs))
-        _fired = stopping.UnstableValidator()(_v)
-        _rows.append({"case": _c.id, "runs": len(_runs), "verdict": _fired.reason if _fired else "stable"})
-    mo.vstack([mo.md("Re-runs stop at the first disagreement (the flaky case gets up to 12)."), mo.ui.table(_rows, selection=None)])
+    _rows = repair.stability(checker, _pick)
+    mo.vstack(
+        [
+            mo.md(
+                "Re-runs stop at the first disagreement (the known-flaky case gets up to 12). "
+                "The button re-runs every original."
+            ),
+            mo.ui.table(_rows, selection=None),
+        ]
+    )
     return
 
 

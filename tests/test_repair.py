@@ -75,7 +75,6 @@ def test_simulated_choices_do_not_depend_on_which_other_cases_run() -> None:
     rep = SimulatedRepairer(fix=0.5, breaks=0.5, seed=3)
     case = BY_ID["median"]
     from labkit.core.types import Evidence, TestResult, Verdict
-
     from labkit.loop.strategy import Situation
 
     failing = Verdict(Evidence("c", "s", "v", (TestResult("t", "failed"),), 1, 0.1), (), ("t",), (), ())

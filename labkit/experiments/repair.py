@@ -34,7 +34,16 @@ from labkit.grading.cases import CaseError, load_case
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop import accounting, engine
 from labkit.loop.decide import Keep
-from labkit.loop.stopping import Cap, MarginalNet, NoNewEvidence, Oscillation, Rule, UnstableValidator
+from labkit.loop.stopping import (
+    Cap,
+    History,
+    MarginalNet,
+    NoNewEvidence,
+    Oscillation,
+    Rule,
+    UnstableValidator,
+    Verification,
+)
 from labkit.loop.strategies import Rewrite
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import EngineRun, Task
@@ -44,7 +53,7 @@ from labkit.record.ledger import Ledger, new_run_id
 __all__ = [
     "CASES_DIR", "DEFAULT_CASE_RULES", "DEFAULT_RULES", "CaseError", "CasePatch", "Checker",
     "ModelRepairer", "RepairCase", "SimulatedRepairer", "VerdictCache", "label", "load_cases",
-    "moves", "ready", "run", "warm",
+    "moves", "ready", "run", "stability", "warm",
 ]  # fmt: skip
 
 CASES_DIR = DATA / "repair_cases"
@@ -309,3 +318,15 @@ def _effect_of(case: RepairCase, state: str) -> str:
 def label(result: EngineRun) -> str:
     """How to caption a run's numbers: simulated repairers say so."""
     return f"{result.strategy} ({'simulated' if result.simulated else 'model'}; validator and tests real)"
+
+
+def stability(checker: Checker, cases: Sequence[RepairCase], reruns: int = 2, flaky_reruns: int = 12) -> list[dict[str, object]]:
+    """Fix acceptance first: re-run each original uncached (a known-flaky case more often) and
+    say per case whether the unstable-validator rule fires. Re-runs stop at the first disagreement."""
+    rows: list[dict[str, object]] = []
+    for case in cases:
+        runs = checker.recheck(case.original, case.visible, flaky_reruns if case.flaky else reruns)
+        history = History(verifications=tuple(Verification.of(v.evidence, case.id) for v in runs))
+        fired = UnstableValidator()(history)
+        rows.append({"case": case.id, "runs": len(runs), "verdict": fired.reason if fired else "stable"})
+    return rows

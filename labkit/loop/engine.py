@@ -88,7 +88,7 @@ class _Case:
 
 def _as_strategy(obj: Any) -> Strategy:
     if hasattr(obj, "propose"):
-        return obj  # type: ignore[no-any-return]
+        return obj
     if hasattr(obj, "reflect"):
         return _Reflecting(obj)
     raise TypeError(f"{type(obj).__name__} is not a Strategy: it has no propose(situation)")
@@ -109,7 +109,7 @@ class _Reflecting:
         return bool(self.reflector.simulated)
 
     def propose(self, situation: Situation) -> Proposal:
-        return self.reflector.reflect(situation)  # type: ignore[no-any-return]
+        return self.reflector.reflect(situation)
 
 
 def _checker(validator: Validator | Checker | None, cache: VerdictCache | None) -> Checker:
