@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from labkit.core import patch as patches
 from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
-from labkit.grading.verdicts import Checked, Checker, verdict_json
+from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
+    from labkit.grading.validator import Validator
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
@@ -239,6 +240,13 @@ def prepare(rec: Recorder, task: Task, rnd: int, current: Candidate, child: Chil
 def situation_for(rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str) -> Situation:
     """What a strategy may read: the held candidate and its *visible* verdict, never hidden results."""
     return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite)
+
+
+def checker_for(validator: Validator | Checker | None, cache: VerdictCache | None) -> Checker:
+    """The validator behind the one verdict cache (a Checker passes through)."""
+    if isinstance(validator, Checker):
+        return validator
+    return Checker(validator, cache)
 
 
 def detail_of(d: DecisionRecord) -> dict[str, Any]:
