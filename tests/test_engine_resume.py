@@ -142,7 +142,7 @@ def test_a_sequence_returns_to_the_last_green_checkpoint(validator) -> None:
     bad = Patch("--- a/pricing.py\n+++ b/pricing.py\n@@ -1,1 +1,1 @@\n-nope\n+nah\n", "does not apply")
     ledger = Ledger()
     seq = run_sequence(CASE.start, [good, bad, good], CASE.suite, validator, ledger=ledger, run_id="seq")
-    assert [what.split(":")[0] for _, _, what in seq.steps] == ["kept", "does not apply"]
+    assert [what.split(":")[0] for _, _, what in seq.steps] == ["kept", "patch does not apply"]
     assert seq.held.files == P.apply(CASE.start, good).files and seq.verdict.resolved and seq.green == 1
     breaking = [CASE.patch("disable_cache"), good]
     seq2 = run_sequence(CASE.start, breaking, CASE.suite, validator, ledger=ledger, run_id="seq2")

@@ -197,6 +197,9 @@ class Runner:
         for c in active:
             situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state)
             proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments)
+            if proposal.sequence:  # dependent steps: validated one after another, below
+                work.append((c, proposal, obs, []))
+                continue
             prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
             work.append((c, proposal, obs, prepared))
         jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None]
@@ -204,7 +207,10 @@ class Runner:
         results = {id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)}
         risk = 0.0
         for c, proposal, obs, prepared in work:
-            risk += self._decide(r, c, proposal, obs, prepared, results)
+            if proposal.sequence:
+                risk += self._checkpoints(r, c, proposal, obs)
+            else:
+                risk += self._decide(r, c, proposal, obs, prepared, results)
         self.risk[r] = risk
         scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
         for c, score in zip(active, scores, strict=True):
@@ -216,35 +222,70 @@ class Runner:
     def _decide(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...],
                 prepared: list[Prepared], results: dict[int, Checked]) -> float:  # fmt: skip
         """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
-        held, held_verdict = c.candidate, c.verdict
         attempts: list[Attempt] = []
         for p in prepared:
             if p.refusal is not None:
                 attempts.append(Attempt(p.child, None, None, None, p.refusal))
                 continue
             assert p.patched is not None
-            retest = self.rec.verified(c.task, r, p.patched, results[id(p)], held_verdict, f"proposal {p.child.name or r}")
+            retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
             self.verifications.append(Verification.of(retest.evidence, c.task.id))
-            d = decide(held_verdict, retest, p.size_problem, self.keep)
+            d = decide(c.verdict, retest, p.size_problem, self.keep)
             attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
             self.steps.append(Step.of(c.task.id, r, retest.evidence, kept=d.decision is Decision.KEEP))
-        if attempts:
-            i = best([(a.decision, a.retest) for a in attempts])
-            chosen: Attempt | None = attempts[i]
-            decision = attempts[i].decision
-        else:
-            chosen = None
+        if not attempts:
+            return self._hold(r, c, proposal, obs, attempts, None, None)
+        i = best([(a.decision, a.retest) for a in attempts])
+        return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
+
+    def _checkpoints(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...]) -> float:
+        """A proposal whose children are dependent steps: each is applied to the last green
+        checkpoint, validated and recorded; the first that does not apply or is not green
+        (a protective test breaks, visible failures grow, an alarm) ends the sequence, and the
+        case returns to the last green checkpoint, which is then decided as one change."""
+        base, base_verdict = c.candidate, c.verdict
+        attempts: list[Attempt] = []
+        green: Attempt | None = None
+        for i, child in enumerate(proposal.children, start=1):
+            p = prepare(self.rec, c.task, r, base, child)
+            if p.refusal is not None:
+                attempts.append(Attempt(child, None, None, None, p.refusal))
+                self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
+                             "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
+                break
+            assert p.patched is not None
+            after = self.rec.verified(c.task, r, p.patched, self.rec.check(c.task, r, p.patched), base_verdict, f"step {i}")
+            self.verifications.append(Verification.of(after.evidence, c.task.id))
+            d = decide(base_verdict, after, p.size_problem, "no_worse")
+            ok = d.decision is Decision.KEEP
+            attempts.append(Attempt(child, p.patched, p.size, after, d))
+            self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
+            self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": True, "green": ok,
+                         "resolved": after.resolved, "reason": d.reason, "candidate": (p.patched if ok else base).digest})  # fmt: skip
+            if not ok:
+                break
+            base, base_verdict, green = p.patched, after, attempts[-1]
+        if green is None or green.retest is None:
+            first = attempts[0] if attempts else None
+            return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
+        decision = decide(c.verdict, green.retest, "", self.keep)
+        return self._hold(r, c, proposal, obs, attempts, green, decision)
+
+    def _hold(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
+              chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
+        """Step 6: hold the chosen child if it is kept, record the decision, stop the case if asked."""
+        held, held_verdict = c.candidate, c.verdict
+        if decision is None:
             if proposal.idle:
                 decision = DecisionRecord(Decision.INVESTIGATE, "nothing proposed: the case holds", "idle")
             else:
                 why = proposal.failure or "strategy gave no patch"
                 decision = DecisionRecord(Decision.INVESTIGATE, f"reflection unusable: {why}", "reflection")
-        kept = decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None
         risk = 0.0
-        if kept and chosen is not None and chosen.patched is not None and chosen.retest is not None:
+        if decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None and chosen.retest is not None:
             c.candidate, c.verdict = chosen.patched, chosen.retest
             c.state = chosen.child.name or chosen.patched.label or f"round-{r}"
-            risk = float(chosen.size.lines) if chosen.size else 0.0
+            risk = float(sum(a.size.lines for a in attempts if a.size is not None and a.decision.decision is Decision.KEEP))
         else:
             self.steps.append(Step.of(c.task.id, r, c.verdict.evidence))
         cause = proposal.record.hypothesis.cause if proposal.record else ""

@@ -1,4 +1,10 @@
-"""Dependent changes as a checkpointed sequence, through the engine's validation and ledger."""
+"""Dependent changes as a checkpointed sequence: one engine round whose proposal is the steps.
+
+Each step is applied to the last green checkpoint, validated and recorded (a `checkpoint`
+event per step). A step that does not apply, breaks a protective test, grows the visible
+failures or raises an alarm ends the sequence, and the candidate returns to the last green
+checkpoint — which is handed back with every step's evidence.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from labkit.core import patch as patches
-from labkit.core.errors import PatchError
-from labkit.core.types import Candidate, Patch, Verdict
-from labkit.grading.verdicts import Checker
-from labkit.loop.steps import Recorder, checker_for
+from labkit.core.types import Candidate, Decision, Patch, Verdict
+from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.loop.trace import Task
-from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import Checker
     from labkit.record.ledger import Ledger
 
-__all__ = ["Checkpointed", "run_sequence"]
+__all__ = ["Checkpointed", "Steps", "run_sequence"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,21 @@ class Checkpointed:
         return sum(1 for _, _, what in self.steps if what == "kept")
 
 
+@dataclass(frozen=True)
+class Steps:
+    """A strategy that proposes fixed dependent steps once, as one checkpointed sequence."""
+
+    steps: tuple[Patch, ...]
+    name: str = "checkpointed sequence"
+    simulated: bool = True
+
+    def propose(self, situation: Situation) -> Proposal:
+        if situation.round > 1:
+            return Proposal(note="the sequence was proposed in round 1")
+        kids = tuple(Child(patch=p, name=f"step {i}", source="sequence") for i, p in enumerate(self.steps, 1))
+        return Proposal(kids, sequence=True)
+
+
 def run_sequence(
     candidate: Candidate,
     steps: Sequence[Patch],
@@ -45,34 +63,20 @@ def run_sequence(
     ledger: Ledger | None = None,
     run_id: str = "sequence",
 ) -> Checkpointed:
-    """Dependent changes as a checkpointed sequence through the engine's validation and ledger.
-
-    Each step is applied to the last green checkpoint, validated and recorded. A step that
-    does not apply, breaks a protective test or raises an alarm is recorded and the sequence
-    returns to the last green checkpoint, which it hands back with every step's evidence.
-    """
-    from labkit.record.ledger import Ledger
+    """Run `steps` as one checkpointed sequence through the engine (see the module docstring)."""
+    from labkit.loop.engine import run
 
     task = Task(run_id, candidate, suite)
-    rec = Recorder(run_id, ledger if ledger is not None else Ledger(), checker_for(validator, None), None, 1.0, False)
-    verdict = rec.verified(task, 0, candidate, rec.check(task, 0, candidate), None, "start")
-    out: list[tuple[Patch, Verdict | None, str]] = []
-    held = candidate
-    for i, step in enumerate(steps, start=1):
-        try:
-            nxt = patches.apply(held, step)
-        except PatchError as exc:
-            out.append((step, None, f"does not apply: {exc}"))
-            rec.log(task, i, Role.DECISION, Kind.CHECKPOINT, inputs=step.diff,
-                    detail={"applied": False, "reason": str(exc), "candidate": held.digest})  # fmt: skip
-            break
-        after = rec.verified(task, i, nxt, rec.check(task, i, nxt), verdict, f"step {i}")
-        green = not (set(after.pass_to_fail) - set(verdict.pass_to_fail)) and not after.quarantined
-        out.append((step, after, "kept" if green else "rolled back"))
-        rec.log(task, i, Role.DECISION, Kind.CHECKPOINT, inputs=step.diff,
-                detail={"applied": True, "resolved": after.resolved, "green": green,
-                        "candidate": (nxt if green else held).digest})  # fmt: skip
-        if not green:
-            break
-        held, verdict = nxt, after
-    return Checkpointed(tuple(out), held, verdict)
+    out = run([task], Steps(tuple(steps)), validator, rounds=1, keep="no_worse", stop_at_green=False,
+              ledger=ledger, run_id=run_id)  # fmt: skip
+    trace = out.traces[task.id]
+    attempts = trace.rounds[0].attempts if trace.rounds else ()
+    rows = []
+    for a in attempts:
+        patch = a.child.patch
+        assert patch is not None
+        what = "kept" if a.decision.decision is Decision.KEEP else "rolled back"
+        if a.retest is None:
+            what = a.decision.reason
+        rows.append((patch, a.retest, what))
+    return Checkpointed(tuple(rows), trace.final, trace.final_verdict)

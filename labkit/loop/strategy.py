@@ -73,7 +73,9 @@ class Proposal:
     - record: the reflection record behind them (hypothesis, expected outcome), if any;
     - experiment: observe first (the engine runs the probe and asks again);
     - failure: why this reply cannot drive the loop (not JSON, incomplete record, …);
-    - raw: the reply as received; usage: what producing it cost.
+    - raw: the reply as received; usage: what producing it cost;
+    - sequence: the children are dependent steps applied in order, each to the last green
+      checkpoint (the engine returns to that checkpoint when a step fails or does not apply).
     """
 
     children: tuple[Child, ...] = ()
@@ -84,6 +86,7 @@ class Proposal:
     usage: Usage = field(default_factory=Usage)
     patch: Patch | None = None
     note: str = ""
+    sequence: bool = False  # children are dependent steps (a checkpointed sequence), not rivals
 
     def __post_init__(self) -> None:
         if self.patch is not None and not self.children:
