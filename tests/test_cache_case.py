@@ -6,10 +6,23 @@ from labkit.core.types import Decision
 from labkit.experiments import cache_isolation as cache_case
 from labkit.record.ledger import Ledger
 
+LEDGER = Ledger()
+
 
 @pytest.fixture(scope="module")
 def compared():
-    return cache_case.compare()
+    return cache_case.compare(ledger=LEDGER)
+
+
+def test_the_table_is_one_round_of_the_engine(compared):
+    import json
+
+    frame = LEDGER.frame("cache-compare")
+    verify = frame.filter(frame["kind"] == "verify")
+    assert verify["round"].to_list() == [0, 1, 1, 1]  # v1, then the three rivals, same validator
+    (decide,) = [json.loads(d) for d in frame.filter(frame["kind"] == "decide")["detail"]]
+    assert [c["name"] for c in decide["children"]] == ["composite_key", "disable_cache", "five_changes"]
+    assert [c["rule"] for c in decide["children"]] == ["resolved", "protective", "patch-size"]
 
 
 def test_the_chapter_table_comes_out_of_the_run(compared):

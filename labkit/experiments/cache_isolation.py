@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.core import patch as patches
-from labkit.core.errors import PatchTooLarge
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.cases import Case, load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Trace, assess, decide, run_loop
+from labkit.loop.engine import Trace, assess, run_loop
 from labkit.loop.reflection import Experience
 from labkit.loop.reflector import ModelReflector
 
@@ -84,30 +82,24 @@ class Row:
     size: str
 
 
-def compare(validator: Validator | None = None) -> tuple[pl.DataFrame, list[Row]]:
-    """The chapter's table, measured: each candidate validated, each patch decided against v1."""
+def compare(validator: Validator | None = None, ledger: Ledger | None = None) -> tuple[pl.DataFrame, list[Row]]:
+    """The chapter's table, measured by the engine: v1 validated, then one round in which the
+    three candidate patches are rival children, each validated and decided against v1."""
+    from labkit.loop.engine import Task, run
+    from labkit.loop.strategies import Rivals
+
     c = case()
-    validator = validator or Validator()
-    v1 = validator.run(c.start, c.suite)
+    names = ("composite_key", "disable_cache", "five_changes")
+    task = Task(CASE, c.start, c.suite, patch_cap=dict(c.patch_cap))
+    out = run([task], Rivals(tuple((n, c.patch(n)) for n in names)), validator or Validator(), rounds=1,
+              ledger=ledger, run_id="cache-compare")  # fmt: skip
+    trace = out.traces[CASE]
+    v1 = trace.start_verdict
     rows = [Row(c.start.label, v1, assess(v1), "")]
-    for name in ("composite_key", "disable_cache", "five_changes"):
-        p = c.patch(name)
-        s = patches.size(p)
-        problem = ""
-        try:
-            patches.check_size(p, **c.patch_cap)
-        except PatchTooLarge as exc:
-            problem = str(exc)
-        cand = patches.apply(c.start, p, label=p.description)
-        after = validator.retest(v1, cand, c.suite)
-        rows.append(
-            Row(
-                p.description,
-                after,
-                decide(v1, after, problem),
-                f"{s.files}f/{s.hunks}h/{s.lines}l",
-            )
-        )
+    for a in trace.rounds[0].attempts:
+        assert a.retest is not None and a.size is not None, a.decision.reason
+        s = a.size
+        rows.append(Row(c.patch(a.child.name).description, a.retest, a.decision, f"{s.files}f/{s.hunks}h/{s.lines}l"))
     return table(c, rows), rows
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from labkit.core.types import Candidate
+from labkit.core.types import Candidate, Patch
 from labkit.loop.strategy import Child, Proposal, Situation
 
-__all__ = ["Rewrite", "module_of", "rewrite_messages"]
+__all__ = ["Rewrite", "Rivals", "module_of", "rewrite_messages"]
 
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 _SYSTEM = "You repair Python modules. Reply with the complete corrected module in one ```python block, nothing else."
@@ -93,3 +93,18 @@ class Rewrite:
         target = situation.candidate.with_files({**situation.candidate.files, module: text}, label="model")
         child = Child(target=target, name=f"model:{target.digest[:8]}", source="model")
         return Proposal((child,), raw=reply.text, usage=reply.usage, note="model-written")
+
+
+@dataclass(frozen=True)
+class Rivals:
+    """Proposes fixed named patches once, as rival children of one round (each validated and
+    decided against the same verdict) — e.g. the chapter's candidate fixes side by side."""
+
+    patches: tuple[tuple[str, Patch], ...]
+    name: str = "rival patches"
+    simulated: bool = True
+
+    def propose(self, situation: Situation) -> Proposal:
+        if situation.round > 1:
+            return Proposal(note="the rivals were proposed in round 1")
+        return Proposal(tuple(Child(patch=p, name=n, source="rival") for n, p in self.patches))
