@@ -178,3 +178,32 @@ def test_a_target_candidate_equal_to_the_held_one_is_not_validated() -> None:
     out = engine.run([Task("c", CACHE.start, CACHE.suite)], Same(), Validator(), rounds=1, ledger=ledger, run_id="same")
     (rnd,) = out.traces["c"].rounds
     assert rnd.decision.rule == "no-change" and ledger.frame("same").filter(pl.col("kind") == "verify").height == 1
+
+
+def test_an_interrupted_suite_resumes_to_the_same_accounting(checker: Checker) -> None:
+    from labkit.core.errors import RunInterrupted
+
+    cases = list(CASES.values())
+    rep = repair.SimulatedRepairer(fix=1.0, breaks=1.0, break_growth=1.0, seed=1)
+
+    class DiesInRound2:
+        name, simulated = "dies", True
+
+        def __init__(self) -> None:
+            self.inner = rep.bind(cases)
+
+        def propose(self, situation: Situation) -> Proposal:
+            if situation.round == 2 and situation.case == "safe_div":
+                raise RuntimeError("repairer process died")
+            return self.inner.propose(situation)
+
+    ledger = Ledger()
+    with pytest.raises(RunInterrupted):
+        repair.run(cases, DiesInRound2(), rounds=3, checker=checker, ledger=ledger, run_id="s", rules=())
+    resumed = repair.run(cases, rep, rounds=3, checker=checker, ledger=ledger, run_id="s", rules=(), resume=True)
+    straight = repair.run(cases, rep, rounds=3, checker=checker, run_id="t", rules=())
+    cols = ["case", "round", "correct"]
+    assert resumed.correctness().select(cols).equals(straight.correctness().select(cols))
+    assert resumed.final == straight.final and resumed.rounds_run == 3
+    kinds = resumed.events()["kind"].to_list()
+    assert kinds.count("resume") == 2 and kinds.count("start") == 1

@@ -9,6 +9,7 @@ is steps 2 and 5 through the one verdict cache.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ class Recorder:
     validation_cost: float
     simulated: bool
     usage: Usage = field(default_factory=Usage)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def log(
         self,
@@ -88,7 +90,8 @@ class Recorder:
             from labkit.record.budget import Operation
 
             out = self.budget.paid(str(kind), Operation(fn, upper=upper, measure=measure), round=rnd)
-        self.usage = self.usage + measure(out)
+        with self._lock:  # validations may run on a thread pool
+            self.usage = self.usage + measure(out)
         return out
 
     def check(
