@@ -194,9 +194,9 @@ def _(charts, mo, project, repair, result, stopping, threshold, views):
 
 
 @app.cell
-def _(Stepper, cases, mo, repair, result, views):
+def _(Stepper, mo, result, views):
     mo.stop(result.rounds_run == 0)
-    _pages = views.round_pages(result.correctness(), lambda r: repair.moves(result, cases, r)._repr_html_())
+    _pages = views.round_pages(result.correctness(), lambda r: result.moves(r)._repr_html_())
     real_step = mo.ui.anywidget(
         Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)], pages=_pages)
     )

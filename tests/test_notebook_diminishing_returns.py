@@ -44,7 +44,7 @@ print(json.dumps({{
     "cumulative": t["cumulative_fixed"].to_list(),
     "correct": t["correct"].to_list(),
     "all_cases": len(repair.load_cases()),
-    "real_cases": len(r.tasks),
+    "real_cases": len(r.cases),
     "real_rounds": r.rounds_run,
     "real_label": repair.label(r),
     "real_net": defs["real_table"]["net"].to_list(),

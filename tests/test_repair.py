@@ -161,6 +161,9 @@ def test_the_ledger_feeds_per_round_accounting(checker: Checker) -> None:
     assert table["broken"][2] >= 1  # ...and in round 2 its tempting truncation silently breaks it
     moved = result.transitions().filter((pl.col("round") == 1) & (pl.col("after") == "right") & (pl.col("before") == "wrong"))
     assert moved["cases"].to_list() == [["slugify"]]
+    fixed = result.moves(1).filter(pl.col("move") == "fixed")
+    assert fixed["case"].to_list() == ["slugify"] and fixed["now holds"].to_list() == ["fix"]
+    assert fixed["effect"].to_list() == ["resolves"]
     assert table["cost"][1] == 2.0  # one nominal (simulated) cost unit per proposal
 
 

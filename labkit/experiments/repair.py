@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Literal
 
@@ -52,7 +52,7 @@ from labkit.record.ledger import Ledger, new_run_id
 
 __all__ = [
     "CASES_DIR", "DEFAULT_CASE_RULES", "DEFAULT_RULES", "CaseError", "CasePatch", "Checker",
-    "ModelRepairer", "RepairCase", "SimulatedRepairer", "VerdictCache", "label", "load_cases",
+    "ModelRepairer", "RepairCase", "RepairRun", "SimulatedRepairer", "VerdictCache", "label", "load_cases",
     "moves", "ready", "run", "stability", "warm",
 ]  # fmt: skip
 
@@ -238,6 +238,21 @@ class _KnownStates:
 
 # -- the experiment -------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class RepairRun(EngineRun):
+    """An engine run over repair cases: the cases themselves, and who moved with which patch."""
+
+    cases: tuple[RepairCase, ...] = ()
+
+    @property
+    def repairer(self) -> str:
+        return self.strategy
+
+    def moves(self, round: int) -> pl.DataFrame:
+        return moves(self, self.cases, round)
+
+
 DEFAULT_RULES: tuple[Rule, ...] = (MarginalNet(), NoNewEvidence(), Cap())
 DEFAULT_CASE_RULES: tuple[Rule, ...] = (Oscillation(), UnstableValidator())
 
@@ -257,7 +272,7 @@ def run(
     recheck: int = 0,
     workers: int = 2,
     resume: bool = False,
-) -> EngineRun:
+) -> RepairRun:
     """Every case through up to `rounds` repair rounds of the engine, recorded in `ledger`.
 
     Passing cases stay in play (the repairer may over-edit them); per-case rules (oscillation,
@@ -269,12 +284,13 @@ def run(
     if isinstance(repairer, SimulatedRepairer):
         repairer = repairer.bind(cases)
     strategy = _KnownStates(repairer, {c.id: c for c in cases})
-    return engine.run(
+    out = engine.run(
         [c.task() for c in cases], strategy, checker or Checker(), rounds=rounds, rules=rules,
         case_rules=case_rules, keep=keep, stop_at_green=False, observe=observe, recheck=recheck,
         ledger=ledger, run_id=run_id or new_run_id("repair"), validation_cost=0.0, workers=workers,
         resume=resume,
     )  # fmt: skip
+    return RepairRun(**{f.name: getattr(out, f.name) for f in fields(out)}, cases=tuple(cases))
 
 
 def ready(checker: Checker, case: RepairCase) -> bool:
