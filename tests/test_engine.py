@@ -207,3 +207,22 @@ def test_an_interrupted_suite_resumes_to_the_same_accounting(checker: Checker) -
     assert resumed.final == straight.final and resumed.rounds_run == 3
     kinds = resumed.events()["kind"].to_list()
     assert kinds.count("resume") == 2 and kinds.count("start") == 1
+
+
+def test_every_engine_event_kind_and_detail_is_declared() -> None:
+    from labkit.record.events import DETAILS, Kind, undeclared
+
+    ledger = Ledger()
+    engine.run([Task("c", CACHE.start, CACHE.suite, patch_cap=dict(CACHE.patch_cap))], Arms(), Validator(),
+               ledger=ledger, run_id="vocab")  # fmt: skip
+    events = ledger.events("vocab")
+    assert {e.kind for e in events} >= {"start", "define", "generate", "verify", "score", "reflect", "decide", "stop"}
+    for e in events:
+        assert Kind(e.kind) in DETAILS and undeclared(Kind(e.kind), e.detail) == [], (e.kind, e.detail)
+    from labkit.core.errors import LedgerError
+    from labkit.loop.steps import Recorder
+
+    rec = Recorder("x", ledger, Checker(), None, 0.0, True)
+    with pytest.raises(LedgerError, match="declare no detail field"):
+        rec.log(None, 0, "decision", Kind.DECIDE, detail={"verdict_of_the_hidden_tests": True})
+    assert ledger.events("x") == []

@@ -17,13 +17,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labkit.core import patch as patches
-from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
+from labkit.core.errors import LedgerError, ModelError, PatchError, PatchTooLarge, ValidatorMismatch
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
 from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
-from labkit.record.events import Kind, Role
+from labkit.record.events import Kind, Role, undeclared
 
 if TYPE_CHECKING:
     from labkit.grading.validator import Validator
@@ -74,6 +74,9 @@ class Recorder:
         if task is not None:
             base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
         base["simulated"] = self.simulated
+        extra = undeclared(kind, detail or {})
+        if extra:  # the vocabulary is the contract readers rely on
+            raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
         self.ledger.record(
             self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
             evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),

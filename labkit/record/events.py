@@ -13,22 +13,31 @@ suite of cases `case` and `slice`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypedDict
 
 __all__ = [
+    "AlarmDetail",
     "BudgetDetail",
     "BudgetStatus",
     "CaseDetail",
+    "CheckpointDetail",
+    "DETAILS",
     "DecideDetail",
     "DefineDetail",
+    "ErrorDetail",
+    "ExperimentDetail",
     "GenerateDetail",
     "Kind",
     "ReflectDetail",
+    "ResumeDetail",
     "Role",
     "ScoreDetail",
+    "StartDetail",
     "StopDetail",
     "VerifyDetail",
+    "undeclared",
 ]
 
 
@@ -83,6 +92,18 @@ class CaseDetail(TypedDict, total=False):
     simulated: bool
 
 
+class StartDetail(TypedDict, total=False):
+    simulated: bool
+    strategy: str
+    cases: list[str]
+    rounds: int
+    keep: str
+    observe: str
+    recheck: int
+    rules: list[str]
+    case_rules: list[str]
+
+
 class DefineDetail(CaseDetail, total=False):
     strategy: str
     hidden: str  # digest of the hidden suite ("" when the case has none)
@@ -92,6 +113,7 @@ class GenerateDetail(CaseDetail, total=False):
     candidate: str
     parent: str
     label: str
+    state: str  # the starting state's name (round 0)
     proposal: str  # the named state the child reaches
     source: str
     files: int
@@ -109,9 +131,17 @@ class VerifyDetail(CaseDetail, total=False):
     why: str
 
 
+class AlarmDetail(CaseDetail, total=False):
+    candidate: str
+    quarantined: bool
+
+
 class ScoreDetail(CaseDetail, total=False):
     candidate: str
-    correct: bool
+    correct: bool  # hidden scoring when the case has hidden tests, else the visible verdict
+    visible: bool  # the visible verdict of the held candidate
+    state: str
+    scored_on: str  # "hidden" | "visible"
     cached: bool
 
 
@@ -120,6 +150,18 @@ class ReflectDetail(CaseDetail, total=False):
     failure: str
     experiment: str
     children: int
+    state: str
+    note: str
+
+
+class ExperimentDetail(CaseDetail, total=False):
+    question: str
+    exit_code: int | None
+    candidate: str
+
+
+class ErrorDetail(CaseDetail, total=False):
+    error: str
 
 
 class DecideDetail(CaseDetail, total=False):
@@ -128,8 +170,26 @@ class DecideDetail(CaseDetail, total=False):
     rule: str
     candidate: str
     proposal: str  # the named state held after the decision
+    offered: str  # the child the decision is about
+    cause: str  # the hypothesis behind it (restored as "rejected" on resume)
+    lines: float  # changed lines kept this round (risk)
     delta_f: int
     cost_so_far: float
+    children: list[dict[str, str]]  # every child's decision
+
+
+class CheckpointDetail(CaseDetail, total=False):
+    step: int
+    applied: bool
+    green: bool
+    resolved: bool
+    reason: str
+    candidate: str
+
+
+class ResumeDetail(CaseDetail, total=False):
+    candidate: str
+    state: str
 
 
 class StopDetail(CaseDetail, total=False):
@@ -138,7 +198,8 @@ class StopDetail(CaseDetail, total=False):
     rule: str
     outcome: str
     candidate: str
-    error: str  # the typed error that ended the run, if one did
+    run: bool  # True for the whole run's stop (else the case's)
+    error: str  # the error that ended the run, if one did
 
 
 class BudgetDetail(TypedDict, total=False):
@@ -148,3 +209,25 @@ class BudgetDetail(TypedDict, total=False):
     actual: dict[str, float] | None
     overrun: dict[str, float]
     error: str
+
+
+DETAILS: dict[Kind, type] = {
+    Kind.START: StartDetail, Kind.DEFINE: DefineDetail, Kind.GENERATE: GenerateDetail,
+    Kind.VERIFY: VerifyDetail, Kind.ALARM: AlarmDetail, Kind.SCORE: ScoreDetail,
+    Kind.REFLECT: ReflectDetail, Kind.IDLE: ReflectDetail, Kind.EXPERIMENT: ExperimentDetail,
+    Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
+    Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail,
+}  # fmt: skip
+
+
+def undeclared(kind: Kind, detail: Mapping[str, object]) -> list[str]:
+    """Detail keys `kind` does not declare (the engine refuses to write them)."""
+    declared = DETAILS[kind].__annotations__.keys() | _inherited(DETAILS[kind])
+    return sorted(set(detail) - declared)
+
+
+def _inherited(cls: type) -> set[str]:
+    out: set[str] = set()
+    for base in cls.__mro__:
+        out |= set(getattr(base, "__annotations__", {}))
+    return out
