@@ -36,6 +36,7 @@ from labkit.models.call import NOMINAL_COST, NOT_IN_KEY, Request, check_json, re
 from labkit.models.choice import is_simulated, preflight
 from labkit.models.failures import model_error
 from labkit.models.providers import litellm
+from labkit.record.events import Kind
 
 if TYPE_CHECKING:
     from labkit.models.cache import ResponseCache
@@ -195,7 +196,7 @@ class _Call:
             call._error(e, Usage())
             raise
         if budget is not None:
-            call.reservation = budget.reserve("generate", req.upper(), round=round)
+            call.reservation = budget.reserve(Kind.GENERATE, req.upper(), round=round)
         call.t0 = time.perf_counter()
         return call
 
@@ -206,7 +207,7 @@ class _Call:
         wall = time.perf_counter() - self.t0
         charge = Usage(stored.usage.tokens, stored.usage.calls, wall, stored.usage.cost_units)
         if self.budget is not None:
-            self.budget.settle(self.budget.reserve("generate", charge, round=self.round), charge)
+            self.budget.settle(self.budget.reserve(Kind.GENERATE, charge, round=self.round), charge)
         reply = Reply(stored.text, self.req.model, charge, simulated=False, cached=True,
                       logprobs=stored.logprobs)  # fmt: skip
         self._check_format(reply)
@@ -276,7 +277,7 @@ class _Call:
         if self.ledger is None:
             return
         self.ledger.record(
-            self.run_id, self.round, self.role, "generate",
+            self.run_id, self.round, self.role, Kind.GENERATE,
             inputs=_messages_text(self.req), outputs=reply.text, usage=reply.usage,
             started_at=self.started_at, ended_at=self.started_at + reply.usage.wall_seconds,
             detail={"model": self.req.model, "simulated": reply.simulated, "cached": reply.cached,
@@ -288,7 +289,7 @@ class _Call:
         if self.ledger is None:
             return
         self.ledger.record(
-            self.run_id, self.round, self.role, "error",
+            self.run_id, self.round, self.role, Kind.ERROR,
             inputs=_messages_text(self.req), outputs=outputs, usage=usage,
             started_at=self.started_at, ended_at=max(time.time(), self.started_at),
             detail={"model": self.req.model, "error": type(err).__name__, "message": str(err),

@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 
 from labkit.core.errors import BudgetExhausted, BudgetOverrun
 from labkit.core.types import Usage
+from labkit.record.events import BudgetStatus, Role
 from labkit.record.ledger import Event, Ledger
 from labkit.record.usage import (
     DIMENSIONS,
@@ -230,11 +231,11 @@ class Budget:
                 self._open[reservation.id] = reservation
         detail = {"upper": upper.as_dict(), "from_reserve": for_confirmation}
         if short:
-            self._record(kind, round, NONE, {"status": "refused", "short": short, **detail})
+            self._record(kind, round, NONE, {"status": BudgetStatus.REFUSED, "short": short, **detail})
             raise BudgetExhausted(refusal)
         try:  # recorded before the action runs, so a crash mid-action is known on resume
             self._record(
-                kind, round, NONE, {"status": "reserved", "reservation": reservation.id, **detail}
+                kind, round, NONE, {"status": BudgetStatus.RESERVED, "reservation": reservation.id, **detail}
             )
         except BaseException:
             with self._lock:
@@ -275,7 +276,7 @@ class Budget:
                 BudgetOverrun,
                 stacklevel=stacklevel,
             )
-        status = "unknown" if actual is None else "overrun" if overrun != NONE else "settled"
+        status = BudgetStatus.UNKNOWN if actual is None else BudgetStatus.OVERRUN if overrun != NONE else BudgetStatus.SETTLED
         self._record(reservation.kind, reservation.round, charged, {
             "status": status, "reservation": reservation.id, "upper": upper.as_dict(),
             "actual": None if actual is None else actual.as_dict(), "overrun": overrun.as_dict(),
@@ -350,7 +351,7 @@ class Budget:
 
     def _record(self, kind: str, round: int, usage: Usage, detail: dict[str, Any]) -> None:
         if self.ledger is not None:
-            self.ledger.record(self.run_id, round, "budget", kind, usage=usage, detail=detail)
+            self.ledger.record(self.run_id, round, Role.BUDGET, kind, usage=usage, detail=detail)
 
     def _resume(self, ledger: Ledger) -> None:
         """Take over the charges recorded for this run. A reservation recorded but never
@@ -359,11 +360,11 @@ class Budget:
         unsettled: dict[int, Reservation] = {}
         for event in ledger.events(self.run_id):
             status = event.detail.get("status")
-            if event.role != "budget" or status not in ("reserved", *_SETTLED):
+            if event.role != Role.BUDGET or status not in (BudgetStatus.RESERVED, *_SETTLED):
                 continue
             res = _reservation(event)
             self._next_id = max(self._next_id, res.id + 1)
-            if status == "reserved":
+            if status == BudgetStatus.RESERVED:
                 unsettled[res.id] = res
                 continue
             unsettled.pop(res.id, None)
@@ -386,7 +387,7 @@ class Budget:
             self.settle(res, None, error="the run ended before this action was settled")
 
 
-_SETTLED = ("settled", "unknown", "overrun")
+_SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 
 
 def _reservation(event: Event) -> Reservation:
