@@ -226,3 +226,19 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     with pytest.raises(LedgerError, match="declare no detail field"):
         rec.log(None, 0, "decision", Kind.DECIDE, detail={"verdict_of_the_hidden_tests": True})
     assert ledger.events("x") == []
+
+
+def test_a_stored_verdict_round_trips_with_its_containment(tmp_path) -> None:
+    from labkit.core.types import Evidence, TestResult, Verdict
+    from labkit.grading.verdicts import verdict_from_json, verdict_json
+
+    e = Evidence("c", "s", "v", (TestResult("t::a", "failed", "boom", 0.1),), 1, 0.2, ("x",), "tail", False, "isolated (bubblewrap)")
+    v = Verdict(e, (), ("t::a",), (), ())
+    assert verdict_from_json(json.loads(json.dumps(verdict_json(v)))) == v
+    cache = VerdictCache(tmp_path / "v.json")
+    clean = Verdict(Evidence("c", "s", "v", (TestResult("t::a", "passed"),), 0, 0.2, (), "", False, "process"), ("t::a",), (), (), ())
+    cache.put("k", clean)
+    cache.put("q", v)  # an alarmed verdict is never cached
+    cache.save()
+    again = VerdictCache(tmp_path / "v.json")
+    assert len(again) == 1 and again.get("k") == clean and again.get("k").evidence.isolation == "process"

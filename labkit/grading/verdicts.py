@@ -1,8 +1,9 @@
 """The one verdict cache, and the validator behind it.
 
-A verdict is a pure function of (candidate content, suite, validator settings, the Python
-and pytest that ran it), so it is cached under exactly that key: candidate digest, suite
-digest, validator id, and the interpreter's Python and pytest versions. Only clean verdicts
+A verdict is a pure function of (candidate content, suite, validator settings — limits,
+interpreter, sandbox mode —, the Python and pytest that ran it), so it is cached under exactly
+that key: candidate digest, suite digest, validator id, and the interpreter's Python and pytest
+versions. A stored verdict keeps how its run was contained (`Evidence.isolation`). Only clean verdicts
 are stored (no alarm, no timeout). A cache may live in a JSON file; a file that cannot be
 read starts empty rather than being trusted. Re-runs that probe flakiness bypass the cache
 on purpose (`Checker.recheck`).
@@ -106,7 +107,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
             "candidate": e.candidate, "suite": e.suite, "validator": e.validator,
             "results": [[r.nodeid, r.outcome, r.message, r.seconds] for r in e.results],
             "exit_code": e.exit_code, "wall_seconds": e.wall_seconds, "alarms": list(e.alarms),
-            "stderr_tail": e.stderr_tail, "timed_out": e.timed_out,
+            "stderr_tail": e.stderr_tail, "timed_out": e.timed_out, "isolation": e.isolation,
         },  # fmt: skip
         "buckets": [list(v.fail_to_pass), list(v.fail_to_fail), list(v.pass_to_pass), list(v.pass_to_fail)],
     }
@@ -118,6 +119,7 @@ def verdict_from_json(d: Mapping[str, Any]) -> Verdict:
         e["candidate"], e["suite"], e["validator"],
         tuple(TestResult(n, o, m, s) for n, o, m, s in e["results"]),
         e["exit_code"], e["wall_seconds"], tuple(e["alarms"]), e["stderr_tail"], e["timed_out"],
+        e.get("isolation", ""),
     )  # fmt: skip
     f2p, f2f, p2p, p2f = (tuple(b) for b in d["buckets"])
     return Verdict(evidence, f2p, f2f, p2p, p2f)
