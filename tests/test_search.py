@@ -1,0 +1,327 @@
+"""Frontier search on the api_change case: the SPEC §7 trace from a real run, and the rules."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from labkit.core.error_classes import RetryPolicy, UnknownEffect
+from labkit.core.errors import MissingKey, ModelUnavailable
+from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
+from labkit.grading.validator import Validator
+from labkit.loop.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
+from labkit.loop.search import Host, run_search
+from labkit.loop.search_case import RouteStrategy, Spend, case_host, costs_of, spend
+from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.units import units_in
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
+
+A, B, C = "A restore the old API", "B add a compatibility layer", "C fix the callers"
+
+
+@pytest.fixture(scope="module")
+def case() -> SearchCase:
+    return load_search_case("api_change")
+
+
+@pytest.fixture(scope="module")
+def validator() -> Validator:
+    return Validator(cache=True)
+
+
+@pytest.fixture(scope="module")
+def baseline(case: SearchCase, validator: Validator) -> Verdict:
+    return validator.run(case.case.start, case.suite)
+
+
+def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: float = 15,
+           reserve: float = 2, strategy: Any = None, host: Host | None = None,
+           **kw: Any) -> tuple[Any, Ledger, Budget]:  # fmt: skip
+    led = Ledger()
+    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
+                    run_id="task-1")  # fmt: skip
+    result = run_search(case.case.start, baseline, strategy or RouteStrategy(case),
+                        host or case_host(case, validator), budget, costs_of(case), ledger=led,
+                        run_id="task-1", case=case.case.name, **kw)  # fmt: skip
+    return result, led, budget
+
+
+# -- the case material -----------------------------------------------------------------
+
+
+def test_the_three_routes_fail_and_pass_as_the_chapter_says(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    from labkit.core.patch import apply
+    from labkit.grading.checkset import compare
+
+    base = case.checks.read(baseline.evidence)
+    assert len(base.failures) == 3  # both callers and the compatibility check
+    got = {}
+    for patch in case.case.patches.values():
+        v = validator.run(apply(case.case.start, patch), case.suite)
+        r = compare(base, case.checks.read(v.evidence))
+        got[patch.description] = (v.resolved, [(e.check.split("::")[1], e.severity) for e in r.new],
+                                  [e.check.split("::")[1] for e in r.still_failing])  # fmt: skip
+    assert got == {
+        A: (False, [], ["test_app_runs_on_released_userlib"]),
+        B: (False, [("test_user_records_are_frozen", "high")], ["test_app_runs_on_released_userlib"]),
+        C: (True, [], []),
+    }
+
+
+def test_the_sealed_final_set_lets_only_pass_or_fail_out(
+    case: SearchCase, validator: Validator
+) -> None:
+    from labkit.core.patch import apply
+
+    sealed = case.sealed(validator)
+    assert isinstance(sealed, SealedCheckSet)
+    assert sealed.confirm(case.case.start) is False
+    assert sealed.confirm(apply(case.case.start, case.case.patches["fix_callers"])) is True
+    assert not any(k for k in vars(sealed) if "evidence" in k or "verdict" in k)
+    assert set(case.final.tests) <= {"final/test_final.py", "final/userlib_release.py"}
+    assert not set(case.final.tests) & set(case.suite.tests)  # never among the dev checks
+
+
+# -- SPEC §7's worked trace, from a real run --------------------------------------------
+
+
+def test_worked_trace_search_12_confirmation_2_total_14_one_left(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, budget = search(case, validator, baseline)
+    accounts = spend(led, "task-1", limit=15)
+    assert (accounts.search, accounts.confirmation, accounts.total, accounts.left) == (12, 2, 14, 1)
+    assert accounts.by_kind == {"generate": 3, "execute": 6, "verify": 3, "confirm": 2}
+    assert budget.spent.cost_units == accounts.total  # the ledger and the budget agree
+    table = [(b.name, b.outcome, b.spent) for b in result.branches]
+    assert table == [(A, "frontier", 3), (B, "not expanded", 3), (C, "sealed", 3)]
+    assert result.success and result.confirmed and result.winner.route == C
+    # B's record names the new high-severity failure; A's the ΔF and what still fails
+    b = result.branches[1].progress
+    assert b["new"] == [{"check": "tests/test_library.py::test_user_records_are_frozen", "severity": "high"}]
+    a = result.branches[0].progress
+    assert a["delta_f"] == 2 and [x["severity"] for x in a["still_failing"]] == ["high"]
+    # the search stopped because the next expansion (3) did not fit in the 1 left
+    assert result.reason == "budget_exhausted"
+
+
+def test_three_branches_of_one_task_are_one_experimental_unit(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, _ = search(case, validator, baseline, unit="task-1")
+    events = [e for e in led.events("task-1") if e.role == "search"]
+    assert len([e for e in events if e.kind == "branch"]) == 3
+    assert units_in(e.detail for e in events) == {"task-1"}
+
+
+def test_without_the_reserve_the_task_is_incomplete(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, _ = search(case, validator, baseline, reserve=0)
+    assert [s.route for s in result.sealed] == [C]  # C was sealed ...
+    assert not result.success and result.status == "incomplete"
+    assert result.reason == "confirmation_unfunded"  # ... but the search ate the confirmation
+    assert spend(led, "task-1", 15).search == 15 and result.confirmed is None
+
+
+def test_a_failed_confirmation_leaves_the_task_incomplete(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    host = replace(case_host(case, validator), confirm=lambda c: False)  # a stricter final set
+    result, _, _ = search(case, validator, baseline, host=host)
+    assert result.winner is not None and result.confirmed is False
+    assert (result.status, result.reason) == ("incomplete", "confirmation_failed")
+
+
+def test_the_total_budget_decides_where_the_task_turns_incomplete(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    outcome = {t: search(case, validator, baseline, total=t)[0].status for t in (12, 13, 14, 15)}
+    # 14 = 12 search + 2 confirmation is the least that completes; at 13 C cannot be verified
+    assert outcome == {12: "incomplete", 13: "incomplete", 14: "success", 15: "success"}
+
+
+# -- the rules ---------------------------------------------------------------------------
+
+
+def test_the_winner_rule_is_registered_before_any_candidate(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    rule = WinnerRule("first sealed", lambda s, start: s.order)
+    _, led, _ = search(case, validator, baseline, rule=rule)
+    kinds = [(e.kind, e.detail.get("rule")) for e in led.events("task-1") if e.role == "search"]
+    assert kinds[0] == ("define", "first sealed") and kinds[1][0] == "expand"
+    with pytest.raises(SearchError, match="registered up front"):
+        search(case, validator, baseline, rule=lambda s: 0)
+
+
+def test_a_sealed_candidate_is_immutable_and_changes_inherit_nothing(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, _ = search(case, validator, baseline)
+    seal: Sealed = result.winner
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seal.route = "other"  # type: ignore[misc]
+    changed = seal.candidate.with_files({**seal.candidate.files, "app/extra.py": "x = 1\n"})
+    assert seal.covers(seal.candidate) and not seal.covers(changed)
+    recorded = [e.detail for e in led.events("task-1") if e.kind == "seal"]
+    assert recorded == [dict(recorded[0], seal=seal.digest, candidate=seal.candidate.digest)]
+
+
+@dataclass
+class Script:
+    """A scripted generator (simulated): a fixed list of children at the root, then nothing."""
+
+    children: tuple[Child, ...]
+    name: str = "scripted"
+    simulated: bool = True
+    calls: int = 0
+
+    def propose(self, situation: Situation) -> Proposal:
+        self.calls += 1
+        return Proposal(children=self.children if situation.state == "start" else ())
+
+
+def test_an_integrity_alarm_quarantines_and_stops_incomplete(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    tamper = Candidate({**case.case.start.files, "tests/test_callers.py": "def test_x(): pass\n"})
+    fix = case.case.patches["fix_callers"]
+    strategy = Script((Child(patch=fix, name=C), Child(target=tamper, name="tamper")))
+    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30)
+    assert [s.route for s in result.sealed] == [C]  # a sealed candidate does not save the task
+    assert (result.status, result.reason, result.winner) == (
+        "incomplete", "integrity_or_effect_unresolved", None)  # fmt: skip
+    assert result.branches[-1].outcome == "quarantined"
+    assert any(e.kind == "quarantine" for e in led.events("task-1"))
+
+
+def test_an_unknown_effect_quarantines(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    def execute(parent: Candidate, child: Child) -> Candidate:
+        raise UnknownEffect("the deploy step timed out after sending", action="deploy")
+
+    host = replace(case_host(case, validator), execute=execute)
+    result, led, _ = search(case, validator, baseline, host=host)
+    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
+    decisions = [e.detail for e in led.events("task-1") if e.kind == "decision"]
+    assert decisions[0]["error_class"] == "UNKNOWN_EFFECT" and decisions[0]["action"] == "quarantine"
+
+
+def test_an_empty_generation_still_costs_an_expansion_and_its_spend(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, _ = search(case, validator, baseline, strategy=Script(()))
+    assert len(result.expansions) == 1 and result.expansions[0].proposed == 0
+    assert spend(led, "task-1", 15).by_kind == {"generate": 3}
+    assert (result.status, result.reason) == ("incomplete", "frontier_empty")
+
+
+def test_the_host_truncates_to_max_children(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    result, led, _ = search(case, validator, baseline, limits=SearchLimits(max_children=2), total=40)
+    first = result.expansions[0]
+    assert (first.proposed, first.kept) == (3, 2)
+    assert [b.name for b in result.branches if b.expansion == 1] == [A, B]
+    expand = next(e for e in led.events("task-1") if e.kind == "expand")
+    assert expand.detail["truncated"] == 1
+
+
+def test_nothing_is_spent_while_building_a_generation_that_does_not_fit(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    strategy = Script(())
+    result, led, budget = search(case, validator, baseline, strategy=strategy, total=4)
+    assert strategy.calls == 0 and budget.spent.cost_units == 0  # 3 does not fit in 4 - 2
+    assert (result.status, result.reason) == ("incomplete", "budget_exhausted")
+
+
+def test_depth_and_stall_limits_stop_with_their_reason(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    deep, _, _ = search(case, validator, baseline, total=100,
+                        limits=SearchLimits(max_depth=1, max_expansions=5))  # fmt: skip
+    assert len(deep.expansions) == 1 and deep.reason == "frontier_empty"
+    capped, _, _ = search(case, validator, baseline, total=100, limits=SearchLimits(max_expansions=1))
+    assert capped.reason == "max_expansions" and capped.success
+    # two hypotheses reach the same files: two states; expanding the first proposes nothing
+    restore = case.case.patches["restore_old_api"]
+    twins = Script((Child(patch=restore, name=A), Child(patch=restore, name="A again, other hypothesis")))
+    stalled, _, _ = search(case, validator, baseline, strategy=twins, total=100,
+                           limits=SearchLimits(max_stalled=1))  # fmt: skip
+    assert [b.outcome for b in stalled.branches] == ["frontier", "frontier"]
+    assert len(stalled.expansions) == 2 and stalled.reason == "stalled" and not stalled.success
+
+
+def test_states_are_keyed_on_artifact_environment_and_hypothesis() -> None:
+    c = Candidate({"a.py": "x = 1\n"})
+    keys = {State(c, "env", "h").key, State(c, "env2", "h").key, State(c, "env", "h2").key,
+            State(Candidate({"a.py": "x = 2\n"}), "env", "h").key}  # fmt: skip
+    assert len(keys) == 4 and State(c, "env", "h", depth=2).key == State(c, "env", "h").key
+
+
+# -- error classes drive the search ------------------------------------------------------
+
+
+def test_a_patch_that_does_not_apply_ends_that_branch_only(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    broken = Patch("--- a/app/nope.py\n+++ b/app/nope.py\n@@ -1 +1 @@\n-a\n+b\n", "broken")
+    fix = case.case.patches["fix_callers"]
+    strategy = Script((Child(patch=broken, name="broken"), Child(patch=fix, name=C)))
+    result, led, _ = search(case, validator, baseline, strategy=strategy)
+    assert [(b.name, b.outcome, b.error_class) for b in result.branches] == [
+        ("broken", "execute failed", "INVALID_ARGUMENT"), (C, "sealed", "")]  # fmt: skip
+    assert result.success
+
+
+class Flaky:
+    """A generator whose model is down `failures` times, then proposes the case routes."""
+
+    name = "flaky model (simulated)"
+    simulated = True
+
+    def __init__(self, case: SearchCase, errors: list[Exception]) -> None:
+        self.inner, self.errors = RouteStrategy(case), errors
+
+    def propose(self, situation: Situation) -> Proposal:
+        if self.errors:
+            raise self.errors.pop(0)
+        return self.inner.propose(situation)
+
+
+def test_infrastructure_is_retried_uniformly_and_billed(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    strategy = Flaky(case, [ModelUnavailable("503")])
+    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30,
+                            retry=RetryPolicy(infrastructure_retries=1))  # fmt: skip
+    assert result.success
+    retries = [e.detail for e in led.events("task-1") if e.kind == "retry"]
+    assert len(retries) == 1 and retries[0]["original_failure"].startswith("ModelUnavailable")
+    assert spend(led, "task-1", 30).by_kind["generate"] >= 6  # the failed attempt was paid
+    assert units_in(e.detail for e in led.events("task-1") if e.role in ("search", "control")) == {"task-1"}
+
+
+def test_policy_denied_stops_the_search(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    strategy = Flaky(case, [MissingKey("OPENAI_API_KEY is not set")])
+    result, led, _ = search(case, validator, baseline, strategy=strategy)
+    assert (result.status, result.reason) == ("incomplete", "policy_denied")
+    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
+    assert decision["error_class"] == "POLICY_DENIED" and decision["action"] == "stop"
+
+
+def test_spend_arithmetic() -> None:
+    s = Spend(12, 2, 15, {})
+    assert (s.total, s.left) == (14, 1)
