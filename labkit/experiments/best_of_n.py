@@ -1,0 +1,125 @@
+"""Best-of-N, honestly: sampling N from one prompt plus an external selector is search too.
+
+SIMULATED. `simulate` draws, for each of `tasks` tasks, N candidates whose correctness is
+correlated (a Gaussian copula: latent u_i = sqrt(rho)·z + sqrt(1-rho)·e_i, correct when
+u_i is below the quantile for the base rate p), and a selector that scores each candidate
+``signal·correct + noise``: signal 0 is a coin, a large signal is an oracle. It reports,
+per N, how often the selected candidate is correct, the oracle ceiling (any correct) and
+the cost per correct answer. Raising N buys little when candidates are correlated (they
+fail together) or the selector is unreliable (it cannot find the good one) — seed 002 §2.
+
+`cascade` is the selector cascade: hard checks first (compile, tests, constraints); only
+candidates that pass them reach the model reviewer, which sees them in a blinded (shuffled,
+unlabelled) order; its score can never override a hard-check failure, and with nothing
+passing there is no selection at all. Every reviewer score is kept (disagreement stays
+visible).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from labkit.core.errors import LabkitError
+
+__all__ = ["BestOfN", "Selection", "cascade", "simulate"]
+
+T = TypeVar("T")
+SIMULATED = "simulated: correlated candidates and a noisy selector (labkit.experiments.best_of_n)"
+
+
+class BestOfNError(LabkitError, ValueError):
+    """A simulation parameter is out of range."""
+
+
+@dataclass(frozen=True)
+class BestOfN:
+    """Per N: share of tasks whose selected candidate is correct, and the oracle ceiling."""
+
+    ns: tuple[int, ...]
+    selected: tuple[float, ...]  # P(selected candidate correct)
+    ceiling: tuple[float, ...]  # P(at least one candidate correct): a perfect selector
+    cost_per_correct: tuple[float, ...]  # N generations + N verifications per task / correct
+    p: float
+    rho: float
+    signal: float
+    tasks: int
+    label: str = SIMULATED
+
+    def gain(self) -> float:
+        """Selected-correct at the largest N minus at the smallest."""
+        return self.selected[-1] - self.selected[0]
+
+
+def simulate(
+    ns: Sequence[int] = (1, 2, 4, 8, 16),
+    *,
+    p: float = 0.3,
+    rho: float = 0.0,
+    signal: float = 3.0,
+    tasks: int = 4000,
+    seed: int = 0,
+    generate_cost: float = 1.0,
+    verify_cost: float = 1.0,
+) -> BestOfN:
+    """Simulate best-of-N selection (see the module docstring). Same seed, same numbers."""
+    if not 0 < p < 1:
+        raise BestOfNError(f"p must be in (0, 1), got {p}")
+    if not 0 <= rho <= 1:
+        raise BestOfNError(f"rho must be in [0, 1], got {rho}")
+    if signal < 0 or tasks < 1 or not ns or min(ns) < 1:
+        raise BestOfNError(f"need signal >= 0, tasks >= 1 and every N >= 1; got {signal}, {tasks}, {ns}")
+    rng = np.random.default_rng(seed)
+    big = max(ns)
+    z = rng.standard_normal((tasks, 1))
+    e = rng.standard_normal((tasks, big))
+    correct = (math.sqrt(rho) * z + math.sqrt(1 - rho) * e) < NormalDist().inv_cdf(p)
+    score = signal * correct + rng.standard_normal((tasks, big))
+    selected, ceiling, cost = [], [], []
+    for n in ns:  # the first n draws of each task: nested, so N=8 extends N=4
+        pick = np.argmax(score[:, :n], axis=1)
+        hit = float(correct[np.arange(tasks), pick].mean())
+        selected.append(hit)
+        ceiling.append(float(correct[:, :n].any(axis=1).mean()))
+        cost.append(n * (generate_cost + verify_cost) / hit if hit else math.inf)
+    return BestOfN(tuple(ns), tuple(selected), tuple(ceiling), tuple(cost), p, rho, signal, tasks)
+
+
+@dataclass(frozen=True)
+class Selection(Generic[T]):
+    chosen: T | None  # None: nothing passed the hard checks, nothing is selected
+    reason: str
+    passed: tuple[int, ...]  # indices (into the input) that passed the hard checks
+    scores: tuple[tuple[int, float], ...]  # (input index, reviewer score), every one kept
+    shown_order: tuple[int, ...]  # the blinded order the reviewer saw (input indices)
+
+
+def cascade(
+    candidates: Sequence[T],
+    hard_check: Callable[[T], bool],
+    reviewer: Callable[[Sequence[str]], Sequence[float]],
+    show: Callable[[T], str],
+    *,
+    seed: int = 0,
+) -> Selection[T]:
+    """Hard checks first; a blinded reviewer ranks only what passed; ties go to input order.
+
+    `show(candidate)` is what the reviewer may read (no labels, no position); the reviewer
+    returns one score per text, in the order shown.
+    """
+    passed = tuple(i for i, c in enumerate(candidates) if hard_check(c))
+    if not passed:
+        return Selection(None, "no candidate passes the hard checks: nothing selected", (), (), ())
+    order = tuple(int(i) for i in np.random.default_rng(seed).permutation(passed))
+    raw = list(reviewer([show(candidates[i]) for i in order]))
+    if len(raw) != len(order):
+        raise BestOfNError(f"reviewer returned {len(raw)} scores for {len(order)} candidates")
+    scores = tuple(sorted(zip(order, (float(s) for s in raw), strict=True)))
+    best = max(scores, key=lambda s: (s[1], -s[0]))[0]
+    return Selection(candidates[best], f"highest reviewer score among {len(passed)} passing the hard checks",
+                     passed, scores, order)  # fmt: skip
