@@ -89,6 +89,7 @@ def test_a_reviewer_returning_the_wrong_number_of_scores_is_refused() -> None:
 
 def test_the_cascade_on_the_api_change_routes_uses_real_hard_checks() -> None:
     from labkit.core.patch import apply
+    from labkit.core.types import Candidate
     from labkit.grading.sealed import load_search_case
     from labkit.grading.validator import Validator
 
@@ -99,8 +100,8 @@ def test_the_cascade_on_the_api_change_routes_uses_real_hard_checks() -> None:
     def longest_wins(texts: Sequence[str]) -> list[float]:  # scripted reviewer: "more is better"
         return [float(len(t)) for t in texts]
 
-    def show(c: object) -> str:
-        return "\n".join(getattr(c, "files").values())
+    def show(c: Candidate) -> str:
+        return "\n".join(c.files.values())
 
     sel = cascade(routes, lambda c: validator.run(c, case.suite).resolved, longest_wins, show)
     assert sel.passed == (2,) and sel.chosen is routes[2]  # only C passes the dev checks
