@@ -1,0 +1,132 @@
+"""Frontier search on a 50-node tree: expansions per second and the share of time in validation.
+
+    .venv/bin/python benchmarks/search.py [--ledger memory|file]
+
+The tree is real work on data/api_change (a scripted generator, labelled simulated): the
+root proposes 7 variants of route A (restore the old API; each differs by a comment, so
+each is its own artifact), which are progress and enter the frontier; each of those 7
+states proposes 6 variants of route C on top, which pass every dev check and are sealed.
+That is 1 + 7 + 7·6 = 50 nodes, 8 expansions, 49 sandboxed validations, then one
+confirmation on the sealed final check set.
+
+Baselines measured in the same run, on the same 49 candidates:
+  validation only   Validator.run on each candidate, nothing else (what search cannot avoid)
+  search, no pytest the same tree with verify replaced by a lookup of the verdicts already
+                    computed (the search's own bookkeeping: budget, ledger, ΔF, sealing)
+and it prints the search's time as a ratio to the first, and the share of its wall time
+spent inside verify. On a shared machine the two real-validation timings move with the
+load (each is ~50 sandboxed pytest runs); the share in verify and the no-pytest line are
+the stable figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from labkit.core import patch as patches
+from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.grading.sealed import load_search_case
+from labkit.grading.validator import Validator
+from labkit.loop.frontier import SearchLimits
+from labkit.loop.search import Host, run_search
+from labkit.loop.search_case import case_host, costs_of
+from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
+
+ROOT_CHILDREN, LEAF_CHILDREN = 7, 6
+
+
+def _variant(start: Candidate, patch: Patch, tag: str) -> Candidate:
+    out = patches.apply(start, patch)
+    return out.with_files({**out.files, "app/variant.py": f"# variant {tag}\n"}, label=tag)
+
+
+@dataclass
+class Tree:
+    """Scripted (simulated) generator: 7 A-variants at the root, 6 C-variants under each."""
+
+    fix: Patch
+    restore: Patch
+    name: str = "benchmark tree (scripted)"
+    simulated: bool = True
+
+    def propose(self, s: Situation) -> Proposal:
+        if s.state == "start":
+            kids = [Child(target=_variant(s.candidate, self.restore, f"A{i}"), name=f"A{i}")
+                    for i in range(ROOT_CHILDREN)]  # fmt: skip
+        else:
+            kids = [Child(target=_variant(s.candidate, self.fix, f"{s.state}.C{j}"), name=f"C{j}")
+                    for j in range(LEAF_CHILDREN)]  # fmt: skip
+        return Proposal(children=tuple(kids))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--ledger", choices=("memory", "file"), default="file")
+    args = parser.parse_args()
+
+    case = load_search_case("api_change")
+    validator = Validator()  # no cache: every validation is a real sandboxed run
+    host = case_host(case, validator)
+    base = validator.run(case.case.start, case.suite)
+    tree = Tree(case.case.patches["fix_callers"], case.case.patches["restore_old_api"])
+    lim = SearchLimits(max_expansions=50, max_stalled=50, max_depth=3, max_children=8)
+    verdicts: dict[str, Verdict] = {}
+    spent_in_verify = 0.0
+
+    def timed_verify(c: Candidate) -> Verdict:
+        nonlocal spent_in_verify
+        t0 = time.perf_counter()
+        v = host.verify(c)
+        spent_in_verify += time.perf_counter() - t0
+        verdicts[c.digest] = v
+        return v
+
+    def run(h: Host, tag: str) -> tuple[float, int, int]:
+        with tempfile.TemporaryDirectory(prefix="labkit-bench-") as tmp:
+            path = ":memory:" if args.ledger == "memory" else Path(tmp) / "ledger.sqlite"
+            with Ledger(path) as led:
+                budget = Budget(limits(cost_units=10_000), confirmation=Usage(cost_units=2),
+                                ledger=led, run_id=tag)  # fmt: skip
+                t0 = time.perf_counter()
+                r = run_search(case.case.start, base, tree, h, budget, costs_of(case), limits=lim,
+                               ledger=led, run_id=tag)  # fmt: skip
+                wall = time.perf_counter() - t0
+        nodes = 1 + len(r.branches)
+        assert nodes == 50 and r.success, (nodes, r.status, r.reason)
+        return wall, len(r.expansions), nodes
+
+    search_wall, expansions, nodes = run(replace(host, verify=timed_verify), "bench-search")
+    candidates = _candidates(tree, case.case.start)
+    t0 = time.perf_counter()
+    for c in candidates:
+        validator.run(c, case.suite)
+    validate_only = time.perf_counter() - t0
+    lookup_wall, _, _ = run(replace(host, verify=lambda c: verdicts[c.digest], confirm=lambda c: True),
+                            "bench-lookup")  # fmt: skip
+
+    print(f"50-node tree on data/api_change, {expansions} expansions, {nodes - 1} validated nodes, "
+          f"ledger={args.ledger}")  # fmt: skip
+    print(f"  search (real validation)   {search_wall:7.2f} s   {expansions / search_wall:6.2f} expansions/s"
+          f"   {(nodes - 1) / search_wall:6.2f} nodes/s")  # fmt: skip
+    print(f"  share of time in verify    {spent_in_verify / search_wall:7.1%}   "
+          f"outside verify {search_wall - spent_in_verify:.2f} s")
+    print(f"  validation only (baseline) {validate_only:7.2f} s   search / validation-only = "
+          f"{search_wall / validate_only:.2f}x")  # fmt: skip
+    print(f"  search, no pytest          {lookup_wall:7.3f} s   {expansions / lookup_wall:6.1f} expansions/s"
+          f"   bookkeeping {1000 * lookup_wall / (nodes - 1):.1f} ms/node")  # fmt: skip
+
+
+def _candidates(tree: Tree, start: Candidate) -> list[Candidate]:
+    root = [_variant(start, tree.restore, f"A{i}") for i in range(ROOT_CHILDREN)]
+    leaves = [_variant(a, tree.fix, f"A{i}.C{j}") for i, a in enumerate(root) for j in range(LEAF_CHILDREN)]
+    return root + leaves
+
+
+if __name__ == "__main__":
+    main()
