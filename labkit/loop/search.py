@@ -26,6 +26,7 @@ carrying the task's `unit`: branches and retries are never new experimental unit
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -163,6 +164,7 @@ def run_search(
     run.log("define", 0, rule=rule.name, limits=vars(limits), costs=costs.as_dict(),
             checks=host.checks.name, environment=host.environment, strategy=strategy.name,
             simulated=strategy.simulated, reserve=budget.confirmation.cost_units,
+            limit=budget.limit.cost_units if math.isfinite(budget.limit.cost_units) else None,
             baseline_failures=list(base_run.failures))  # fmt: skip
     root = State(start, host.environment, "", 0)
     frontier: deque[tuple[State, Verdict, CheckRun]] = deque([(root, baseline, base_run)])

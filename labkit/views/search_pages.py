@@ -1,0 +1,116 @@
+"""HTML pages for stepping through a recorded frontier search (one page per SearchStep).
+
+Each page shows the budget bar (search spent / confirmation spent / held for
+confirmation / left), the tree as it stood (every branch with its outcome and spend), the
+sealed candidates and the error-class decisions. Pages are built once from
+`labkit.loop.search_replay.steps`; the Stepper shows them without a kernel round trip.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from labkit.loop.search_replay import SearchStep, Sweep
+
+__all__ = ["budget_bar", "step_page", "sweep_chart", "sweep_frame", "tree_html"]
+
+_COLOURS = {
+    "search": "#4c78a8", "confirm": "#54a24b", "held": "#f2cf5b", "left": "#e6e6e6",
+    "sealed": "#54a24b", "frontier": "#4c78a8", "not expanded": "#e45756",
+    "execute failed": "#b279a2", "not run": "#9d9d9d", "quarantined": "#000000",
+}  # fmt: skip
+
+
+def budget_bar(step: SearchStep) -> str:
+    """A horizontal bar of the limit: search spent, confirmation spent, held, left for search."""
+    if not math.isfinite(step.limit) or step.limit <= 0:
+        return f"<p>spent: search {step.search_spent:g}, confirmation {step.confirm_spent:g} (no finite limit)</p>"
+    parts = [("search", step.search_spent), ("confirm", step.confirm_spent), ("held", step.held),
+             ("left", step.search_left)]  # fmt: skip
+    cells = "".join(
+        f'<div title="{k} {v:g}" style="width:{100 * v / step.limit:.2f}%;background:{_COLOURS[k]};'
+        f'height:18px"></div>'
+        for k, v in parts if v > 0
+    )  # fmt: skip
+    legend = " · ".join(f"<b>{k}</b> {v:g}" for k, v in parts)
+    return (f'<div style="display:flex;border:1px solid #999;width:100%">{cells}</div>'
+            f"<p style='margin:4px 0'>limit {step.limit:g}: {legend}</p>")  # fmt: skip
+
+
+def tree_html(branches: Sequence[dict[str, Any]]) -> str:
+    """The search tree as nested lists: start, then each branch under its parent state."""
+    kids: dict[str, list[dict[str, Any]]] = {}
+    for b in branches:
+        kids.setdefault(str(b.get("parent")), []).append(b)
+    parents = {str(b.get("parent")) for b in branches}
+    states = {str(b.get("state")) for b in branches}
+    roots = [p for p in parents if p not in states]
+
+    def node(b: dict[str, Any]) -> str:
+        colour = _COLOURS.get(str(b.get("outcome")), "#666")
+        prog = b.get("progress") or {}
+        df = f", ΔF {prog['delta_f']:+d}" if "delta_f" in prog else ""
+        new = ", ".join(f"{x['check'].split('::')[-1]} [{x['severity']}]" for x in prog.get("new", []))
+        below = "".join(node(k) for k in kids.get(str(b.get("state")), [])) if b.get("state") else ""
+        return (f"<li><span style='color:{colour};font-weight:bold'>{html.escape(str(b.get('outcome')))}</span> "
+                f"{html.escape(str(b.get('name')))} — spent {b.get('spent', 0):g}{df}"
+                f"{'; new: ' + html.escape(new) if new else ''}{'<ul>' + below + '</ul>' if below else ''}</li>")  # fmt: skip
+
+    body = "".join(f"<li>start<ul>{''.join(node(b) for b in kids[r])}</ul></li>" for r in roots)
+    return f"<ul style='margin:0'>{body or '<li>start</li>'}</ul>"
+
+
+def step_page(step: SearchStep) -> str:
+    sealed = ", ".join(html.escape(s) for s in step.sealed) or "none yet"
+    decisions = "".join(
+        f"<li><b>{html.escape(str(d.get('error_class')))}</b> at {html.escape(str(d.get('where')))}: "
+        f"{html.escape(str(d.get('action')))}</li>"
+        for d in step.decisions
+    )  # fmt: skip
+    return (
+        f"<h4 style='margin:0 0 6px'>{html.escape(step.title)}</h4>{budget_bar(step)}"
+        f"<p style='margin:6px 0 2px'><b>tree</b></p>{tree_html(step.branches)}"
+        f"<p style='margin:6px 0'><b>sealed</b>: {sealed}</p>"
+        f"<p style='margin:6px 0 2px'><b>error-class decisions</b></p><ul style='margin:0'>{decisions or '<li>none</li>'}</ul>"
+    )
+
+
+def sweep_frame(sweeps: Sequence[Sweep]) -> pl.DataFrame:
+    last = [s.steps[-1] for s in sweeps]
+    return pl.DataFrame({
+        "total": [s.total for s in sweeps],
+        "status": [s.result.status for s in sweeps],
+        "reason": [s.result.reason for s in sweeps],
+        "search": [st.search_spent for st in last],
+        "confirmation": [st.confirm_spent for st in last],
+        "left": [st.left for st in last],
+    })  # fmt: skip
+
+
+def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Chart:
+    """Spend per total budget, coloured by how the task ended; the chosen total outlined."""
+    frame = sweep_frame(sweeps).unpivot(
+        ["search", "confirmation", "left"], index=["total", "status", "reason"], variable_name="part",
+        value_name="units",
+    ).with_columns((pl.col("total") == (chosen if chosen is not None else -1)).alias("chosen"))  # fmt: skip
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("total:O", title="total budget (cost units)"),
+            y=alt.Y("units:Q", title="cost units"),
+            color=alt.Color("part:N", sort=["search", "confirmation", "left"],
+                            legend=alt.Legend(orient="top", title=None)),  # fmt: skip
+            opacity=alt.condition("datum.status == 'success'", alt.value(1.0), alt.value(0.35)),
+            stroke=alt.condition("datum.chosen", alt.value("black"), alt.value(None)),
+            tooltip=["total:Q", "status:N", "reason:N", "part:N", "units:Q"],
+        )
+        .properties(width=alt.Step(26), height=180,
+                    title="faded = incomplete (no verified, confirmed candidate)")  # fmt: skip
+    )

@@ -1,0 +1,125 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(
+    width="medium",
+    app_title="Search under a budget: three routes, a seal, a reserved confirmation",
+)
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # Search under a budget
+
+    A library (`userlib` 2.0) renamed `get_user` → `fetch_user` and made its records frozen; the
+    app's callers broke. Three routes are real diffs in `data/api_change/`: **A** restore the old
+    API, **B** add a compatibility layer, **C** fix the callers. A frontier search pays for every
+    generation, execution and verification through the budget, seals a candidate that passes every
+    required dev check, and confirms it on a sealed final check set paid from a reserve set aside
+    before the search began.
+
+    The generator is **scripted** (it proposes the case's three recorded routes); the dev checks,
+    the sealed final set and the budget are real. Costs are the case's declared cost units
+    (generation 3, execute 2, verify 1, confirm 2) — a teaching price list, not an API price.
+    """)
+    return
+
+
+@app.cell
+def _():
+    from labkit.grading.sealed import load_search_case
+    from labkit.grading.validator import Validator
+    from labkit.loop.search_replay import sweep
+    from labkit.views import search_pages
+    from labkit.views.stepper import Stepper
+
+    return Stepper, Validator, load_search_case, search_pages, sweep
+
+
+@app.cell
+def _(Validator, load_search_case, sweep):
+    case = load_search_case("api_change")
+    validator = Validator(cache=True)
+    baseline = validator.run(case.case.start, case.suite)
+    totals = list(range(10, 23))
+    runs = {s.total: s for s in sweep(case, validator, baseline, totals, reserve=2)}
+    return baseline, case, runs, totals
+
+
+@app.cell
+def _(baseline, case, mo):
+    _fails = [r.nodeid.split("::")[-1] for r in baseline.evidence.failures]
+    mo.md(f"""
+    The task arrives with its evidence: on the start, the dev checks fail
+    **{", ".join(_fails)}** (check set `{case.checks.name}`, {len(case.checks.checks)} checks with
+    severities). The sealed final set has digest `{case.final.digest}`; only pass/fail ever comes
+    back from it.
+    """)
+    return
+
+
+@app.cell
+def _(mo, totals):
+    total = mo.ui.slider(totals[0], totals[-1], value=15, step=1, label="total budget (cost units)", show_value=True)
+    total
+    return (total,)
+
+
+@app.cell
+def _(mo, runs, search_pages, total):
+    _run = runs[float(total.value)]
+    _end = _run.steps[-1]
+    mo.vstack([
+        search_pages.sweep_chart(list(runs.values()), chosen=float(total.value)),
+        mo.md(
+            f"At **{total.value}** units with 2 reserved: the task is **{_run.result.status}** "
+            f"({_run.result.reason}); search spent **{_end.search_spent:g}**, confirmation "
+            f"**{_end.confirm_spent:g}**, total **{_end.search_spent + _end.confirm_spent:g}**, "
+            f"**{_end.left:g}** left."
+        ),
+    ])
+    return
+
+
+@app.cell
+def _(Stepper, mo, runs, search_pages, total):
+    _run = runs[float(total.value)]
+    step = mo.ui.anywidget(
+        Stepper(len(_run.steps), [s.kind for s in _run.steps], unit="step",
+                pages=[search_pages.step_page(s) for s in _run.steps])
+    )
+    mo.vstack([mo.md(f"### The search at {total.value} units, step by step"), step])
+    return
+
+
+@app.cell
+def _(mo, runs):
+    _r = runs[15.0].result
+    _rows = "\n".join(f"| {b.name} | {b.outcome} | {b.spent:g} | {b.reason} |" for b in _r.branches)
+    _table = "| route | outcome | spent | why |\n|---|---|---|---|\n" + _rows
+    _seal = _r.winner.digest if _r.winner else "-"
+    mo.vstack([
+        mo.md("### What the records say at 15 units"),
+        mo.md(_table),
+        mo.md(
+            "Three branches, one task: the accounting counts **one** experimental unit. B's record "
+            "names its new high-severity failure, so it is never expanded however many light fixes it "
+            "made; A made comparable progress (ΔF +2, nothing new) but still fails the compatibility "
+            "check, so it stays on the frontier, unverified. With 12 spent and 2 held, the next "
+            f"expansion (3) does not fit, and C — sealed with digest `{_seal}` — is confirmed from "
+            "the reserve."
+        ),
+    ])
+    return
+
+
+if __name__ == "__main__":
+    app.run()
