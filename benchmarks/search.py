@@ -31,8 +31,9 @@ from labkit.core import patch as patches
 from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
+from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.frontier import SearchLimits
-from labkit.loop.search import Host, run_search
+from labkit.loop.search import run_search
 from labkit.loop.search_case import case_host, costs_of
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.record.budget import Budget, limits
@@ -71,44 +72,50 @@ def main() -> None:
     args = parser.parse_args()
 
     case = load_search_case("api_change")
-    validator = Validator()  # no cache: every validation is a real sandboxed run
-    host = case_host(case, validator)
+    validator = Validator()
     base = validator.run(case.case.start, case.suite)
     tree = Tree(case.case.patches["fix_callers"], case.case.patches["restore_old_api"])
     lim = SearchLimits(max_expansions=50, max_stalled=50, max_depth=3, max_children=8)
     verdicts: dict[str, Verdict] = {}
     spent_in_verify = 0.0
 
-    def timed_verify(c: Candidate) -> Verdict:
+    def run(tag: str, lookup: bool) -> tuple[float, int, int]:
         nonlocal spent_in_verify
-        t0 = time.perf_counter()
-        v = host.verify(c)
-        spent_in_verify += time.perf_counter() - t0
-        verdicts[c.digest] = v
-        return v
-
-    def run(h: Host, tag: str) -> tuple[float, int, int]:
         with tempfile.TemporaryDirectory(prefix="labkit-bench-") as tmp:
             path = ":memory:" if args.ledger == "memory" else Path(tmp) / "ledger.sqlite"
             with Ledger(path) as led:
+                # a fresh, empty verdict cache: every validation in this run is a real pytest run
+                host = case_host(case, Checker(validator, VerdictCache()), led, tag)
+                if lookup:
+                    host = replace(host, verify=lambda c, rnd: verdicts[c.digest], confirm=lambda c: True)
+                else:
+                    real = host.verify
+
+                    def timed(c: Candidate, rnd: int) -> Verdict:
+                        nonlocal spent_in_verify
+                        t0 = time.perf_counter()
+                        verdicts[c.digest] = v = real(c, rnd)
+                        spent_in_verify += time.perf_counter() - t0
+                        return v
+
+                    host = replace(host, verify=timed)
                 budget = Budget(limits(cost_units=10_000), confirmation=Usage(cost_units=2),
                                 ledger=led, run_id=tag)  # fmt: skip
                 t0 = time.perf_counter()
-                r = run_search(case.case.start, base, tree, h, budget, costs_of(case), limits=lim,
+                r = run_search(case.case.start, base, tree, host, budget, costs_of(case), limits=lim,
                                ledger=led, run_id=tag)  # fmt: skip
                 wall = time.perf_counter() - t0
         nodes = 1 + len(r.branches)
         assert nodes == 50 and r.success, (nodes, r.status, r.reason)
         return wall, len(r.expansions), nodes
 
-    search_wall, expansions, nodes = run(replace(host, verify=timed_verify), "bench-search")
     candidates = _candidates(tree, case.case.start)
     t0 = time.perf_counter()
     for c in candidates:
         validator.run(c, case.suite)
     validate_only = time.perf_counter() - t0
-    lookup_wall, _, _ = run(replace(host, verify=lambda c: verdicts[c.digest], confirm=lambda c: True),
-                            "bench-lookup")  # fmt: skip
+    search_wall, expansions, nodes = run("bench-search", lookup=False)
+    lookup_wall, _, _ = run("bench-lookup", lookup=True)
 
     print(f"50-node tree on data/api_change, {expansions} expansions, {nodes - 1} validated nodes, "
           f"ledger={args.ledger}")  # fmt: skip

@@ -37,20 +37,21 @@ def _(mo):
 def _():
     from labkit.grading.sealed import load_search_case
     from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import Checker
     from labkit.loop.search_replay import sweep
     from labkit.views import search_pages
     from labkit.views.stepper import Stepper
 
-    return Stepper, Validator, load_search_case, search_pages, sweep
+    return Checker, Stepper, Validator, load_search_case, search_pages, sweep
 
 
 @app.cell
-def _(Validator, load_search_case, sweep):
+def _(Checker, Validator, load_search_case, sweep):
     case = load_search_case("api_change")
-    validator = Validator(cache=True)
-    baseline = validator.run(case.case.start, case.suite)
+    checker = Checker(Validator())  # the engine's verdict cache: each distinct candidate runs once
+    baseline = checker.check(case.case.start, case.suite).verdict
     totals = list(range(10, 23))
-    runs = {s.total: s for s in sweep(case, validator, baseline, totals, reserve=2)}
+    runs = {s.total: s for s in sweep(case, checker, baseline, totals, reserve=2)}
     return baseline, case, runs, totals
 
 

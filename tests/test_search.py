@@ -13,6 +13,7 @@ from labkit.core.errors import MissingKey, ModelUnavailable
 from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
 from labkit.grading.validator import Validator
+from labkit.grading.verdicts import Checker
 from labkit.loop.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
 from labkit.loop.search import Host, run_search
 from labkit.loop.search_case import RouteStrategy, Spend, case_host, costs_of, spend
@@ -30,8 +31,13 @@ def case() -> SearchCase:
 
 
 @pytest.fixture(scope="module")
-def validator() -> Validator:
-    return Validator(cache=True)
+def checker() -> Checker:
+    return Checker(Validator())
+
+
+@pytest.fixture(scope="module")
+def validator(checker: Checker) -> Validator:
+    return checker.validator
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +52,7 @@ def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: 
     budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
                     run_id="task-1")  # fmt: skip
     result = run_search(case.case.start, baseline, strategy or RouteStrategy(case),
-                        host or case_host(case, validator), budget, costs_of(case), ledger=led,
+                        host or case_host(case, Checker(validator), led, "task-1"), budget, costs_of(case), ledger=led,
                         run_id="task-1", case=case.case.name, **kw)  # fmt: skip
     return result, led, budget
 
@@ -134,7 +140,7 @@ def test_without_the_reserve_the_task_is_incomplete(
 def test_a_failed_confirmation_leaves_the_task_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    host = replace(case_host(case, validator), confirm=lambda c: False)  # a stricter final set
+    host = replace(case_host(case, Checker(validator), Ledger(), "x"), confirm=lambda c: False)  # a stricter final set
     result, _, _ = search(case, validator, baseline, host=host)
     assert result.winner is not None and result.confirmed is False
     assert (result.status, result.reason) == ("incomplete", "confirmation_failed")
@@ -206,10 +212,10 @@ def test_an_integrity_alarm_quarantines_and_stops_incomplete(
 def test_an_unknown_effect_quarantines(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    def execute(parent: Candidate, child: Child) -> Candidate:
+    def execute(parent: Candidate, child: Child, rnd: int) -> Candidate:
         raise UnknownEffect("the deploy step timed out after sending", action="deploy")
 
-    host = replace(case_host(case, validator), execute=execute)
+    host = replace(case_host(case, Checker(validator), Ledger(), "x"), execute=execute)
     result, led, _ = search(case, validator, baseline, host=host)
     assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
     decisions = [e.detail for e in led.events("task-1") if e.kind == "decision"]
@@ -325,3 +331,26 @@ def test_policy_denied_stops_the_search(
 def test_spend_arithmetic() -> None:
     s = Spend(12, 2, 15, {})
     assert (s.total, s.left) == (14, 1)
+
+
+def test_search_drives_the_engines_per_candidate_steps(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    checker = Checker(validator)
+    led = Ledger()
+    host = case_host(case, checker, led, "task-1")
+    budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="task-1")
+    run_search(case.case.start, baseline, RouteStrategy(case), host, budget, costs_of(case),
+               ledger=led, run_id="task-1")  # fmt: skip
+    events = led.events("task-1")
+    generated = [e.detail["proposal"] for e in events if (e.role, e.kind) == ("executor", "generate")]
+    verified = [e.detail["why"] for e in events if (e.role, e.kind) == ("validator", "verify")]
+    assert generated == [A, B, C]  # the engine's step 4 recorded each child
+    assert verified == ["search: development checks"] * 3  # the engine's steps 2/5 validated them
+    assert checker.runs == 3
+    # the same candidates again: the engine's verdict cache answers, the declared costs are still paid
+    led2 = Ledger()
+    budget2 = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led2, run_id="again")
+    run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led2, "again"),
+               budget2, costs_of(case), ledger=led2, run_id="again")  # fmt: skip
+    assert checker.runs == 3 and spend(led2, "again", 15).search == 12

@@ -122,7 +122,7 @@ class World:
             kids.append(Child(target=Candidate({"n": name}), name=name))
         return Proposal(children=tuple(kids))
 
-    def execute(self, parent: Candidate, child: Child) -> Candidate:
+    def execute(self, parent: Candidate, child: Child, rnd: int) -> Candidate:
         self.check("execute")
         fate = self.fates[child.name]
         if fate == "unknown":
@@ -134,7 +134,7 @@ class World:
         assert child.target is not None
         return child.target
 
-    def verify(self, c: Candidate) -> Verdict:
+    def verify(self, c: Candidate, rnd: int) -> Verdict:
         self.check("verify")
         return sim_verdict(self.fates[c.files["n"]], c.digest)
 

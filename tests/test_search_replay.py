@@ -6,20 +6,21 @@ import pytest
 
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
-from labkit.loop.search_replay import steps, sweep
+from labkit.grading.verdicts import Checker
+from labkit.loop.search_replay import Sweep, steps, sweep
 from labkit.record.ledger import Ledger
 from labkit.views.search_pages import step_page, sweep_chart, sweep_frame
 
 
 @pytest.fixture(scope="module")
-def runs():  # type: ignore[no-untyped-def]
+def runs() -> dict[float, Sweep]:
     case = load_search_case("api_change")
-    validator = Validator(cache=True)
-    baseline = validator.run(case.case.start, case.suite)
-    return {s.total: s for s in sweep(case, validator, baseline, [13, 14, 15], reserve=2)}
+    checker = Checker(Validator())
+    baseline = checker.check(case.case.start, case.suite).verdict
+    return {s.total: s for s in sweep(case, checker, baseline, [13, 14, 15], reserve=2)}
 
 
-def test_each_step_carries_the_accounts_as_they_stood(runs) -> None:  # type: ignore[no-untyped-def]
+def test_each_step_carries_the_accounts_as_they_stood(runs: dict[float, Sweep]) -> None:
     st = runs[15].steps
     kinds = [s.kind for s in st]
     assert kinds[0] == "define" and kinds[-1] == "stop" and kinds.count("branch") == 3
@@ -30,14 +31,14 @@ def test_each_step_carries_the_accounts_as_they_stood(runs) -> None:  # type: ig
     assert end.decisions[0]["error_class"] == "POLICY_DENIED"  # the budget refusal that stopped it
 
 
-def test_the_sweep_shows_where_the_task_turns_incomplete(runs) -> None:  # type: ignore[no-untyped-def]
+def test_the_sweep_shows_where_the_task_turns_incomplete(runs: dict[float, Sweep]) -> None:
     frame = sweep_frame(list(runs.values()))
     assert frame["status"].to_list() == ["incomplete", "success", "success"]
     assert frame.filter(frame["total"] == 13)["reason"].item() == "budget_exhausted"
     sweep_chart(list(runs.values()), chosen=14).to_dict()  # a valid Vega-Lite spec
 
 
-def test_pages_show_budget_tree_seal_and_decisions(runs) -> None:  # type: ignore[no-untyped-def]
+def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> None:
     page = step_page(runs[15].steps[-1])
     for text in ("limit 15", "<b>search</b> 12", "<b>confirm</b> 2", "sealed</b>: C fix the callers",
                  "not expanded", "POLICY_DENIED", "test_user_records_are_frozen [high]"):  # fmt: skip

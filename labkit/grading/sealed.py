@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast
@@ -91,4 +91,6 @@ def load_search_case(path: str | Path) -> SearchCase:
         pass_to_pass=(),
         pattern=meta["final"]["pattern"],
     )
+    # The sealed set is the case's hidden suite: scored, never shown to a strategy.
+    case = replace(case, hidden=final)
     return SearchCase(case, checks, final, MappingProxyType({k: float(v) for k, v in costs.items()}))

@@ -67,8 +67,8 @@ _RETRY = RetryPolicy()
 class Host:
     """The paid actions besides generation. Each must be safe to run in a fresh branch."""
 
-    execute: Callable[[Candidate, Child], Candidate]  # run the child in a fresh branch
-    verify: Callable[[Candidate], Verdict]  # development checks (diagnostics come back)
+    execute: Callable[[Candidate, Child, int], Candidate]  # (parent, child, round): fresh branch
+    verify: Callable[[Candidate, int], Verdict]  # development checks (diagnostics come back)
     confirm: Callable[[Candidate], bool]  # the sealed final check set: pass/fail only
     checks: CheckSet  # the dev checks ΔF is computed on (versions, severities)
     environment: str
@@ -253,19 +253,23 @@ def _branch(
                 progress=b.progress, error_class=b.error_class, resolved=b.resolved)  # fmt: skip
 
     try:
-        candidate: Candidate = run.paid("execute", run.host.execute, parent.candidate, child,
+        candidate: Candidate = run.paid("execute", run.host.execute, parent.candidate, child, n,
                                         rnd=n, source="candidate")  # fmt: skip
     except BudgetExhausted:
         record("not run", "budget exhausted before execution")
         raise
-    except Exception as exc:  # noqa: BLE001
-        klass = run.decide_error(exc, "candidate", n, "execute")
-        record("execute failed", f"{type(exc).__name__}: {exc}", error_class=klass)
+    except Exception as exc:  # noqa: BLE001 - classified, recorded, then obeyed
+        cls = classify(exc, "candidate")
+        halt = isinstance(exc, IntegrityAlarm) or (
+            cls is not None and cls.error_class is ErrorClass.UNKNOWN_EFFECT)  # fmt: skip
+        record("quarantined" if halt else "execute failed", f"{type(exc).__name__}: {exc}",
+               error_class=cls.error_class.value if cls else "")  # fmt: skip
+        run.decide_error(exc, "candidate", n, "execute")
         return None
     hyp = f"{parent.hypothesis} > {name}" if parent.hypothesis else name
     state = State(candidate, run.host.environment, hyp, parent.depth + 1, parent.key)
     try:
-        verdict: Verdict = run.paid("verify", run.host.verify, candidate, rnd=n, source="validator")
+        verdict: Verdict = run.paid("verify", run.host.verify, candidate, n, rnd=n, source="validator")
     except BudgetExhausted:
         record("not run", "budget exhausted before verification", state=state.key,
                candidate=candidate.digest)  # fmt: skip

@@ -1,8 +1,8 @@
 """Running frontier search on case material: the real host, a route strategy, the accounts.
 
-- `case_host` executes a child for real (apply its diff to a fresh copy of the parent,
-  then byte-compile every Python file of the result), verifies with the validator on the
-  dev checks, and confirms with the case's sealed final check set.
+- `engine_host` / `case_host` run each child through the engine's own per-candidate steps
+  (labkit.loop.steps: prepare = step 4, Recorder.check/verified = steps 2 and 5, with the
+  engine's ledger events and verdict cache), then the case's sealed final check set.
 - `RouteStrategy` is a scripted generator (simulated; label it so): one shared generation
   proposes every route of the case not yet on the state's path, in case order.
 - `spend` reads a run's accounts back from its ledger (budget events): search spend,
@@ -14,48 +14,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from labkit.core import patch as patches
-from labkit.core.types import Candidate
-from labkit.grading.sealed import SearchCase
-from labkit.grading.validator import Validator
+from labkit.core.errors import IntegrityAlarm, PatchError
+from labkit.core.types import Candidate, Verdict
+from labkit.grading.sealed import SealedCheckSet, SearchCase
+from labkit.grading.verdicts import Checker
 from labkit.loop.frontier import Costs
 from labkit.loop.search import Host
+from labkit.loop.steps import Recorder, prepare
 from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.trace import Task
 
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["RouteStrategy", "Spend", "case_host", "costs_of", "execute_child", "spend"]
+__all__ = ["RouteStrategy", "Spend", "case_host", "costs_of", "engine_host", "spend"]
 
 
-def execute_child(parent: Candidate, child: Child) -> Candidate:
-    """Run `child` in a fresh branch: apply it to a copy of `parent` and compile the result.
+class _Refused(PatchError):
+    """The engine's step 4 refused a child (it changes nothing, or its patch does not apply)."""
 
-    A patch that does not apply raises PatchError; a file that does not compile raises
-    SyntaxError — both are the candidate's own failures.
+
+def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
+    """A Host whose per-candidate steps are the engine's, so nothing here re-implements them.
+
+    - execute = the engine's step 4 (`steps.prepare`: protected paths refused as an integrity
+      alarm, the patch applied to a fresh copy of the parent, a GENERATE event recorded), then
+      every Python file of the result byte-compiled (a SyntaxError is the candidate's failure);
+    - verify = the engine's steps 2/5 (`Recorder.check` through the one verdict cache, and
+      `Recorder.verified`, which records the VERIFY and ALARM events);
+    - confirm = the sealed final check set (the task's hidden suite): pass/fail only.
+
+    `rec` must have no budget: the search pays every action itself, at the declared costs.
     """
-    if child.target is not None:
-        candidate = Candidate(child.target.files, label=child.name, parent=parent.digest)
-    else:
-        assert child.patch is not None
-        candidate = patches.apply(parent, child.patch, label=child.name)
-    for path, text in candidate.files.items():
-        if path.endswith(".py"):
-            compile(text, path, "exec", dont_inherit=True)
-    return candidate
+    if rec.budget is not None:
+        raise ValueError("the search pays through its own Budget.paid; give the Recorder budget=None")
+    sealed = SealedCheckSet(case.final, rec.checker.validator)
+
+    def execute(parent: Candidate, child: Child, rnd: int) -> Candidate:
+        prep = prepare(rec, task, rnd, parent, child)
+        if prep.refusal is not None:
+            if prep.refusal.rule == "integrity":
+                raise IntegrityAlarm([prep.refusal.reason], candidate=child.name)
+            raise _Refused(prep.refusal.reason)
+        assert prep.patched is not None
+        for path, text in prep.patched.files.items():
+            if path.endswith(".py"):
+                compile(text, path, "exec", dont_inherit=True)
+        return prep.patched
+
+    def verify(candidate: Candidate, rnd: int) -> Verdict:
+        checked = rec.check(task, rnd, candidate)
+        return rec.verified(task, rnd, candidate, checked, None, "search: development checks")
+
+    return Host(execute, verify, sealed.confirm, case.checks,
+                f"{case.case.environment} · validator {rec.checker.id}", rec.checker.id,
+                case.suite.digest)  # fmt: skip
 
 
-def case_host(case: SearchCase, validator: Validator) -> Host:
-    sealed = case.sealed(validator)
-    return Host(
-        execute=execute_child,
-        verify=lambda c: validator.run(c, case.suite),
-        confirm=sealed.confirm,
-        checks=case.checks,
-        environment=f"{case.case.environment} · validator {validator.id}",
-        validator=validator.id,
-        suite=case.suite.digest,
-    )
+def case_host(case: SearchCase, checker: Checker, ledger: Ledger, run_id: str) -> Host:
+    """`engine_host` for a search case, recording into `ledger` under `run_id`."""
+    task = Task(case.case.name, case.case.start, case.suite, case.final,
+                patch_cap=case.case.patch_cap)  # fmt: skip
+    return engine_host(case, Recorder(run_id, ledger, checker, None, 0.0, True), task)
 
 
 def costs_of(case: SearchCase) -> Costs:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from labkit.core.types import Usage, Verdict
 from labkit.grading.sealed import SearchCase
-from labkit.grading.validator import Validator
+from labkit.grading.verdicts import Checker
 from labkit.loop.search import run_search
 from labkit.loop.search_case import RouteStrategy, case_host, costs_of
 from labkit.record.budget import Budget, limits
@@ -124,7 +124,7 @@ class Sweep:
 
 
 def sweep(
-    case: SearchCase, validator: Validator, baseline: Verdict, totals: Sequence[float], reserve: float
+    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float
 ) -> list[Sweep]:
     """The real search on `case` at each total budget (same reserve, same scripted routes)."""
     out = []
@@ -133,7 +133,7 @@ def sweep(
         with Ledger() as led:
             budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
                             ledger=led, run_id=run_id)  # fmt: skip
-            result = run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, validator),
+            result = run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led, run_id),
                                 budget, costs_of(case), ledger=led, run_id=run_id, case=case.case.name)  # fmt: skip
             out.append(Sweep(total, reserve, result, tuple(steps(led, run_id))))
     return out
