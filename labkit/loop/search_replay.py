@@ -76,7 +76,7 @@ def _title(kind: str, d: dict[str, Any]) -> str:
         ok = d.get("confirmed")
         return "confirmation not funded" if ok is None else f"confirmation on the sealed set: {'pass' if ok else 'fail'}"
     if kind == "stop":
-        return f"stop: {d.get('status')} ({d.get('reason')})"
+        return f"task {d.get('status')}; the search ended on: {d.get('reason')}"
     return f"{kind}: {d.get('reason', '')}"
 
 

@@ -106,6 +106,8 @@ def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Cha
             x=alt.X("total:O", title="total budget (cost units)"),
             y=alt.Y("units:Q", title="cost units"),
             color=alt.Color("part:N", sort=["search", "confirmation", "left"],
+                            scale=alt.Scale(domain=["search", "confirmation", "left"],
+                                            range=[_COLOURS["search"], _COLOURS["confirm"], "#bdbdbd"]),
                             legend=alt.Legend(orient="top", title=None)),  # fmt: skip
             opacity=alt.condition("datum.status == 'success'", alt.value(1.0), alt.value(0.35)),
             stroke=alt.condition("datum.chosen", alt.value("black"), alt.value(None)),
