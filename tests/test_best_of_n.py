@@ -107,3 +107,17 @@ def test_the_cascade_on_the_api_change_routes_uses_real_hard_checks() -> None:
     assert sel.passed == (2,) and sel.chosen is routes[2]  # only C passes the dev checks
     scores = dict(sel.scores)
     assert set(scores) == {2}  # A and B, however long, never reach the reviewer
+
+
+def test_best_of_n_on_the_real_model_is_scored_from_its_replies() -> None:
+    from labkit.experiments.best_of_n_model import run_model
+
+    r = run_model(tasks=5, n=4, seed=1)  # SmolLM2-135M in-process: real, offline
+    assert "simulated" not in r.label and r.usage.calls == 20
+    assert all(a.isdigit() for row in r.answers for a in row)  # the grammar held
+    correct = [[a == str(x + y) for a in row] for (x, y), row in zip(r.tasks, r.answers, strict=True)]
+    assert r.hard_check[-1] == sum(any(c) for c in correct) / 5  # recomputed from the replies
+    assert r.random[0] == r.majority[0] == r.hard_check[0] == sum(c[0] for c in correct) / 5
+    assert list(r.hard_check) == sorted(r.hard_check)  # an external check only gains with N
+    assert all(m <= h for m, h in zip(r.majority, r.hard_check, strict=True))
+    assert 0.0 <= r.rho <= 1.0
