@@ -40,9 +40,8 @@ def _():
     from labkit.grading.verdicts import Checker
     from labkit.loop.search_replay import sweep
     from labkit.views import search_pages
-    from labkit.views.stepper import Stepper
 
-    return Checker, Stepper, Validator, load_search_case, search_pages, sweep
+    return Checker, Validator, load_search_case, search_pages, sweep
 
 
 @app.cell
@@ -91,12 +90,8 @@ def _(mo, runs, search_pages, total):
 
 
 @app.cell
-def _(Stepper, mo, runs, search_pages, total):
-    _run = runs[float(total.value)]
-    step = mo.ui.anywidget(
-        Stepper(len(_run.steps), [s.kind for s in _run.steps], unit="step",
-                pages=[search_pages.step_page(s) for s in _run.steps])
-    )
+def _(mo, runs, search_pages, total):
+    step = mo.ui.anywidget(search_pages.search_browser(runs[float(total.value)]))
     mo.vstack([mo.md(f"### The search at {total.value} units, step by step"), step])
     return
 

@@ -17,8 +17,9 @@ import altair as alt
 import polars as pl
 
 from labkit.loop.search_replay import SearchStep, Sweep
+from labkit.views.stepper import Stepper
 
-__all__ = ["budget_bar", "step_page", "sweep_chart", "sweep_frame", "tree_html"]
+__all__ = ["budget_bar", "search_browser", "step_page", "sweep_chart", "sweep_frame", "tree_html"]
 
 _COLOURS = {
     "search": "#4c78a8", "confirm": "#54a24b", "held": "#f2cf5b", "left": "#e6e6e6",
@@ -116,3 +117,9 @@ def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Cha
         .properties(width=alt.Step(26), height=180,
                     title="faded = incomplete (no verified, confirmed candidate)")  # fmt: skip
     )
+
+
+def search_browser(run: Sweep) -> Stepper:
+    """A Stepper over one recorded search (marimo: wrap in mo.ui.anywidget; JupyterLab: display)."""
+    return Stepper(len(run.steps), [s.kind for s in run.steps], unit="step",
+                   pages=[step_page(s) for s in run.steps])  # fmt: skip
