@@ -354,3 +354,15 @@ def test_search_drives_the_engines_per_candidate_steps(
     run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led2, "again"),
                budget2, costs_of(case), ledger=led2, run_id="again")  # fmt: skip
     assert checker.runs == 3 and spend(led2, "again", 15).search == 12
+
+
+def test_an_alarm_at_verification_quarantines_too(
+    case: SearchCase, validator: Validator, baseline: Verdict
+) -> None:
+    plugin = Candidate({**case.case.start.files, "conftest.py": "def pytest_collection_modifyitems(items):\n    pass\n"})
+    result, led, _ = search(case, validator, baseline, strategy=Script((Child(target=plugin, name="plugin"),)))
+    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
+    assert result.branches[-1].outcome == "quarantined" and result.branches[-1].spent == 3  # executed, verified
+    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
+    assert (decision["where"], decision["action"]) == ("verify", "quarantine")
+    assert any((e.role, e.kind) == ("validator", "alarm") for e in led.events("task-1"))

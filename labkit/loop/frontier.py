@@ -30,10 +30,6 @@ __all__ = [
     "smallest_change",
 ]
 
-StopReason = Literal[
-    "frontier_empty", "max_expansions", "stalled", "budget_exhausted",
-    "integrity_or_effect_unresolved", "policy_denied",
-]  # fmt: skip
 
 
 class SearchError(LabkitError, ValueError):

@@ -279,6 +279,8 @@ def _branch(
            "resolved": verdict.resolved}  # fmt: skip
     if verdict.quarantined:
         record("quarantined", "; ".join(verdict.evidence.alarms), error_class="POLICY_DENIED", **ids)
+        run.log("decision", n, where="verify", error_class=ErrorClass.POLICY_DENIED.value,
+                reason="integrity alarm: " + "; ".join(verdict.evidence.alarms), action="quarantine")  # fmt: skip
         raise Quarantine("integrity alarm: " + "; ".join(verdict.evidence.alarms))
     if verdict.resolved:
         seal = Sealed(len(sealed), state, name, verdict.evidence.digest, verdict.evidence.suite,
@@ -302,8 +304,6 @@ def _branch(
 
 def _confirm(run: _Run, winner: Sealed, rnd: int) -> bool | None:
     """The sealed final check set, paid from the confirmation reserve. None: not funded."""
-    if not winner.covers(winner.candidate):  # pragma: no cover - a Sealed is frozen
-        raise SearchError("the winner no longer matches its seal")
     try:
         ok = bool(run.budget.paid(
             "confirm",
