@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import PermissionRefused, UnknownEffect
 
 __all__ = [
     "PERMISSIONS",
@@ -107,18 +107,6 @@ PERMISSIONS: Mapping[ErrorClass, Permission] = MappingProxyType({
 
 def permits(error_class: ErrorClass, action: Action) -> bool:
     return action in PERMISSIONS[error_class].grants
-
-
-class PermissionRefused(LabkitError):
-    """A controller tried an action its error class does not grant."""
-
-
-class UnknownEffect(LabkitError):
-    """An action ended without telling whether its effect happened (e.g. a write that timed out)."""
-
-    def __init__(self, message: str, action: str = "") -> None:
-        self.action = action
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

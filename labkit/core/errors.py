@@ -15,6 +15,39 @@ class PatchTooLarge(PatchError):
     """A patch exceeds the loop's size cap: its effect could not be attributed."""
 
 
+class PermissionRefused(LabkitError):
+    """A controller tried an action its error class does not grant (see core.error_classes)."""
+
+
+class UnknownEffect(LabkitError):
+    """An action ended without telling whether its effect happened (e.g. a write that timed out)."""
+
+    def __init__(self, message: str, action: str = "") -> None:
+        self.action = action
+        super().__init__(message)
+
+
+class UnitError(LabkitError, ValueError):
+    """Experimental units are malformed: unknown status, unassigned unit, or a unit counted twice."""
+
+
+class SearchError(LabkitError, ValueError):
+    """A search was set up wrongly (bad limit, bad cost, a winner rule not registered up front)."""
+
+
+class SearchHalted(LabkitError):
+    """Inside a search: an error class left only quarantine (integrity, unknown effect) or stop."""
+
+    def __init__(self, message: str, error_class: str, quarantine: bool) -> None:
+        self.error_class = error_class
+        self.quarantine = quarantine
+        super().__init__(message)
+
+
+class BestOfNError(LabkitError, ValueError):
+    """A best-of-N simulation parameter or a reviewer's answer is out of range."""
+
+
 class IntegrityAlarm(LabkitError):
     """A candidate or patch tampered with the grader (protected tests, plugins, fake results)."""
 

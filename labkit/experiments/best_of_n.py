@@ -25,16 +25,12 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import BestOfNError
 
-__all__ = ["BestOfN", "Selection", "cascade", "simulate"]
+__all__ = ["BestOfN", "BestOfNError", "Selection", "cascade", "simulate"]
 
 T = TypeVar("T")
 SIMULATED = "simulated: correlated candidates and a noisy selector (labkit.experiments.best_of_n)"
-
-
-class BestOfNError(LabkitError, ValueError):
-    """A simulation parameter is out of range."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import SearchError
 from labkit.core.types import Candidate, Verdict, digest
 from labkit.grading.checkset import CheckRun
 
@@ -30,10 +30,6 @@ __all__ = [
     "smallest_change",
 ]
 
-
-
-class SearchError(LabkitError, ValueError):
-    """A search was set up wrongly (bad limit, bad cost, rule registered too late)."""
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.error_classes import Action, ErrorClass, RetryPolicy, permits
-from labkit.core.errors import BudgetExhausted, IntegrityAlarm
+from labkit.core.errors import BudgetExhausted, IntegrityAlarm, SearchHalted
 from labkit.core.types import Candidate, Usage, Verdict
 from labkit.grading.checkset import CheckRun, CheckSet, compare
 from labkit.loop.classify import Source, classify, retry_infrastructure
@@ -57,7 +57,7 @@ from labkit.record.budget import Budget, Operation
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["Host", "Quarantine", "run_search"]
+__all__ = ["Host", "run_search"]
 
 _LIMITS = SearchLimits()
 _RETRY = RetryPolicy()
@@ -74,18 +74,6 @@ class Host:
     environment: str
     validator: str = ""
     suite: str = ""
-
-
-class Quarantine(Exception):
-    """Internal: an integrity alarm or unknown effect; the search stops incomplete."""
-
-
-class _Stop(Exception):
-    """Internal: an error class that leaves only "stop" (POLICY_DENIED, retries spent)."""
-
-    def __init__(self, error_class: ErrorClass, reason: str) -> None:
-        self.error_class = error_class
-        super().__init__(reason)
 
 
 @dataclass
@@ -123,13 +111,13 @@ class _Run:
         if cls.error_class is ErrorClass.UNKNOWN_EFFECT or isinstance(exc, IntegrityAlarm):
             self.log("decision", rnd, where=where, error_class=cls.error_class.value,
                      reason=cls.reason, action="quarantine")  # fmt: skip
-            raise Quarantine(cls.reason) from exc
+            raise SearchHalted(cls.reason, cls.error_class.value, quarantine=True) from exc
         if not permits(cls.error_class, Action.NEW_HYPOTHESIS) and not permits(
             cls.error_class, Action.FIX_ARGUMENTS
         ):  # POLICY_DENIED (and INFRASTRUCTURE whose retries ran out): only stop is left
             self.log("decision", rnd, where=where, error_class=cls.error_class.value,
                      reason=cls.reason, action="stop")  # fmt: skip
-            raise _Stop(cls.error_class, cls.reason) from exc
+            raise SearchHalted(cls.reason, cls.error_class.value, quarantine=False) from exc
         self.log("decision", rnd, where=where, error_class=cls.error_class.value, reason=cls.reason,
                  action="end this branch; other hypotheses continue")  # fmt: skip
         return cls.error_class.value
@@ -195,13 +183,13 @@ def run_search(
         reason = "budget_exhausted"
         run.log("decision", len(expansions), where="budget", error_class=ErrorClass.POLICY_DENIED.value,
                 reason=str(exc), action="stop")  # fmt: skip
-    except Quarantine as exc:
-        run.log("quarantine", len(expansions), reason=str(exc))
-        return _finish(run, "incomplete", "integrity_or_effect_unresolved", rule, None, None,
-                       sealed, expansions, baseline, base_run)  # fmt: skip
-    except _Stop as exc:  # classified and recorded by decide_error: the class left only "stop"
-        reason = ("policy_denied" if exc.error_class is ErrorClass.POLICY_DENIED
-                  else f"stopped: {exc.error_class.value}")  # fmt: skip
+    except SearchHalted as exc:  # classified and recorded: the class left quarantine or stop
+        if exc.quarantine:
+            run.log("quarantine", len(expansions), reason=str(exc))
+            return _finish(run, "incomplete", "integrity_or_effect_unresolved", rule, None, None,
+                           sealed, expansions, baseline, base_run)  # fmt: skip
+        reason = ("policy_denied" if exc.error_class == ErrorClass.POLICY_DENIED.value
+                  else f"stopped: {exc.error_class}")  # fmt: skip
     if not sealed:
         return _finish(run, "incomplete", reason, rule, None, None, sealed, expansions, baseline, base_run)
     winner = min(sealed, key=lambda s: rule.key(s, start))
@@ -281,7 +269,8 @@ def _branch(
         record("quarantined", "; ".join(verdict.evidence.alarms), error_class="POLICY_DENIED", **ids)
         run.log("decision", n, where="verify", error_class=ErrorClass.POLICY_DENIED.value,
                 reason="integrity alarm: " + "; ".join(verdict.evidence.alarms), action="quarantine")  # fmt: skip
-        raise Quarantine("integrity alarm: " + "; ".join(verdict.evidence.alarms))
+        raise SearchHalted("integrity alarm: " + "; ".join(verdict.evidence.alarms),
+                           ErrorClass.POLICY_DENIED.value, quarantine=True)  # fmt: skip
     if verdict.resolved:
         seal = Sealed(len(sealed), state, name, verdict.evidence.digest, verdict.evidence.suite,
                       verdict.evidence.validator)  # fmt: skip

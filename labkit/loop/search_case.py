@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["RouteStrategy", "Spend", "case_host", "costs_of", "engine_host", "spend"]
 
 
-class _Refused(PatchError):
-    """The engine's step 4 refused a child (it changes nothing, or its patch does not apply)."""
-
-
 def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
     """A Host whose per-candidate steps are the engine's, so nothing here re-implements them.
 
@@ -55,7 +51,7 @@ def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
         if prep.refusal is not None:
             if prep.refusal.rule == "integrity":
                 raise IntegrityAlarm([prep.refusal.reason], candidate=child.name)
-            raise _Refused(prep.refusal.reason)
+            raise PatchError(prep.refusal.reason)  # it changes nothing, or does not apply
         assert prep.patched is not None
         for path, text in prep.patched.files.items():
             if path.endswith(".py"):

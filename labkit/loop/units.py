@@ -13,16 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import UnitError
 
-__all__ = ["UnitOutcome", "UnitStatus", "completion_rate", "units_in"]
+__all__ = ["UnitError", "UnitOutcome", "UnitStatus", "completion_rate", "units_in"]
 
 UnitStatus = Literal["success", "incomplete", "failed", "invalid_environment", "not_returned"]
 _STATUSES = ("success", "incomplete", "failed", "invalid_environment", "not_returned")
-
-
-class UnitError(LabkitError, ValueError):
-    """Units are malformed: unknown status, or a unit counted twice."""
 
 
 @dataclass(frozen=True)
