@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labkit.core.types import Usage
-from labkit.models import gateway
+from labkit.models import choice, gateway
 
 __all__ = ["ModelBestOfN", "addition_tasks", "run_model"]
 
@@ -41,7 +41,7 @@ _DIGITS = "root ::= [0-9] [0-9]? [0-9]?"
 @dataclass(frozen=True)
 class ModelBestOfN:
     model: str
-    label: str  # gateway.label(model): "real ..." or "simulated ..."
+    label: str  # choice.label(model): "real ..." or "simulated ..."
     tasks: tuple[tuple[int, int], ...]
     answers: tuple[tuple[str, ...], ...]  # per task, the N answers in sampling order
     ns: tuple[int, ...]
@@ -111,5 +111,5 @@ def run_model(
             pick = next(x for x in sampled[:k] if counts[x] == top)  # ties: the earliest
             hits += pick == str(a + b)
         major.append(hits / tasks)
-    return ModelBestOfN(model, gateway.label(model), tuple(problems), tuple(answers), ns, tuple(hard),
+    return ModelBestOfN(model, choice.label(model), tuple(problems), tuple(answers), ns, tuple(hard),
                         tuple(major), tuple(rand), _icc(correct), usage)  # fmt: skip
