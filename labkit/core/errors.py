@@ -19,6 +19,13 @@ class PermissionRefused(LabkitError):
     """A controller tried an action its error class does not grant (see core.error_classes)."""
 
 
+class TestChangeRefused(PermissionRefused):
+    """A change to a protected test without independent requirement evidence (or that cannot be
+    re-validated): the acceptance stays as it was."""
+
+    __test__ = False  # not a pytest test class
+
+
 class UnknownEffect(LabkitError):
     """An action ended without telling whether its effect happened (e.g. a write that timed out)."""
 

@@ -26,6 +26,8 @@ __all__ = [
     "DETAILS",
     "DecideDetail",
     "DefineDetail",
+    "EffectDetail",
+    "EscalateDetail",
     "ErrorDetail",
     "ExperimentDetail",
     "GenerateDetail",
@@ -36,6 +38,8 @@ __all__ = [
     "ScoreDetail",
     "StartDetail",
     "StopDetail",
+    "TestChangeDetail",
+    "ToolDetail",
     "VerifyDetail",
     "undeclared",
 ]
@@ -58,6 +62,10 @@ class Kind(StrEnum):
     CHECKPOINT = "checkpoint"  # one step of a checkpointed sequence
     RESUME = "resume"  # a run continued from its ledger
     STOP = "stop"  # a run (or one case of it) stopped, with rule and reason
+    TEST_CHANGE = "test_change"  # a protected test changed (or refused) on requirement evidence
+    TOOL = "tool"  # a numbered tool call and its classified outcome
+    EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
+    ESCALATE = "escalate"  # control handed to a human (a takeover)
     # A model call is a GENERATE (role: the calling role) or ERROR event written by the
     # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
 
@@ -73,6 +81,9 @@ class Role(StrEnum):
     DECISION = "decision"
     BUDGET = "budget"
     MODEL = "model"
+    CONTROL = "control"  # the control plane (classification, retries, test changes)
+    TOOL = "tool"  # a tool the loop calls (shell, mail, ...)
+    HUMAN = "human"  # a person who takes over
 
 
 class BudgetStatus(StrEnum):
@@ -146,12 +157,62 @@ class ScoreDetail(CaseDetail, total=False):
 
 
 class ReflectDetail(CaseDetail, total=False):
+    unit: str
+    bound: bool  # an observation-bound reflection (cites action, class, artifact, open explanations)
+    action: int
+    error_class: str
+    artifact: str
+    open: list[str]
+    hypothesis: str
+    next_trial: str
     strategy: str
     failure: str
     experiment: str
     children: int
     state: str
     note: str
+
+
+class TestChangeDetail(CaseDetail, total=False):
+    accepted: bool
+    why: str  # why it was refused ("" when accepted)
+    path: str
+    proposed_by: str
+    requirement: dict[str, object]  # the evidence record as given ({} when none)
+    old_test: str  # digest of the test file before / after
+    new_test: str
+    old_suite: str  # acceptance digest before / after
+    new_suite: str
+    revalidated: list[dict[str, object]]  # every candidate scored under the old suite, re-run
+
+
+class ToolDetail(CaseDetail, total=False):
+    unit: str
+    action: int  # the action number a reflection must cite
+    command: str
+    ok: bool
+    error_class: str
+    reason: str
+    artifact: str
+
+
+class EffectDetail(CaseDetail, total=False):
+    unit: str
+    action: int
+    mode: str  # dry_run | send | reconcile | rollback
+    key: str  # idempotency key
+    target: str
+    payload: str  # digest of what is sent (the same message under two keys is a duplicate)
+    outcome: str  # planned | sent | deduplicated | unknown | found | not_found | ...
+    error_class: str
+    duplicate: bool
+
+
+class EscalateDetail(CaseDetail, total=False):
+    unit: str
+    action: int
+    error_class: str
+    reason: str
 
 
 class ExperimentDetail(CaseDetail, total=False):
@@ -179,7 +240,13 @@ class DecideDetail(CaseDetail, total=False):
 
 
 class CheckpointDetail(CaseDetail, total=False):
+    unit: str
     step: int
+    code_version: str  # what a restore brings back (candidate digest) ...
+    dependency_image: str
+    environment: str
+    pending: list[dict[str, object]]  # ... and what it cannot: external actions not yet settled
+    position: int  # the ledger sequence number the checkpoint stands at
     applied: bool
     green: bool
     resolved: bool
@@ -193,6 +260,8 @@ class ResumeDetail(CaseDetail, total=False):
 
 
 class StopDetail(CaseDetail, total=False):
+    unit: str  # the experimental unit that ended (tool and effect runs, search)
+    status: str  # success | incomplete | failed | invalid_environment
     decision: str
     reason: str
     rule: str
@@ -216,7 +285,8 @@ DETAILS: dict[Kind, type] = {
     Kind.VERIFY: VerifyDetail, Kind.ALARM: AlarmDetail, Kind.SCORE: ScoreDetail,
     Kind.REFLECT: ReflectDetail, Kind.IDLE: ReflectDetail, Kind.EXPERIMENT: ExperimentDetail,
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
-    Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail,
+    Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
+    Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
 }  # fmt: skip
 
 
