@@ -16,6 +16,7 @@ Every step is a `Kind.EFFECT` event in the ledger, paid through the budget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -70,8 +71,9 @@ class EffectGate:
             "unit": self.unit, "action": self.actions, "mode": mode, "key": key, "target": target,
             "payload": payload, "outcome": outcome, "error_class": error_class})  # fmt: skip
 
-    def _paid(self, fn: object, *args: object) -> object:
-        op = Operation(fn, args, upper=Usage(cost_units=self.cost), measure=lambda _: Usage(cost_units=self.cost))  # type: ignore[arg-type]
+    def _paid(self, fn: Callable[..., object], *args: object) -> object:
+        op: Operation[object] = Operation(fn, args, upper=Usage(cost_units=self.cost),
+                                          measure=lambda _: Usage(cost_units=self.cost))  # fmt: skip
         return self.budget.paid(Kind.EFFECT, op, round=self.actions)
 
     def send(self, key: str, target: str, body: str) -> str:

@@ -15,7 +15,6 @@ Over a list of experimental units assigned before the runs (`loop.units`):
 
 from __future__ import annotations
 
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -90,8 +89,8 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
         stop = stops.get(u, {"status": "not_returned", "reason": "no stop recorded"})
         runs = [r for r, unit in unit_of_run.items() if unit == u]
         dup = sum(duplicated_effects(ledger, r) for r in runs)
-        trusted = stop["status"] == "success" and stop.get("confirmed", True) is True and dup == 0
-        rows.append(UnitRow(u, str(stop["status"]), str(stop.get("reason", "")), trusted, cands[u], cost[u], dup,
+        ok = stop["status"] == "success" and stop.get("confirmed", True) is True and dup == 0
+        rows.append(UnitRow(u, str(stop["status"]), str(stop.get("reason", "")), ok, cands[u], cost[u], dup,
                             takeovers[u]))  # fmt: skip
     outcomes = [UnitOutcome(r.unit, "success" if r.trusted else "failed" if r.status == "success" else r.status)  # type: ignore[arg-type]
                 for r in rows if r.status != "not_returned"]  # fmt: skip

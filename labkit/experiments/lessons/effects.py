@@ -18,8 +18,8 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 
-from labkit.core.patch import apply
 from labkit.core.errors import PermissionRefused, UnknownEffect
+from labkit.core.patch import apply
 from labkit.core.types import digest
 from labkit.grading.cases import load_case
 from labkit.loop.effects import Checkpoint, EffectGate, duplicated_effects

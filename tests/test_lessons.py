@@ -1,0 +1,211 @@
+"""The chapter's remaining lessons (issue 19), each asserted from its runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from labkit.core.error_classes import ErrorClass
+from labkit.core.errors import InvalidRecord, PermissionRefused, TestChangeRefused
+from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
+from labkit.grading.cases import load_case
+from labkit.grading.verdicts import Checker
+from labkit.loop.bound import BoundReflection, check_bound
+from labkit.loop.test_change import Requirement, change_test
+from labkit.record.events import DETAILS, Kind, undeclared
+from labkit.record.ledger import Ledger
+
+MINE = {Kind.TEST_CHANGE, Kind.TOOL, Kind.EFFECT, Kind.ESCALATE, Kind.REFLECT, Kind.CHECKPOINT}
+
+
+def _declared(led: Ledger) -> None:
+    for e in led.events():
+        if e.role == "budget":  # budget events carry the paid kind and BudgetDetail
+            continue
+        if e.kind in MINE or (e.kind == Kind.STOP and "unit" in e.detail and e.role != "search"):
+            assert Kind(e.kind) in DETAILS and undeclared(Kind(e.kind), e.detail) == [], (e.kind, dict(e.detail))
+
+
+@pytest.fixture(scope="module")
+def checker() -> Checker:
+    return Checker()
+
+
+# -- 1. the coverage counterfactual ------------------------------------------------------------
+
+
+def test_without_the_protective_tests_the_engine_keeps_disable_the_cache(checker: Checker) -> None:
+    led = Ledger()
+    covered, uncovered = coverage.counterfactual(checker, led)
+    assert (covered.protective, uncovered.protective) == (2, 0) and covered.suite != uncovered.suite
+    assert covered.decision == "roll back" and "breaks protective tests" in covered.reason
+    assert covered.kept == "v1 single key (product_id)"
+    assert uncovered.decision == "keep" and uncovered.kept == "alternative: disable the cache"
+    assert uncovered.visible_green and not uncovered.full_green  # green for the loop, wrong for the chapter
+    decided = {e.run_id: e.detail["decision"] for e in led.events() if e.kind == Kind.DECIDE and "offered" in e.detail}
+    assert decided == {"coverage-covered": "roll back", "coverage-uncovered": "keep"}
+
+
+# -- 2. changing a test legitimately ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def walk(checker: Checker) -> test_change.Walkthrough:
+    return test_change.walkthrough(checker)
+
+
+def test_the_wrong_test_makes_the_engine_keep_the_wrong_fix_until_the_change(walk: test_change.Walkthrough) -> None:
+    assert walk.kept(walk.before) == "free above 50 only (order_total > 50)"
+    assert walk.kept(walk.after) == "free from 50 on (order_total >= 50)"
+
+
+def test_a_test_change_without_independent_evidence_is_refused_and_recorded(walk: test_change.Walkthrough) -> None:
+    assert [offered for offered, _ in walk.refusals] == ["none", "NOTE-1 by scripted: shipping rivals"]
+    refused = [e.detail for e in walk.ledger.events("shipping-change") if e.kind == Kind.TEST_CHANGE and not e.detail["accepted"]]
+    assert len(refused) == 2 and "no requirement evidence" in refused[0]["why"] and "NOTE-1" in refused[1]["why"]
+    _declared(walk.ledger)
+
+
+def test_an_accepted_change_records_evidence_digests_and_revalidates_every_scored_candidate(walk: test_change.Walkthrough) -> None:
+    out = walk.outcome
+    ev = next(e for e in walk.ledger.events() if e.kind == Kind.TEST_CHANGE and e.detail["accepted"])
+    assert ev.seq == out.seq and ev.detail["requirement"]["id"] == "REQ-7"
+    assert (ev.detail["old_suite"], ev.detail["new_suite"]) == (out.old.digest, out.new.digest) != (out.old.digest,) * 2
+    assert ev.detail["old_test"] != ev.detail["new_test"]
+    scored_before = {e.detail["candidate"] for e in walk.ledger.events("shipping-before") if e.kind == Kind.VERIFY}
+    assert {r.candidate for r in out.revalidated} == scored_before and len(scored_before) == 3
+    flips = {r.label: (r.old_resolved, r.new_resolved) for r in out.revalidated}
+    assert flips["free above 50 only (order_total > 50)"] == (True, False)
+    assert flips["free from 50 on (order_total >= 50)"] == (False, True)
+
+
+def test_a_change_is_refused_for_evidence_about_another_test_or_candidates_it_cannot_recheck(checker: Checker) -> None:
+    c = load_case("free_shipping")
+    led = Ledger()
+    test_change._engine(c, test_change.Task("free_shipping", c.start, c.suite), led, checker, "r")
+    other = Requirement("REQ-9", "finance", "policy", "fees are in EUR", ("tests/test_other.py::test_x",))
+    good = test_change.requirements(c)["REQ-7"]
+    with pytest.raises(TestChangeRefused, match="does not concern"):
+        change_test(c.suite, test_change.change(c), other, pool={}, checker=checker, ledger=led, run_id="x")
+    with pytest.raises(TestChangeRefused, match="cannot be re-validated"):
+        change_test(c.suite, test_change.change(c), good, pool={}, checker=checker, ledger=led, run_id="x")
+    assert [e.detail["accepted"] for e in led.events("x")] == [False, False]
+
+
+# -- 3. observation-bound reflection ----------------------------------------------------------
+
+
+def test_unbound_reflection_burns_the_budget_bound_reflection_escalates_after_one_action() -> None:
+    led = Ledger()
+    unbound, bound = bound_reflection.compare(led)
+    assert unbound.outcome == "budget_exhausted" and unbound.actions == bound_reflection.BUDGET
+    assert len({o.command for o in unbound.history}) == unbound.actions  # ever-different commands
+    assert {o.error_class for o in unbound.history} == {ErrorClass.POLICY_DENIED} and unbound.new_evidence == 0
+    assert bound.outcome == "escalated" and bound.actions == 1
+    spend = {r: sum(e.cost_units for e in led.events(r) if e.role == "budget" and e.detail["status"] in ("settled", "unknown"))
+             for r in ("deploy-unbound", "deploy-bound")}  # fmt: skip
+    assert spend == {"deploy-unbound": unbound.spent, "deploy-bound": bound.spent} == {"deploy-unbound": 6.0, "deploy-bound": 1.0}
+    reflections = [e.detail for e in led.events("deploy-bound") if e.kind == Kind.REFLECT]
+    assert reflections[0]["error_class"] == "POLICY_DENIED" and reflections[0]["action"] == 1 and reflections[0]["open"]
+    assert [e.kind for e in led.events("deploy-bound")][-2:] == [Kind.ESCALATE, Kind.STOP]
+    assert not any(e.kind == Kind.ESCALATE for e in led.events("deploy-unbound"))
+    _declared(led)
+
+
+def test_a_reflection_that_misreads_the_recorded_class_or_cites_another_action_is_rejected() -> None:
+    led = Ledger()
+    bound_reflection.compare(led)
+    ok = BoundReflection(1, ErrorClass.POLICY_DENIED, bound_reflection.TARGET, ("no write permission",),
+                         "denied", "authorisation", "ask the operator")  # fmt: skip
+    assert check_bound(ok, led, "deploy-bound") is ok
+    from dataclasses import replace
+
+    with pytest.raises(InvalidRecord, match="classified POLICY_DENIED"):
+        check_bound(replace(ok, error_class=ErrorClass.INVALID_ARGUMENT), led, "deploy-bound")
+    with pytest.raises(InvalidRecord, match="never recorded"):
+        check_bound(replace(ok, action=7), led, "deploy-bound")
+    with pytest.raises(InvalidRecord, match="open explanations"):
+        check_bound(replace(ok, open=()), led, "deploy-bound")
+    with pytest.raises(InvalidRecord, match="unbound"):
+        check_bound(None, led, "deploy-bound")
+
+
+def test_the_bound_controller_refuses_an_unbound_reflector() -> None:
+    from labkit.loop.bound import run_tool_task
+    from labkit.record.budget import Budget, limits
+
+    led = Ledger()
+    br = bound_reflection
+    with pytest.raises(InvalidRecord, match="unbound"):
+        run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, run_id="r", unit="r", ledger=led,
+                      budget=Budget(limits(cost_units=6), ledger=led, run_id="r"), require_bound=True)  # fmt: skip
+
+
+# -- 4. side effects a rollback cannot undo ---------------------------------------------------
+
+
+def test_rollback_restores_code_but_neither_refunds_nor_unsends() -> None:
+    s = effects.gated()
+    c = load_case("cache_isolation")
+    assert [o for _, o in s.steps][:2] == ["planned", "unknown"]
+    assert s.steps[2][1].startswith("refused: UNKNOWN_EFFECT") and s.steps[3][1] == "found"
+    assert s.steps[4][1] == "deduplicated"
+    assert s.delivered == 1 and s.duplicates == 0
+    assert s.code_after_rollback == c.start.digest != s.checkpoints[1].code_version
+    assert s.spent_before_rollback == s.spent_after_rollback == 2.0  # the live send and the reconciliation
+    c0, c1, _ = s.checkpoints
+    assert c0.pending == () and [p["state"] for p in c1.pending] == ["planned"] and c1.position > c0.position
+    cp = [e.detail for e in s.ledger.events(s.run_id) if e.kind == Kind.CHECKPOINT]
+    assert {"code_version", "dependency_image", "environment", "pending", "position"} <= set(cp[1])
+    _declared(s.ledger)
+
+
+def test_a_naive_retry_duplicates_the_send_and_the_ledger_shows_it() -> None:
+    s = effects.naive()
+    assert s.delivered == 2 and s.duplicates == 1
+
+
+def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
+    from labkit.loop.effects import EffectGate
+    from labkit.record.budget import Budget, limits
+
+    led = Ledger()
+    gate = EffectGate(effects.LocalOutbox(), Budget(limits(cost_units=5), ledger=led, run_id="u"), led, "u", "u")
+    assert gate.send("k", "t", "b") == "unknown"
+    with pytest.raises(PermissionRefused, match="reconcile"):
+        gate.send("k2", "t", "b")  # same payload under a new key: still a repeat
+    gate.finish("success", "claimed")
+    assert [e.detail["status"] for e in led.events("u") if e.kind == Kind.STOP] == ["incomplete"]
+
+
+# -- 5. layer metrics -------------------------------------------------------------------------
+
+
+def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
+    p = metrics.portfolio(checker)
+    m = p.metrics
+    rows = {r.unit: r for r in m.rows}
+    assert m.units == len(metrics.ASSIGNED) == 9  # invalid_environment stays in the denominator
+    assert rows["search-wrong-env"].status == "invalid_environment" and not rows["search-wrong-env"].trusted
+    assert {u for u, r in rows.items() if r.trusted} == {"search-14", "search-22", "effects-gated"}
+    assert m.trusted == 3 and m.trusted_rate == pytest.approx(3 / 9)
+    branches = {u: sum(1 for e in p.ledger.events(u) if e.kind == "branch") for u in metrics.SEARCH_UNITS}
+    assert {u: rows[u].candidates for u in metrics.SEARCH_UNITS} == branches and min(branches.values()) >= 2
+    assert m.candidates_per_task == pytest.approx(sum(r.candidates for r in m.rows) / 9)
+    assert m.cost == pytest.approx(sum(e.cost_units for e in p.ledger.events()
+                                       if e.role == "budget" and e.detail["status"] in ("settled", "unknown", "overrun")))  # fmt: skip
+    assert m.cost_per_trusted == pytest.approx(m.cost / 3)
+    assert (m.duplicated_side_effects, m.no_progress_stops, m.human_takeovers) == (1, 1, 1)
+    assert rows["effects-naive"].status == "success" and not rows["effects-naive"].trusted  # a duplicate is not trusted
+
+
+def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> None:
+    from labkit.loop.layer_metrics import layer_metrics
+
+    led = Ledger()
+    for branch in range(3):
+        led.record("r1", 1, "search", "branch", detail={"unit": "task-1", "branch": branch})
+    led.record("r1", 1, "search", Kind.STOP, detail={"unit": "task-1", "status": "success", "confirmed": True})
+    m = layer_metrics(led, ["task-1", "task-2"])
+    assert (m.trusted, m.units, m.candidates_per_task) == (1, 2, 1.5)
+    assert [r.status for r in m.rows] == ["success", "not_returned"]
+    assert m.cost_per_trusted == 0.0
