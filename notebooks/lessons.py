@@ -1,0 +1,200 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="Five lessons the loop teaches by running")
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # Five lessons, each a run
+
+    Seeds 000 and 002 end with lessons that are easy to nod at and easy to forget. Here each one
+    is a short run on case material: the engine, the validator, the budget and the ledger are
+    the real ones; where a tool, an outbox or a reflector is **simulated or scripted**, the
+    section says so. Every number below is read from what the run recorded and asserted in
+    `tests/test_lessons.py`.
+    """)
+    return
+
+
+@app.cell
+def _():
+    from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
+    from labkit.grading.verdicts import Checker
+    from labkit.views import lessons as views
+
+    checker = Checker()  # one verdict cache: each distinct candidate runs pytest once
+    return bound_reflection, checker, coverage, effects, metrics, test_change, views
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## 1 · The coverage counterfactual
+
+    *"If the same-user hit test had never been written, the loop would quietly accept 'disable
+    the cache'."* The engine runs twice from v1 of the cache case with one scripted proposal,
+    **disable the cache**: once on the protected acceptance as written, once with the
+    protective same-user hit tests removed. The full acceptance scores the result afterwards,
+    as a hidden suite the loop never sees.
+    """)
+    return
+
+
+@app.cell
+def _(checker, coverage, mo, views):
+    arms = coverage.counterfactual(checker)
+    mo.vstack([
+        mo.ui.table(views.coverage_frame(arms), selection=None),
+        mo.md("Same proposal, same engine, same validator: only the acceptance differs. "
+              "**Reflection quality is capped by acceptance coverage.**"),
+    ])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## 2 · Changing a test legitimately
+
+    Case `data/free_shipping`: the ticket said "free shipping over 50", and its author wrote a
+    protected test that an order of exactly 50 still pays. The pricing policy (REQ-7, signed
+    off by the product owner) says **50 or more** ships free. The engine, offered both fixes,
+    keeps the one the wrong test wants. A protected test may change only on a requirement
+    record the candidates' author did not write, through its own recorded event, and every
+    candidate scored under the old test is re-validated.
+    """)
+    return
+
+
+@app.cell
+def _(checker, test_change):
+    walk = test_change.walkthrough(checker)
+    return (walk,)
+
+
+@app.cell
+def _(mo, walk):
+    _ev = next(e for e in walk.ledger.events() if e.kind == "test_change" and e.detail["accepted"])
+    _refused = "\n".join(f"- evidence **{o}** → refused: {why.split('refused: ')[-1]}" for o, why in walk.refusals)
+    mo.md(f"""
+    Before the change the engine keeps **{walk.kept(walk.before)}**.
+
+    {_refused}
+    - evidence **REQ-7** by *{walk.outcome.requirement.author}* → accepted, event #{_ev.seq}:
+      test `{_ev.detail["old_test"]}` → `{_ev.detail["new_test"]}`, suite `{_ev.detail["old_suite"]}` →
+      `{_ev.detail["new_suite"]}`.
+
+    After the change the engine keeps **{walk.kept(walk.after)}**.
+    """)
+    return
+
+
+@app.cell
+def _(mo, views, walk):
+    mo.vstack([mo.md("Every candidate scored under the old test, re-validated:"),
+               mo.ui.table(views.revalidation_frame(walk), selection=None)])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## 3 · Observation-bound reflection
+
+    Seed 002 §2: the same model may read a permission refusal as a badly written command and
+    keep changing the command. The tool here is a **simulated** shell in which policy denies
+    writes under `/srv/deploy`; both reflectors are **scripted**. The unbound one answers the
+    message's words; the bound one must cite the action number, the error class the control
+    plane recorded, the artifact and the explanations not yet ruled out — and POLICY_DENIED
+    grants only an authorisation change or stop.
+    """)
+    return
+
+
+@app.cell
+def _(bound_reflection, mo, views):
+    unbound, bound = bound_reflection.compare()
+    _cmds = "\n".join(f"{o.action}. `{o.command}` → {o.error_class}" for o in unbound.history)
+    mo.vstack([
+        mo.ui.table(views.tool_frame([unbound, bound]), selection=None),
+        mo.md(f"The unbound reflector's commands, budget {bound_reflection.BUDGET:g} units:\n\n{_cmds}"),
+    ])
+    return (bound,)
+
+
+@app.cell
+def _(bound, mo):
+    _r = [o for o in bound.history][0]
+    mo.md(f"""
+    The bound reflection, as recorded: **observation** — action {_r.action} (`{_r.command}`)
+    classified **{_r.error_class}** on artifact `{_r.artifact}`; **contributing hypothesis** — the
+    refusal is an authorisation decision, not the command's form (still open: this role lacks
+    write permission; the directory is read-only by policy); **next trial** — ask the operator
+    for authorisation. Outcome: **{bound.outcome}** after {bound.actions} action.
+    """)
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## 4 · Side effects a rollback cannot undo
+
+    The cache fix comes with a notice to customers. The outbox is a **local in-process stub**
+    (simulated) that delivers and then loses the first acknowledgement: UNKNOWN_EFFECT. The
+    gate plans in dry run, sends under an idempotency key, refuses to repeat before
+    reconciling, and checkpoints record code version, dependency image, environment, pending
+    external actions and event position.
+    """)
+    return
+
+
+@app.cell
+def _(effects, mo, views):
+    gated, naive = effects.gated(), effects.naive()
+    mo.vstack([
+        mo.ui.table(views.effect_frame(gated), selection=None),
+        mo.ui.table(views.checkpoint_frame(gated), selection=None),
+        mo.md(f"""
+    After the rollback the code is `{gated.code_after_rollback}` again, but the budget re-read from
+    the ledger still says **{gated.spent_after_rollback:g}** units spent (it was
+    {gated.spent_before_rollback:g} before) and the outbox still holds **{gated.delivered}** notice.
+    A naive retry with a fresh key instead: **{naive.delivered}** deliveries, **{naive.duplicates}**
+    duplicate found by the audit.
+    """),
+    ])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## 5 · Layer metrics
+
+    Seed 002 §6's metrics for in-task evolution, read from one ledger holding the real frontier
+    search on `api_change` at three budgets, a fourth search task whose environment check
+    failed (**invalid_environment**, kept in the denominator), the deploy task three ways and
+    the notice two ways. All branches of a search are one unit.
+    """)
+    return
+
+
+@app.cell
+def _(checker, metrics, mo, views):
+    lm = metrics.portfolio(checker).metrics
+    mo.vstack([mo.ui.table(views.metrics_frame(lm), selection=None),
+               mo.ui.table(views.units_frame(lm), selection=None)])
+    return
+
+
+if __name__ == "__main__":
+    app.run()
