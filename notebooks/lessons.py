@@ -172,6 +172,14 @@ def _(effects, mo, views):
     duplicate found by the audit.
     """),
     ])
+    return (gated,)
+
+
+@app.cell
+def _(effects, gated, mo, views):
+    _steps = effects.effect_steps(gated.ledger, gated.run_id)
+    mo.vstack([mo.md("### The gated run, event by event (from its ledger)"),
+               mo.ui.anywidget(views.effect_browser(_steps))])
     return
 
 

@@ -209,3 +209,19 @@ def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> No
     assert (m.trusted, m.units, m.candidates_per_task) == (1, 2, 1.5)
     assert [r.status for r in m.rows] == ["success", "not_returned"]
     assert m.cost_per_trusted == 0.0
+
+
+def test_the_effect_steps_read_spend_and_deliveries_from_the_ledger() -> None:
+    from labkit.loop.effects import effect_steps
+    from labkit.views.lessons import effect_browser
+
+    s = effects.gated()
+    steps = effect_steps(s.ledger, s.run_id)
+    outcomes = [st.detail.get("outcome") for st in steps if st.kind == Kind.EFFECT]
+    assert outcomes == ["planned", "unknown", "refused", "found", "deduplicated"]
+    unknown = next(st for st in steps if st.detail.get("outcome") == "unknown")
+    assert unknown.delivered == () and unknown.pending == ("notice-1 (unknown)",) and unknown.spent == 1.0
+    assert steps[-1].kind == Kind.CHECKPOINT and steps[-1].spent == s.spent_after_rollback
+    assert steps[-1].delivered == ("notice-1",)  # rolled back, still delivered
+    w = effect_browser(steps)
+    assert w.count == len(steps) and "notice-1" in w.pages[-1]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
-__all__ = ["Checkpoint", "EffectGate", "Outbox", "duplicated_effects"]
+__all__ = ["Checkpoint", "EffectGate", "EffectStep", "Outbox", "duplicated_effects", "effect_steps"]
 
 
 class Outbox(Protocol):
@@ -141,3 +141,38 @@ def duplicated_effects(ledger: Ledger, run_id: str | None = None) -> int:
         if e.kind == Kind.EFFECT and d.get("outcome") in ("sent", "found"):
             keys.setdefault((str(d.get("unit")), str(d.get("target")), str(d.get("payload"))), set()).add(str(d["key"]))
     return sum(len(k) - 1 for k in keys.values())
+
+
+@dataclass(frozen=True)
+class EffectStep:
+    """One recorded effect, checkpoint or stop, with the accounts as they stood after it."""
+
+    seq: int
+    kind: str
+    detail: dict[str, object]
+    spent: float  # budget charged up to and including this step
+    delivered: tuple[str, ...]  # keys known delivered (sent, or found on reconciling)
+    pending: tuple[str, ...]  # keys planned or unknown
+
+
+def effect_steps(ledger: Ledger, run_id: str) -> list[EffectStep]:
+    """The run's effect/checkpoint/stop events, each with spend and delivery state read from the ledger."""
+    out: list[EffectStep] = []
+    spent, delivered, pending = 0.0, list[str](), dict[str, str]()
+    for e in ledger.events(run_id):
+        d = dict(e.detail)
+        if e.role == Role.BUDGET:
+            spent += e.cost_units if d.get("status") in ("settled", "unknown", "overrun") else 0.0
+            continue
+        if e.kind == Kind.EFFECT:
+            key, outcome = str(d["key"]), d.get("outcome")
+            if outcome in ("sent", "found") and key not in delivered:
+                delivered.append(key)
+            if outcome in ("planned", "unknown"):
+                pending[key] = str(outcome)
+            elif outcome in ("sent", "found", "not_found", "deduplicated"):
+                pending.pop(key, None)
+        elif e.kind not in (Kind.CHECKPOINT, Kind.STOP):
+            continue
+        out.append(EffectStep(e.seq, e.kind, d, spent, tuple(delivered), tuple(f"{k} ({v})" for k, v in pending.items())))
+    return out

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import TYPE_CHECKING
 
 import polars as pl
+
+from labkit.views.stepper import Stepper
 
 if TYPE_CHECKING:
     from labkit.experiments.lessons.coverage import Arm
     from labkit.experiments.lessons.effects import Story
     from labkit.experiments.lessons.test_change import Walkthrough
     from labkit.loop.bound import ToolRun
+    from labkit.loop.effects import EffectStep
     from labkit.loop.layer_metrics import LayerMetrics
 
-__all__ = ["checkpoint_frame", "coverage_frame", "effect_frame", "metrics_frame", "revalidation_frame",
+__all__ = ["checkpoint_frame", "coverage_frame", "effect_browser", "effect_frame", "metrics_frame", "revalidation_frame",
            "tool_frame", "units_frame"]  # fmt: skip
 
 
@@ -78,3 +82,24 @@ def metrics_frame(m: LayerMetrics) -> pl.DataFrame:
         "value": [f"{m.trusted}/{m.units} = {m.trusted_rate:.2f}", f"{m.candidates_per_task:.2f}", cost,
                   str(m.duplicated_side_effects), str(m.no_progress_stops), str(m.human_takeovers)],
     })  # fmt: skip
+
+
+def _effect_page(s: EffectStep) -> str:
+    d = s.detail
+    if s.kind == "effect":
+        what = f"<b>{d.get('mode')}</b> key <code>{d.get('key')}</code> → <b>{d.get('outcome')}</b>"
+        if d.get("error_class"):
+            what += f" ({d['error_class']})"
+    elif s.kind == "checkpoint":
+        what = (f"<b>checkpoint</b>: {escape(str(d.get('reason')))} — code <code>{d.get('code_version')}</code>, "
+                f"image <code>{d.get('dependency_image')}</code>, event position {d.get('position')}")  # fmt: skip
+    else:
+        what = f"<b>stop</b>: {d.get('status')} — {escape(str(d.get('reason')))}"
+    return (f"<div class='labkit-step'><h3>Event #{s.seq}: {s.kind}</h3><p>{what}</p>"
+            f"<p>budget spent so far: <b>{s.spent:g}</b> · delivered: <b>{', '.join(s.delivered) or 'nothing'}</b>"
+            f" · pending: <b>{', '.join(s.pending) or 'nothing'}</b></p></div>")  # fmt: skip
+
+
+def effect_browser(steps: Sequence[EffectStep]) -> Stepper:
+    """A Stepper over a recorded effect run (marimo: wrap in mo.ui.anywidget)."""
+    return Stepper(len(steps), [s.kind for s in steps], unit="event", pages=[_effect_page(s) for s in steps])

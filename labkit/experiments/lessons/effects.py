@@ -22,11 +22,11 @@ from labkit.core.errors import PermissionRefused, UnknownEffect
 from labkit.core.patch import apply
 from labkit.core.types import digest
 from labkit.grading.cases import load_case
-from labkit.loop.effects import Checkpoint, EffectGate, duplicated_effects
+from labkit.loop.effects import Checkpoint, EffectGate, duplicated_effects, effect_steps
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 
-__all__ = ["LocalOutbox", "Story", "gated", "naive"]
+__all__ = ["LocalOutbox", "Story", "effect_steps", "gated", "naive"]
 
 TARGET = "customers@shop.example"
 BODY = "Prices were recalculated per customer; your cached quote may have changed."
