@@ -200,7 +200,11 @@ def _(mo):
 def _(checker, metrics, mo, views):
     lm = metrics.portfolio(checker).metrics
     mo.vstack([mo.ui.table(views.metrics_frame(lm), selection=None),
-               mo.ui.table(views.units_frame(lm), selection=None)])
+               mo.ui.table(views.units_frame(lm), selection=None),
+               mo.md("A unit is a **trusted** completion when it ended in success, was confirmed on a sealed "
+                     "set where it had one, and duplicated no side effect: the naive notice 'succeeded' and "
+                     "is not trusted. Candidates are search branches and tool commands tried; a notice is an "
+                     "action, not a candidate. Cost counts every unit, failures included.")])
     return
 
 
