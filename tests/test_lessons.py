@@ -225,3 +225,12 @@ def test_the_effect_steps_read_spend_and_deliveries_from_the_ledger() -> None:
     assert steps[-1].delivered == ("notice-1",)  # rolled back, still delivered
     w = effect_browser(steps)
     assert w.count == len(steps) and "notice-1" in w.pages[-1]
+
+
+def test_the_new_kinds_refuse_an_undeclared_detail_field_before_writing() -> None:
+    from labkit.core.errors import LedgerError
+    from labkit.record.events import declared
+
+    assert declared(Kind.EFFECT, {"key": "k", "outcome": "sent"}) == {"key": "k", "outcome": "sent"}
+    with pytest.raises(LedgerError, match="idempotency"):
+        declared(Kind.EFFECT, {"idempotency": "k"})

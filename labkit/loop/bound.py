@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from labkit.core.error_classes import Action, ErrorClass, permits
-from labkit.core.errors import InvalidRecord, PermissionRefused
+from labkit.core.errors import BudgetExhausted, InvalidRecord, PermissionRefused
 from labkit.core.types import Usage
 from labkit.loop.classify import classify
 from labkit.record.budget import Operation
-from labkit.record.events import Kind, Role
+from labkit.record.events import Kind, Role, declared
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
@@ -125,8 +125,6 @@ def run_tool_task(
     With `max_no_evidence` the run stops ("no_progress") after that many actions in a row that
     added no new evidence. The run's end is a STOP event of `unit` with its status.
     """
-    from labkit.core.errors import BudgetExhausted
-
     history: list[Observed] = []
     seen: set[tuple[str, str, str]] = set()
     new_evidence, command, outcome, stale = 0, first, "max_actions", 0
@@ -146,9 +144,9 @@ def run_tool_task(
         stale = 0 if fresh or n == 1 else stale + 1
         seen.add(key)
         history.append(obs)
-        ledger.record(run_id, n, Role.TOOL, Kind.TOOL, detail={
+        ledger.record(run_id, n, Role.TOOL, Kind.TOOL, detail=declared(Kind.TOOL, {
             "unit": unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
-            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
+            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output}))  # fmt: skip
         if obs.ok:
             outcome = "done"
             break
@@ -160,9 +158,9 @@ def run_tool_task(
             if not permits(r.error_class, wanted):
                 raise PermissionRefused(f"{r.error_class.value} does not permit {wanted.value!r}")
         if nxt.escalate:
-            ledger.record(run_id, n, Role.HUMAN, Kind.ESCALATE, detail={
+            ledger.record(run_id, n, Role.HUMAN, Kind.ESCALATE, detail=declared(Kind.ESCALATE, {
                 "unit": unit, "action": n, "error_class": obs.error_class.value if obs.error_class else "",
-                "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text})  # fmt: skip
+                "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text}))  # fmt: skip
             outcome = "escalated"
             break
         if not nxt.command:
@@ -172,8 +170,8 @@ def run_tool_task(
             outcome = "no_progress"
             break
         command = nxt.command
-    ledger.record(run_id, len(history), Role.CONTROL, Kind.STOP, detail={
-        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome})  # fmt: skip
+    ledger.record(run_id, len(history), Role.CONTROL, Kind.STOP, detail=declared(Kind.STOP, {
+        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome}))  # fmt: skip
     return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units, new_evidence, outcome,
                    tuple(history))  # fmt: skip
 
@@ -184,4 +182,4 @@ def _record_reflection(ledger: Ledger, run_id: str, unit: str, n: int, nxt: Next
     if r is not None:
         detail |= {"action": r.action, "error_class": r.error_class.value, "artifact": r.artifact,
                    "open": list(r.open), "hypothesis": r.hypothesis, "next_trial": r.next_trial}  # fmt: skip
-    ledger.record(run_id, n, Role.REFLECTOR, Kind.REFLECT, detail=detail)
+    ledger.record(run_id, n, Role.REFLECTOR, Kind.REFLECT, detail=declared(Kind.REFLECT, detail))

@@ -41,6 +41,7 @@ __all__ = [
     "TestChangeDetail",
     "ToolDetail",
     "VerifyDetail",
+    "declared",
     "undeclared",
 ]
 
@@ -301,3 +302,13 @@ def _inherited(cls: type) -> set[str]:
     for base in cls.__mro__:
         out |= set(getattr(base, "__annotations__", {}))
     return out
+
+
+def declared(kind: Kind, detail: Mapping[str, object]) -> dict[str, object]:
+    """`detail` as a dict, or LedgerError naming the fields `kind` does not declare (write-time check)."""
+    extra = undeclared(kind, detail)
+    if extra:
+        from labkit.core.errors import LedgerError
+
+        raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
+    return dict(detail)
