@@ -83,7 +83,7 @@ def _(checker, test_change):
 
 @app.cell
 def _(mo, walk):
-    _ev = next(e for e in walk.ledger.events() if e.kind == "test_change" and e.detail["accepted"])
+    _ev = walk.accepted()
     _refused = "\n".join(f"- evidence **{o}** → refused: {why.split('refused: ')[-1]}" for o, why in walk.refusals)
     mo.md(f"""
     Before the change the engine keeps **{walk.kept(walk.before)}**.
@@ -122,24 +122,26 @@ def _(mo):
 
 @app.cell
 def _(bound_reflection, mo, views):
-    unbound, bound = bound_reflection.compare()
+    from labkit.record.ledger import Ledger
+
+    tool_ledger = Ledger()
+    unbound, bound = bound_reflection.compare(tool_ledger)
     _cmds = "\n".join(f"{o.action}. `{o.command}` → {o.error_class}" for o in unbound.history)
     mo.vstack([
         mo.ui.table(views.tool_frame([unbound, bound]), selection=None),
         mo.md(f"The unbound reflector's commands, budget {bound_reflection.BUDGET:g} units:\n\n{_cmds}"),
     ])
-    return (bound,)
+    return bound, tool_ledger
 
 
 @app.cell
-def _(bound, mo):
-    _r = [o for o in bound.history][0]
+def _(bound, mo, tool_ledger):
+    _r = next(e.detail for e in tool_ledger.events(bound.run_id) if e.kind == "reflect")
     mo.md(f"""
-    The bound reflection, as recorded: **observation** — action {_r.action} (`{_r.command}`)
-    classified **{_r.error_class}** on artifact `{_r.artifact}`; **contributing hypothesis** — the
-    refusal is an authorisation decision, not the command's form (still open: this role lacks
-    write permission; the directory is read-only by policy); **next trial** — ask the operator
-    for authorisation. Outcome: **{bound.outcome}** after {bound.actions} action.
+    The bound reflection, as recorded in the ledger: **observation** — action {_r["action"]},
+    classified **{_r["error_class"]}**, artifact `{_r["artifact"]}`; **contributing hypothesis** —
+    {_r["hypothesis"]} (not yet ruled out: {"; ".join(_r["open"])}); **next trial** —
+    {_r["next_trial"]}. Outcome: **{bound.outcome}** after {bound.actions} action.
     """)
     return
 

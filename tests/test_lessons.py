@@ -67,7 +67,7 @@ def test_a_test_change_without_independent_evidence_is_refused_and_recorded(walk
 
 def test_an_accepted_change_records_evidence_digests_and_revalidates_every_scored_candidate(walk: test_change.Walkthrough) -> None:
     out = walk.outcome
-    ev = next(e for e in walk.ledger.events() if e.kind == Kind.TEST_CHANGE and e.detail["accepted"])
+    ev = walk.accepted()
     assert ev.seq == out.seq and ev.detail["requirement"]["id"] == "REQ-7"
     assert (ev.detail["old_suite"], ev.detail["new_suite"]) == (out.old.digest, out.new.digest) != (out.old.digest,) * 2
     assert ev.detail["old_test"] != ev.detail["new_test"]
@@ -81,7 +81,9 @@ def test_an_accepted_change_records_evidence_digests_and_revalidates_every_score
 def test_a_change_is_refused_for_evidence_about_another_test_or_candidates_it_cannot_recheck(checker: Checker) -> None:
     c = load_case("free_shipping")
     led = Ledger()
-    test_change._engine(c, test_change.Task("free_shipping", c.start, c.suite), led, checker, "r")
+    from labkit.loop.engine import Task
+
+    test_change.engine_round(c, Task("free_shipping", c.start, c.suite), led, checker, "r")
     other = Requirement("REQ-9", "finance", "policy", "fees are in EUR", ("tests/test_other.py::test_x",))
     good = test_change.requirements(c)["REQ-7"]
     with pytest.raises(TestChangeRefused, match="does not concern"):

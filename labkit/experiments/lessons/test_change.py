@@ -25,9 +25,10 @@ from labkit.grading.verdicts import Checker
 from labkit.loop.engine import EngineRun, Task, run
 from labkit.loop.strategies import Rivals
 from labkit.loop.test_change import ChangeOutcome, Requirement, TestChange, change_test
-from labkit.record.ledger import Ledger
+from labkit.record.events import Kind
+from labkit.record.ledger import Event, Ledger
 
-__all__ = ["Walkthrough", "change", "requirements", "walkthrough"]
+__all__ = ["Walkthrough", "change", "engine_round", "requirements", "walkthrough"]
 
 CASE = "free_shipping"
 STRATEGY = "scripted: shipping rivals"
@@ -59,17 +60,22 @@ class Walkthrough:
     def kept(self, run: EngineRun) -> str:
         return run.traces[CASE].final.label
 
+    def accepted(self) -> Event:
+        """The recorded, accepted TEST_CHANGE event."""
+        return next(e for e in self.ledger.events() if e.kind == Kind.TEST_CHANGE and e.detail["accepted"])
 
-def _engine(c: Case, suite_of: Task, led: Ledger, checker: Checker, run_id: str) -> EngineRun:
+
+def engine_round(c: Case, task: Task, led: Ledger, checker: Checker, run_id: str) -> EngineRun:
+    """One engine round on `task` with both fixes proposed as rivals."""
     rivals = Rivals(tuple((n, c.patch(n)) for n in ("inclusive", "exclusive")), name=STRATEGY)
-    return run([suite_of], rivals, checker, rounds=1, ledger=led, run_id=run_id)
+    return run([task], rivals, checker, rounds=1, ledger=led, run_id=run_id)
 
 
 def walkthrough(checker: Checker | None = None) -> Walkthrough:
     c = load_case(CASE)
     checker = checker or Checker()
     led = Ledger()
-    before = _engine(c, Task(CASE, c.start, c.suite), led, checker, "shipping-before")
+    before = engine_round(c, Task(CASE, c.start, c.suite), led, checker, "shipping-before")
     trace = before.traces[CASE]
     pool = {c.start.digest: c.start, **{a.patched.digest: a.patched for a in trace.rounds[0].attempts if a.patched}}
     reqs, proposed = requirements(c), change(c)
@@ -81,5 +87,5 @@ def walkthrough(checker: Checker | None = None) -> Walkthrough:
             refusals.append(("none" if offered is None else f"{offered.id} by {offered.author}", str(exc)))
     outcome = change_test(c.suite, proposed, reqs["REQ-7"], pool=pool, checker=checker, ledger=led,
                           run_id="shipping-change")  # fmt: skip
-    after = _engine(c, Task(CASE, c.start, outcome.new), led, checker, "shipping-after")
+    after = engine_round(c, Task(CASE, c.start, outcome.new), led, checker, "shipping-after")
     return Walkthrough(before, tuple(refusals), outcome, after, led)
