@@ -34,10 +34,11 @@ class AcceptanceSuite:
     """Pristine protected tests plus the node ids that must pass. Fixed before the first run."""
 
     name: str
-    tests: Mapping[str, str]  # relative path -> pristine text
+    tests: Mapping[str, str | bytes]  # relative path -> pristine text (bytes: a binary fixture)
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    import_roots: tuple[str, ...] = ()  # folders on sys.path besides the workspace root
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tests", MappingProxyType(dict(sorted(self.tests.items()))))
@@ -45,6 +46,7 @@ class AcceptanceSuite:
         object.__setattr__(self, "pass_to_pass", tuple(self.pass_to_pass))
         groups = {g: tuple(ids) for g, ids in self.groups.items()}
         object.__setattr__(self, "groups", MappingProxyType(groups))
+        object.__setattr__(self, "import_roots", tuple(self.import_roots))
         self._check()
 
     def _check(self) -> None:
@@ -76,7 +78,8 @@ class AcceptanceSuite:
     def _check_nodeid(self, nodeid: str) -> None:
         # A typo here would later look like a test "missing from the report": catch it now.
         path, names = split_nodeid(nodeid)
-        if path not in self.tests:
+        text = self.tests.get(path)
+        if not isinstance(text, str) or not path.endswith(".py"):
             raise SuiteError(
                 f"suite {self.name!r}: {nodeid!r} names file {path!r}, not among the protected tests {list(self.tests)}"
             )
@@ -85,7 +88,7 @@ class AcceptanceSuite:
         for name in names:
             bare = name.partition("[")[0]
             pattern = rf"^\s*((async\s+)?(def|class)\s+{re.escape(bare)}\b|{re.escape(bare)}\s*=)"
-            if not re.search(pattern, self.tests[path], re.M):
+            if not re.search(pattern, text, re.M):
                 raise SuiteError(
                     f"suite {self.name!r}: {nodeid!r}: no def, class or assignment of {bare!r} in {path}"
                 )
@@ -93,11 +96,13 @@ class AcceptanceSuite:
     @property
     def digest(self) -> str:
         """Names what grades: test texts and required node ids (not the name or display groups)."""
-        payload = {
-            "tests": dict(self.tests),
+        payload: dict[str, object] = {
+            "tests": {p: t if isinstance(t, str) else "bytes:" + digest(t) for p, t in self.tests.items()},
             "f2p": sorted(self.fail_to_pass),
             "p2p": sorted(self.pass_to_pass),
         }
+        if self.import_roots:  # only when set, so existing suites keep their digests
+            payload["import_roots"] = list(self.import_roots)
         return digest(json.dumps(payload, sort_keys=True))
 
     def __hash__(self) -> int:

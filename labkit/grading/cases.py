@@ -1,22 +1,33 @@
 """Case material on disk: a starting candidate, its protected acceptance, and named patches.
 
-A case directory holds `case.json` (names, F2P/P2P node ids, display groups, patches,
-patch cap), the starting code under `start/` (or the folder `case.json` names), the
-protected tests under `tests/`, and unified diffs under `patches/`.
+The one loader for every case labkit runs: the worked examples under data/, the repair
+experiment's cases (visible + hidden tests) and a researcher's own (`labkit new-case`).
+The format is `labkit.grading.case_spec.CaseSpec`; what it reads:
+
+- code: the starting candidate (text files; a folder's contents or globs, tests excluded);
+- tests: the visible protected tests, any layout (`tests/**/*.py`, flat `test_*.py`, …);
+- fixtures: data files of any type the tests read, laid into the workspace and protected
+  like the tests (default: every non-Python file beside the tests, under their folders);
+- hidden: a second suite the loop never sees (default files: hidden/** laid at tests/);
+- import_roots: folders on sys.path besides the workspace root (a `src/` layout);
+- patches: unified diffs by name; patch_cap: the loop's size rule.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
 
 from labkit.core.errors import CaseError, LabkitError
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch
 from labkit.grading.acceptance import AcceptanceSuite
+from labkit.grading.case_spec import CaseSpec, GroupSpec, PatchSpec, read_spec
+
+__all__ = ["Case", "CaseError", "load_case"]
+
+_SKIP_PARTS = frozenset({"__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache"})
 
 
 @dataclass(frozen=True)
@@ -29,8 +40,8 @@ class Case:
     patches: Mapping[str, Patch]
     patch_cap: Mapping[str, int] = field(default_factory=dict)
     root: Path = Path(".")
-    hidden: AcceptanceSuite | None = None  # scored, never shown to the loop
-    meta: Mapping[str, Any] = field(default_factory=dict)  # case.json as read
+    hidden: AcceptanceSuite | None = None
+    spec: CaseSpec | None = None
 
     def patch(self, name: str) -> Patch:
         try:
@@ -40,91 +51,227 @@ class Case:
                 f"case {self.name!r} has no patch {name!r}; it has {sorted(self.patches)}"
             ) from None
 
-
-def _read_tree(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+    @property
+    def patch_specs(self) -> Mapping[str, PatchSpec]:
+        """Each patch's entry in case.json (kind, base, effect, … for the repair cases)."""
+        return dict(self.spec.patches) if self.spec else {}
 
 
 def load_case(path: str | Path) -> Case:
     """Load a case directory (or a name under data/, e.g. "cache_isolation")."""
     root = Path(path)
-    if not root.is_absolute() and not root.exists():
+    if not root.is_absolute() and not root.exists() and (DATA / root).exists():
         root = DATA / root
+    if not root.is_dir():
+        raise CaseError(f"{root} is not a case directory: it does not exist")
     meta_path = root / "case.json"
     if not meta_path.is_file():
         raise CaseError(f"{root} is not a case directory: no case.json")
-    try:
-        meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CaseError(f"{meta_path}: cannot read: {exc}") from None
-    if "id" in meta and "name" not in meta:  # the repair format names a case by "id"
-        return _load_visible_hidden(root, meta)
-    for key in ("name", "fail_to_pass", "pass_to_pass"):
-        if key not in meta:
-            raise CaseError(f"{meta_path}: missing {key!r}")
-    start_dir = root / meta.get("start", "start")
-    if not start_dir.is_dir():
-        raise CaseError(f"{meta_path}: starting code folder {start_dir} does not exist")
-    suite = AcceptanceSuite.from_dir(
-        root,
-        name=meta["name"],
-        fail_to_pass=meta["fail_to_pass"],
-        pass_to_pass=meta["pass_to_pass"],
-        groups=meta.get("groups"),
+    spec = read_spec(meta_path)
+    where = str(meta_path)
+    for r in spec.import_roots:
+        _safe(where, "import_roots", r)
+        if not (root / r).is_dir():
+            raise CaseError(f"{where}: field 'import_roots': {r!r} is not a folder under {root}")
+
+    visible_tests = _globbed(root, spec.tests, where, "tests", exclude=())
+    tests_dirs = {PurePosixPath(p).parent for p in visible_tests}
+    fixtures = _fixtures(root, spec, visible_tests, tests_dirs, where)
+    hidden_files = _hidden_files(root, spec.hidden, where) if spec.hidden else {}
+    protected_sources = set(visible_tests) | set(fixtures) | set(hidden_files.values())
+    start = _start(root, spec, where, protected_sources)
+
+    suite = _suite(
+        f"{spec.name}" if spec.hidden is None else f"{spec.name}:visible",
+        {**_texts(root, visible_tests, where, "tests"), **_blobs(root, fixtures, where)},
+        spec.fail_to_pass,
+        spec.pass_to_pass,
+        spec.groups,
+        spec.import_roots,
+        where,
     )
+    hidden = None
+    if spec.hidden is not None:
+        files = {
+            lay: _text(root / src, where, "hidden.tests") for lay, src in hidden_files.items()
+        }
+        hidden = _suite(
+            f"{spec.name}:hidden",
+            {**files, **_blobs(root, fixtures, where)},
+            spec.hidden.fail_to_pass,
+            spec.hidden.pass_to_pass,
+            {},
+            spec.import_roots,
+            where,
+        )
     patches = {}
-    for name, spec in meta.get("patches", {}).items():
-        diff_path = root / spec["file"]
+    for name, p in spec.patches.items():
+        _safe(where, f"patches.{name}.file", p.file)
+        diff_path = root / p.file
         if not diff_path.is_file():
-            raise CaseError(f"{meta_path}: patch {name!r} file {diff_path} does not exist")
-        patches[name] = Patch(diff_path.read_text(), description=spec.get("label", name))
+            raise CaseError(
+                f"{where}: field 'patches.{name}.file': {p.file!r} does not exist under {root}"
+            )
+        patches[name] = Patch(_text(diff_path, where, f"patches.{name}.file"), description=p.text)
+    for name, p in spec.patches.items():
+        if p.base not in ("original", "start") and p.base not in patches:
+            raise CaseError(
+                f"{where}: field 'patches.{name}.base': expected 'original' or a patch name "
+                f"{sorted(patches)}, got {p.base!r}"
+            )
     return Case(
-        name=meta["name"],
-        title=meta.get("title", meta["name"]),
-        environment=meta.get("environment", ""),
-        start=Candidate(_read_tree(start_dir), label=meta.get("start_label", "start")),
+        name=spec.name,
+        title=spec.title or spec.name,
+        environment=spec.environment,
+        start=start,
         suite=suite,
         patches=patches,
-        patch_cap=meta.get("patch_cap", {}),
+        patch_cap=spec.patch_cap.as_dict(),
         root=root,
+        hidden=hidden,
+        spec=spec,
     )
 
 
-def _text(path: Path) -> str:
+# -- files ------------------------------------------------------------------------------------
+
+
+def _safe(where: str, field_name: str, rel: str) -> None:
+    p = PurePosixPath(rel)
+    if not rel or p.is_absolute() or ".." in p.parts or "\\" in rel:
+        raise CaseError(
+            f"{where}: field {field_name!r}: expected a relative path inside the case, got {rel!r}"
+        )
+
+
+def _files(base: Path) -> list[Path]:
+    return [
+        p
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(base).parts))
+    ]
+
+
+def _globbed(root: Path, patterns: Iterable[str], where: str, field_name: str, exclude: Iterable[str]) -> list[str]:
+    skip = set(exclude)
+    out: dict[str, None] = {}
+    for pattern in patterns:
+        _safe(where, field_name, pattern)
+        hits = [
+            p.relative_to(root).as_posix()
+            for p in sorted(root.glob(pattern))
+            if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(root).parts))
+        ]
+        if not hits and field_name != "code":
+            raise CaseError(f"{where}: field {field_name!r}: no files match {pattern!r} under {root}")
+        out.update((h, None) for h in hits if h not in skip)
+    return list(out)
+
+
+def _fixtures(
+    root: Path, spec: CaseSpec, tests: list[str], dirs: set[PurePosixPath], where: str
+) -> list[str]:
+    if spec.fixtures is not None:
+        return _globbed(root, spec.fixtures, where, "fixtures", exclude=tests)
+    # Default: every non-Python file under the tests' own folders (not the case root itself).
+    out = []
+    for d in sorted(x for x in dirs if x != PurePosixPath(".")):
+        for p in _files(root / d):
+            rel = p.relative_to(root).as_posix()
+            if p.suffix != ".py" and rel not in tests:
+                out.append(rel)
+    return out
+
+
+def _hidden_files(root: Path, group: GroupSpec, where: str) -> dict[str, str]:
+    """Workspace path -> case file for the hidden tests."""
+    if isinstance(group.tests, dict):
+        for lay, src in group.tests.items():
+            _safe(where, "hidden.tests", lay)
+            _safe(where, "hidden.tests", src)
+            if not (root / src).is_file():
+                raise CaseError(f"{where}: field 'hidden.tests': {src!r} does not exist under {root}")
+        return dict(group.tests)
+    if group.tests is not None:
+        return {p: p for p in _globbed(root, group.tests, where, "hidden.tests", exclude=())}
+    base = root / "hidden"
+    if not base.is_dir():
+        raise CaseError(
+            f"{where}: field 'hidden.tests': not given, and the default folder {base} does not exist"
+        )
+    return {"tests/" + p.relative_to(base).as_posix(): p.relative_to(root).as_posix()
+            for p in _files(base) if p.suffix == ".py"}  # fmt: skip
+
+
+def _start(root: Path, spec: CaseSpec, where: str, protected: set[str]) -> Candidate:
+    if isinstance(spec.code, str):  # a folder whose contents are the code
+        _safe(where, "code", spec.code)
+        base = root / spec.code
+        if not base.is_dir():
+            raise CaseError(f"{where}: field 'code': starting code folder {base} does not exist")
+        rels = [p.relative_to(base).as_posix() for p in _files(base)]
+    else:
+        base = root
+        skip = protected | {"case.json"} | {p.file for p in spec.patches.values()}
+        rels = [
+            r
+            for r in _globbed(root, spec.code, where, "code", exclude=skip)
+            if not r.startswith(("hidden/", "patches/"))
+        ]
+    if not rels:
+        raise CaseError(f"{where}: field 'code': no starting code files match {spec.code!r}")
+    files = {r: _text(base / r, where, "code") for r in rels}
+    return Candidate(files, label=spec.start_label)
+
+
+def _text(path: Path, where: str, field_name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CaseError(
+            f"{where}: field {field_name!r}: {path} is not UTF-8 text (code, tests and patches are "
+            "text; put binary data under 'fixtures')"
+        ) from None
     except OSError as exc:
-        raise CaseError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise CaseError(f"{where}: field {field_name!r}: cannot read {path}: {exc}") from None
 
 
-def _load_visible_hidden(root: Path, meta: dict[str, Any]) -> Case:
-    """The multi-case repair format: `id`, one `module`, `visible` tests under tests/, `hidden`
-    tests under hidden/ (laid at tests/ when scored), and a list of named patches."""
+def _texts(root: Path, rels: Iterable[str], where: str, field_name: str) -> dict[str, str]:
+    return {r: _text(root / r, where, field_name) for r in rels}
+
+
+def _blobs(root: Path, rels: Iterable[str], where: str) -> dict[str, str | bytes]:
+    """Fixtures: text stays text (readable in the suite); anything else is kept as bytes."""
+    out: dict[str, str | bytes] = {}
+    for r in rels:
+        try:
+            data = (root / r).read_bytes()
+        except OSError as exc:
+            raise CaseError(f"{where}: field 'fixtures': cannot read {root / r}: {exc}") from None
+        try:
+            out[r] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            out[r] = data
+    return out
+
+
+def _suite(
+    name: str,
+    tests: Mapping[str, str | bytes],
+    f2p: Iterable[str],
+    p2p: Iterable[str],
+    groups: Mapping[str, Iterable[str]],
+    import_roots: Iterable[str],
+    where: str,
+) -> AcceptanceSuite:
     try:
-        name, module = meta["id"], meta["module"]
-        vis, hid = meta["visible"], meta["hidden"]
-        visible = AcceptanceSuite(
-            f"{name}:visible", {"tests/test_visible.py": _text(root / "tests" / "test_visible.py")},
-            tuple(vis["fail_to_pass"]), tuple(vis["pass_to_pass"]),
-        )  # fmt: skip
-        hidden = AcceptanceSuite(
-            f"{name}:hidden", {"tests/test_hidden.py": _text(root / "hidden" / "test_hidden.py")},
-            tuple(hid["fail_to_pass"]), tuple(hid["pass_to_pass"]),
-        )  # fmt: skip
-        patches = {
-            p["name"]: Patch(_text(root / "patches" / f"{p['name']}.diff"), p.get("description", ""))
-            for p in meta["patches"]
-        }
-        start = Candidate({module: _text(root / module)}, label="original")
-    except (KeyError, TypeError) as exc:
-        raise CaseError(f"malformed case in {root}: {type(exc).__name__}: {exc}") from None
+        return AcceptanceSuite(
+            name=name,
+            tests=tests,
+            fail_to_pass=tuple(f2p),
+            pass_to_pass=tuple(p2p),
+            groups={g: tuple(ids) for g, ids in groups.items()},
+            import_roots=tuple(import_roots),
+        )
     except LabkitError as exc:
-        if isinstance(exc, CaseError):
-            raise
-        raise CaseError(f"malformed case in {root}: {exc}") from None
-    return Case(name, meta.get("title", name), meta.get("environment", ""), start, visible,
-                patches, meta.get("patch_cap", {}), root, hidden, meta)  # fmt: skip
+        raise CaseError(f"{where}: {exc}") from None

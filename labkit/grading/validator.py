@@ -82,7 +82,12 @@ class Validator:
         if not any(unsafe_path(p) for p in candidate.files):
             self.runs += 1
             run = run_pytest(
-                candidate.files, suite.tests, self.limits, self.python, required=suite.fail_to_pass + suite.pass_to_pass
+                candidate.files,
+                suite.tests,
+                self.limits,
+                self.python,
+                required=suite.fail_to_pass + suite.pass_to_pass,
+                import_roots=("", *suite.import_roots),
             )
         verdict = to_verdict(run, candidate, suite, self.id, alarms)
         if cache is not None:
@@ -106,7 +111,11 @@ class Validator:
 
     def alarms_for(self, candidate: Candidate, suite: AcceptanceSuite) -> tuple[str, ...]:
         """Static integrity checks on the candidate's files, before anything runs."""
-        import_roots = {()} | {PurePosixPath(p).parent.parts for p in suite.tests}  # on sys.path
+        import_roots = (
+            {()}
+            | {PurePosixPath(p).parent.parts for p in suite.tests}
+            | {PurePosixPath(r).parts for r in suite.import_roots}
+        )  # on sys.path
         alarms: list[str] = []
         for path, text in candidate.files.items():
             reason = unsafe_path(path)
@@ -242,7 +251,7 @@ def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResu
         after = run.protected_after.get(path)
         if after is None:
             alarms.append(f"protected test {path} was deleted during the run")
-        elif after != digest(text):
+        elif after != digest(text):  # digest takes text or bytes alike
             alarms.append(f"protected test {path} was modified during the run")
     alarms += [f"integrity: {p}" for p in run.integrity]
     if run.timed_out:  # a killed run has nothing to cross-check; every required test is an error

@@ -48,6 +48,8 @@ def situation_prompt(s: Situation, environment: str) -> str:
     for r in s.verdict.evidence.results:
         msg = f" — {r.message.splitlines()[0][:200]}" if r.message else ""
         lines.append(f"  {r.outcome.upper():7} {r.nodeid}{msg}")
+        if r.outcome == "error" and "\n" in r.message:  # a collection/import error: its traceback
+            lines.append("    " + r.message.split("\n", 1)[1].replace("\n", "\n    "))
     a, n = s.verdict.score("acceptance")
     p, m = s.verdict.score("protective")
     lines.append(f"Failing acceptance passes {a}/{n}; protective tests pass {p}/{m}.")

@@ -1,0 +1,98 @@
+"""Rich tables for the CLI: a verdict's F2P/P2P table, a trace's rounds, a ledger's summary."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from labkit.core.types import Verdict
+    from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.loop.engine import Trace
+
+__all__ = ["ledger_tables", "rounds_table", "verdict_table"]
+
+_STYLE = {"passed": "green", "failed": "red", "error": "red", "skipped": "yellow", "missing": "yellow"}
+
+
+def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table:
+    """One row per required test: its bucket (F2P or P2P), outcome and the first message line."""
+    table = Table(title=title, title_justify="left")
+    for col in ("bucket", "test", "outcome", "message"):
+        table.add_column(col, overflow="fold")
+    by_id = {r.nodeid: r for r in verdict.evidence.results}
+    for bucket, ids in (("F2P", suite.fail_to_pass), ("P2P", suite.pass_to_pass)):
+        for nodeid in ids:
+            r = by_id.get(nodeid)
+            outcome = r.outcome if r else "missing"
+            message = (r.message.splitlines() or [""])[0][:120] if r and r.message else ""
+            table.add_row(bucket, nodeid, f"[{_STYLE[outcome]}]{outcome}[/]", message)
+    a, n = verdict.score("acceptance")
+    p, m = verdict.score("protective")
+    table.caption = (
+        f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}"
+        + (" · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else "")
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def rounds_table(trace: Trace) -> Table:
+    """Each round: what the reflector proposed, the decision and why."""
+    kind = "scripted" if trace.simulated else "model"
+    table = Table(title=f"run {trace.run_id} · reflector {trace.reflector} ({kind})", title_justify="left")
+    for col in ("round", "hypothesis / request", "F2P", "P2P", "decision", "why"):
+        table.add_column(col, overflow="fold")
+    for r in trace.rounds:
+        rec = r.reflection.record
+        said = rec.hypothesis.cause if rec else ""
+        if r.reflection.experiment is not None or r.observations:
+            said = f"(observed {len(r.observations)}×) {said}"
+        after = r.retest or r.verdict
+        a, n = after.score("acceptance")
+        p, m = after.score("protective")
+        table.add_row(
+            str(r.index), said[:160], f"{a}/{n}", f"{p}/{m}",
+            r.decision.decision.value, r.decision.reason,
+        )  # fmt: skip
+    return table
+
+
+def ledger_tables(frame: pl.DataFrame) -> list[Table]:
+    """Per run: rounds, decisions and costs, read from the ledger's events."""
+    import polars as pl
+
+    tables = []
+    for (run_id,), events in frame.group_by(["run_id"], maintain_order=True):
+        t = Table(title=f"run {run_id}", title_justify="left")
+        for col in ("round", "decision", "why"):
+            t.add_column(col, overflow="fold")
+        decided = events.filter(pl.col("kind").is_in(["decide", "stop"]))
+        for row in decided.iter_rows(named=True):
+            detail = row.get("detail") or {}
+            if isinstance(detail, str):
+                import json
+
+                detail = json.loads(detail or "{}")
+            label = "stop" if row["kind"] == "stop" else str(detail.get("decision", ""))
+            t.add_row(str(row["round"]), label, str(detail.get("reason", "")))
+        # budget events mirror the charges of the others: summing them too would count twice
+        by_role = events.filter(pl.col("role") != "budget").group_by("role").agg(
+            pl.len().alias("events"),
+            pl.col("tokens").sum(),
+            pl.col("calls").sum(),
+            pl.col("wall_seconds").sum().round(2),
+            pl.col("cost_units").sum(),
+        )
+        rounds = int(events["round"].max() or 0)
+        cost = ", ".join(
+            f"{r['role']}: {r['cost_units']:g} units, {r['tokens']} tokens, {r['wall_seconds']}s"
+            for r in by_role.sort("role").iter_rows(named=True)
+        )
+        t.caption = f"{rounds} round(s) · {len(events)} events · cost — {cost}"
+        t.caption_justify = "left"
+        tables.append(t)
+    return tables
