@@ -87,7 +87,7 @@ def ledger_tables(frame: pl.DataFrame) -> list[Table]:
             pl.col("wall_seconds").sum().round(2),
             pl.col("cost_units").sum(),
         )
-        rounds = int(events["round"].max() or 0)
+        rounds = int(events["round"].cast(int).max() or 0)  # type: ignore[arg-type]
         cost = ", ".join(
             f"{r['role']}: {r['cost_units']:g} units, {r['tokens']} tokens, {r['wall_seconds']}s"
             for r in by_role.sort("role").iter_rows(named=True)

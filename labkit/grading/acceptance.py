@@ -108,6 +108,13 @@ class AcceptanceSuite:
     def __hash__(self) -> int:
         return hash(self.digest)
 
+    def text(self, path: str) -> str:
+        """A protected file's text (a test, or a text fixture); SuiteError for a binary fixture."""
+        data = self.tests[path]
+        if not isinstance(data, str):
+            raise SuiteError(f"suite {self.name!r}: {path} is a binary fixture, not text")
+        return data
+
     @property
     def protected_paths(self) -> frozenset[str]:
         return frozenset(self.tests)

