@@ -68,6 +68,24 @@ F2P = [T + "test_tenant_override_wins", T + "test_override_applies_on_any_plan"]
 P2P = [T + "test_plan_limit", T + "test_unknown_plan_gets_default"]
 
 
+GUIDE = """# {name}: a labkit case
+
+- `case.json`: what is code, what is protected, which tests must go from failing to passing
+  (`fail_to_pass`) and which must keep passing (`pass_to_pass`), the patches and the patch cap.
+- `limits.py`: the starting code (the candidate). `tests/`: the protected tests;
+  `tests/data/limits.json` is a fixture (any file type) the tests read.
+- `patches/fix.diff`: a named patch (unified diff, paths relative to the case folder).
+- `transcript.jsonl`: what the scripted reflector replies, one JSON object per line:
+  `{{"key": "<branch>/round-<n>", "reply": "<reflection record as a JSON string>"}}`.
+  The record's fields: phenomenon, evidence_ref (a test id the validator reported),
+  environment, hypothesis {{cause, refuted_if}}, action, expected {{acceptance, protective}},
+  diff (the unified diff, a JSON string inside the record).
+
+`labkit check .` runs the start candidate; `labkit run .` runs the loop;
+`labkit run . --reflector openai/gpt-4o-mini` asks a real model instead.
+"""
+
+
 def fix_diff() -> str:
     return "".join(
         difflib.unified_diff(
@@ -122,6 +140,7 @@ def write_template(root: Path, *, force: bool = False) -> list[Path]:
         "tests/data/limits.json": json.dumps(FIXTURE, indent=2) + "\n",
         "patches/fix.diff": fix_diff(),
         "transcript.jsonl": json.dumps(transcript_line(str(s["environment"]))) + "\n",
+        "README.md": GUIDE.format(name=s["name"]),
     }
     written = []
     for rel, text in files.items():
