@@ -189,3 +189,50 @@ def test_lab_serves_the_notebooks(tmp_path):
 
 def test_lab_without_notebooks_is_a_usage_error(tmp_path):
     assert main(["lab", str(tmp_path / "none")]) == 2
+
+
+@pytest.mark.slow
+def test_console_script_from_a_non_editable_install(tmp_path):
+    """`pip install .` (not editable) into a fresh venv: the `labkit` script and its commands run
+    outside the checkout. Third-party dependencies come from this interpreter's site-packages
+    through a .pth path entry; labkit itself only from the built wheel."""
+    import shutil
+    import site
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "labkit", src / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(purelib) / "shared_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "LABKIT_DATA"}}
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    done = subprocess.run([*pip, str(src)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(src)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env |= {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
+
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(venv / "bin" / "labkit"), *args], env=env, cwd=elsewhere,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    assert "new-case" in script("--help").stdout
+    for cmd in ("new-case", "check", "run", "ledger", "lab", "export", "import"):
+        assert script(cmd, "--help").returncode == 0, cmd
+    assert script("new-case", "c").returncode == 0
+    assert script("check", "c").returncode == 0
+    r = script("run", "c", "--ledger", "l.sqlite")
+    assert r.returncode == 0 and "stop: resolved" in r.stdout, r.stderr
+    assert "keep" in script("ledger", "l.sqlite").stdout
+    where = subprocess.run([str(python), "-c", "import labkit.cli; print(labkit.cli.__file__)"],
+                           env=env, cwd=elsewhere, capture_output=True, text=True)  # fmt: skip
+    assert Path(where.stdout.strip()).is_relative_to(venv)

@@ -154,11 +154,12 @@ def run(
     """Run the reflection loop on a case; print each round's decision and why."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from labkit.cli.live import LiveLedger, describe
     from labkit.cli.show import rounds_table
     from labkit.grading.cases import load_case
     from labkit.loop.engine import Reflection, Situation, run_loop
     from labkit.loop.reflector import ModelReflector
-    from labkit.record.ledger import Ledger, new_run_id
+    from labkit.record.ledger import new_run_id
 
     case = load_case(folder)
     spec = reflector or ("replay:transcript.jsonl" if (case.root / "transcript.jsonl").is_file() else "")
@@ -174,19 +175,19 @@ def run(
         model = ModelReflector("labkit/replay", case.environment, transcript=path, branch=branch)
     else:
         model = ModelReflector(spec, case.environment)
-    book = Ledger(ledger) if ledger is not None else None
     rid = run_id or new_run_id(case.name)
-    money = None
-    if budget is not None:
-        from labkit.record.budget import Budget, limits
-
-        money = Budget(limits(cost_units=budget), ledger=book, run_id=rid)
-
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("round {task.completed:.0f}/{task.total:.0f}"),
         TimeElapsedColumn(), console=err, transient=True,
     ) as progress:  # fmt: skip
         task = progress.add_task(f"{case.name}: validating the start", total=rounds)
+        # Each decision is printed as it is recorded (to an in-memory ledger without --ledger).
+        book = LiveLedger(ledger or ":memory:", lambda e: progress.console.print(describe(e)))
+        money = None
+        if budget is not None:
+            from labkit.record.budget import Budget, limits
+
+            money = Budget(limits(cost_units=budget), ledger=book, run_id=rid)
 
         class Shown:
             name, simulated = model.name, model.simulated
@@ -207,9 +208,9 @@ def run(
         if r.reflection.failure:
             out.print(f"  round {r.index}: reflection unusable — {r.reflection.failure}")
     out.print(verdict_table(trace.final_verdict, case.suite, "final candidate"))
-    if book is not None:
+    book.close()
+    if ledger is not None:
         out.print(f"ledger: {ledger} (run {rid}) — `labkit ledger {ledger}` summarises it")
-        book.close()
     out.print(f"stop: {trace.stop.reason}")
     if not trace.final_verdict.resolved:
         raise fail(f"not resolved: {trace.stop.reason}")

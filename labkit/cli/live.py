@@ -1,0 +1,32 @@
+"""A ledger that also tells the terminal, as it records them, each round's decision and why."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from labkit.record.ledger import Event, Ledger
+
+__all__ = ["LiveLedger"]
+
+
+class LiveLedger(Ledger):
+    """Records as a Ledger does; after each `decide` or `stop` event calls `show(event)`."""
+
+    def __init__(self, path: str | Path, show: Callable[[Event], None]) -> None:
+        super().__init__(path)
+        self._show = show
+
+    def record(self, run_id: str, round: int, role: str, kind: str, **kw: Any) -> Event:
+        event = super().record(run_id, round, role, kind, **kw)
+        if role == "decision" and kind in ("decide", "stop"):
+            self._show(event)
+        return event
+
+
+def describe(event: Event) -> str:
+    d: Mapping[str, Any] = event.detail
+    if event.kind == "stop":
+        return f"stop after round {event.round}: {d.get('reason', '')}"
+    return f"round {event.round}: {d.get('decision', '')} — {d.get('reason', '')}"
