@@ -84,7 +84,10 @@ def test_new_case_check_run_ledger(tmp_path, capsys):
     ledger = tmp_path / "l.sqlite"
     args = ["run", str(case), "--ledger", str(ledger), "--budget", "20", "--run-id", "t1"]
     assert main(args) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    # each decision as the loop records it (stderr, above the progress bar), then the tables
+    assert "round 1: keep — failing acceptance now passes" in captured.err
     assert "keep" in out and "failing acceptance now passes" in out
     assert "acceptance (F2P) 2/2 · protective (P2P) 2/2" in out
     assert "stop: resolved" in out

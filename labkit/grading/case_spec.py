@@ -127,6 +127,7 @@ class CaseSpec(BaseModel):
         data = dict(data)
         if "id" in data and "name" not in data:
             data["name"] = data.pop("id")
+            data.setdefault("start_label", "original")  # what its patches' `base` calls it
         if "start" in data and "code" not in data:
             data["code"] = data.pop("start")
         vis = data.pop("visible", None)

@@ -15,9 +15,11 @@ The format is `labkit.grading.case_spec.CaseSpec`; what it reads:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from labkit.core.errors import CaseError, LabkitError
 from labkit.core.paths import DATA
@@ -40,8 +42,9 @@ class Case:
     patches: Mapping[str, Patch]
     patch_cap: Mapping[str, int] = field(default_factory=dict)
     root: Path = Path(".")
-    hidden: AcceptanceSuite | None = None
-    spec: CaseSpec | None = None
+    hidden: AcceptanceSuite | None = None  # scored, never shown to the loop
+    meta: Mapping[str, Any] = field(default_factory=dict)  # case.json as read
+    spec: CaseSpec | None = None  # case.json as checked
 
     def patch(self, name: str) -> Patch:
         try:
@@ -129,6 +132,7 @@ def load_case(path: str | Path) -> Case:
         patch_cap=spec.patch_cap.as_dict(),
         root=root,
         hidden=hidden,
+        meta=json.loads(meta_path.read_text(encoding="utf-8")),
         spec=spec,
     )
 
