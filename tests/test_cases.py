@@ -76,6 +76,9 @@ MALFORMED = [
     ("groups value a string", {"groups": {"g": "tests/test_m.py::test_two"}}, ["'groups.g'", "expected a list"]),
     ("name empty", {"name": ""}, ["'name'", "non-empty"]),
     ("hidden as a list", {"hidden": []}, ["'hidden'", "expected an object"]),
+    ("code as a number", {"code": 5}, ["'code'", "expected a string or a list of strings, got int 5"]),
+    ("patch cap as a quoted number", {"patch_cap": {"max_lines": "8"}}, ["'patch_cap.max_lines'", "expected an integer"]),
+    ("flag as a word", {"initially_correct": "yes"}, ["'initially_correct'", "true or false"]),
     ("patch kind unknown", {"patches": {"fix": {"file": "patches/fix.diff", "kind": "great"}}}, ["'patches.fix.kind'", "great"]),
 ]  # fmt: skip
 

@@ -33,7 +33,16 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from labkit.core.errors import CaseError
 
@@ -64,9 +73,9 @@ class PatchCap(BaseModel):
     """The loop's patch-size rule: a larger patch is validated but rolled back as not attributable."""
 
     model_config = _STRICT
-    max_files: int | None = Field(default=None, gt=0)
-    max_hunks: int | None = Field(default=None, gt=0)
-    max_lines: int | None = Field(default=None, gt=0)
+    max_files: StrictInt | None = Field(default=None, gt=0)
+    max_hunks: StrictInt | None = Field(default=None, gt=0)
+    max_lines: StrictInt | None = Field(default=None, gt=0)
 
     def as_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -113,7 +122,7 @@ class CaseSpec(BaseModel):
     # the multi-case repair experiment's fields
     slice: str = ""
     module: str = ""
-    initially_correct: bool | None = None
+    initially_correct: StrictBool | None = None
     flaky: tuple[str, ...] = ()
     oscillates: tuple[str, ...] = ()
 
@@ -190,8 +199,20 @@ def read_spec(path: str | Path) -> CaseSpec:
     try:
         return CaseSpec.model_validate(data)
     except ValidationError as exc:
-        problems = [_explain(e) for e in exc.errors()]
-        raise CaseError(f"{p}: " + "; ".join(problems)) from None
+        problems: dict[str, list[str]] = {}
+        for e in exc.errors():  # a union reports each alternative: one line per field
+            problems.setdefault(_where(e)[1], []).append(_explain(e))
+        lines = [_merge(field, texts) for field, texts in problems.items()]
+        raise CaseError(f"{p}: " + "; ".join(lines)) from None
+
+
+def _merge(field: str, texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    wants = [t.split(": expected ", 1)[1].rsplit(", got ", 1) for t in texts if ": expected " in t]
+    if len(wants) == len(texts):
+        return f"field {field!r}: expected " + " or ".join(w[0] for w in wants) + f", got {wants[0][-1]}"
+    return "; ".join(texts)
 
 
 _EXPECTED = {
@@ -210,11 +231,15 @@ _EXPECTED = {
 }
 
 
-def _explain(err: Any) -> str:
+def _where(err: Any) -> tuple[list[str], str]:
+    """The error's location as field names (not pydantic's union branch labels), and dotted."""
     loc = [str(x) for x in err["loc"] if not str(x).startswith(("tuple[", "function-"))]
-    # Unions report one error per alternative; name the field, not pydantic's branch labels.
-    loc = [x for x in loc if x not in ("str", "dict[str,str]", "tuple[str,...]")]
-    field = ".".join(loc) or "(top level)"
+    loc = [x for x in loc if x not in ("str", "dict[str,str]", "tuple[str,...]", "int", "bool")]
+    return loc, ".".join(loc) or "(top level)"
+
+
+def _explain(err: Any) -> str:
+    loc, field = _where(err)
     kind = err["type"]
     got = _shown(err.get("input"))
     if kind == "missing":
