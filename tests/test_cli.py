@@ -78,6 +78,7 @@ def test_new_case_check_run_ledger(tmp_path, capsys):
 
     assert main(["check", str(case)]) == 0
     out = capsys.readouterr().out
+    assert "transcript: 1 key(s), branches ['main']" in out
     assert "acceptance (F2P) 0/2 · protective (P2P) 2/2" in out
     assert "assert 100 == 500" in out  # the real failure message from pytest
 
@@ -126,6 +127,16 @@ def test_malformed_case_exits_1_naming_the_field(tmp_path, capsys):
     assert main(["check", str(case)]) == 1
     err = capsys.readouterr().err
     assert "CaseError" in err and "'patches.fix'" in err and "case.json" in err
+
+
+def test_check_names_a_malformed_transcript_line(tmp_path, capsys):
+    case = tmp_path / "c"
+    main(["new-case", str(case)])
+    with (case / "transcript.jsonl").open("a") as f:
+        f.write('{"key": "main/round-2", "reply": {"not": "a string"}}\n')
+    capsys.readouterr()
+    assert main(["check", str(case)]) == 1
+    assert "transcript.jsonl:2: 'reply' must be a string" in capsys.readouterr().err
 
 
 def test_check_reports_a_collection_error(tmp_path, capsys):

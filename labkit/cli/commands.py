@@ -98,6 +98,13 @@ def check(
             patches.apply(case.start, p)
         except LabkitError as exc:
             raise fail(f"patch {name!r} does not apply to the start: {exc}") from None
+    transcript = case.root / "transcript.jsonl"
+    if transcript.is_file():  # the scripted reflector's replies: malformed lines fail here, early
+        from labkit.models.replay import load
+
+        keys = load(transcript)
+        branches = sorted({k.split("/", 1)[0] for k in keys if "/" in k})
+        out.print(f"transcript: {len(keys)} key(s), branches {branches}")
     if case.spec is not None:
         for ex in case.spec.excluded:
             out.print(f"  not required: {ex.id} — {ex.reason}")
