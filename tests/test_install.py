@@ -96,3 +96,22 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
     assert got["huang_rows"] > 0
     assert got["repair_cases"] == 33
     assert "questions.jsonl" in got["judge_files"]
+
+    # The console script: every subcommand, and a case from `new-case` to a finished run.
+    env["COLUMNS"] = "200"
+
+    def labkit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(venv / "bin" / "labkit"), *args], env=env, cwd=elsewhere,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    assert "new-case" in labkit("--help").stdout
+    for cmd in ("new-case", "check", "run", "ledger", "lab", "export", "import humaneval", "import swebench"):
+        assert labkit(*cmd.split(), "--help").returncode == 0, cmd
+    assert labkit("new-case", "mycase").returncode == 0
+    assert labkit("check", "mycase").returncode == 0
+    run = labkit("run", "mycase", "--ledger", "runs.sqlite")
+    assert run.returncode == 0 and "stop: resolved" in run.stdout, run.stderr
+    assert "keep" in labkit("ledger", "runs.sqlite").stdout
+    assert labkit("import", "humaneval", "HumanEval/2", "he").returncode == 0  # the package's data
+    assert "acceptance (F2P) 0/1" in labkit("check", "he").stdout
+    assert labkit("check", got["data"] + "/cache_isolation").returncode == 0  # shipped case
