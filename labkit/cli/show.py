@@ -15,7 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ledger_tables", "rounds_table", "verdict_table"]
 
-_STYLE = {"passed": "green", "failed": "red", "error": "red", "skipped": "yellow", "missing": "yellow"}
+_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "error": "red",
+    "skipped": "yellow",
+    "missing": "yellow",
+}
 
 
 def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table:
@@ -32,9 +38,8 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
             table.add_row(bucket, nodeid, f"[{_STYLE[outcome]}]{outcome}[/]", message)
     a, n = verdict.score("acceptance")
     p, m = verdict.score("protective")
-    table.caption = (
-        f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}"
-        + (" · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else "")
+    table.caption = f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}" + (
+        " · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else ""
     )
     table.caption_justify = "left"
     return table
@@ -43,7 +48,9 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
 def rounds_table(trace: Trace) -> Table:
     """Each round: what the reflector proposed, the decision and why."""
     kind = "scripted" if trace.simulated else "model"
-    table = Table(title=f"run {trace.run_id} · reflector {trace.reflector} ({kind})", title_justify="left")
+    table = Table(
+        title=f"run {trace.run_id} · reflector {trace.reflector} ({kind})", title_justify="left"
+    )
     for col in ("round", "hypothesis / request", "F2P", "P2P", "decision", "why"):
         table.add_column(col, overflow="fold")
     for r in trace.rounds:
@@ -80,12 +87,16 @@ def ledger_tables(frame: pl.DataFrame) -> list[Table]:
             label = "stop" if row["kind"] == "stop" else str(detail.get("decision", ""))
             t.add_row(str(row["round"]), label, str(detail.get("reason", "")))
         # budget events mirror the charges of the others: summing them too would count twice
-        by_role = events.filter(pl.col("role") != "budget").group_by("role").agg(
-            pl.len().alias("events"),
-            pl.col("tokens").sum(),
-            pl.col("calls").sum(),
-            pl.col("wall_seconds").sum().round(2),
-            pl.col("cost_units").sum(),
+        by_role = (
+            events.filter(pl.col("role") != "budget")
+            .group_by("role")
+            .agg(
+                pl.len().alias("events"),
+                pl.col("tokens").sum(),
+                pl.col("calls").sum(),
+                pl.col("wall_seconds").sum().round(2),
+                pl.col("cost_units").sum(),
+            )
         )
         rounds = int(events["round"].cast(int).max() or 0)  # type: ignore[arg-type]
         cost = ", ".join(

@@ -38,7 +38,7 @@ FIXED = MODULE.replace(
     '    return limits["tenants"].get(tenant, limits["plans"].get(plan, DEFAULT_LIMIT))\n',
 )
 
-TESTS = '''from pathlib import Path
+TESTS = """from pathlib import Path
 
 from limits import DEFAULT_LIMIT, limit_for, load_limits
 
@@ -59,7 +59,7 @@ def test_plan_limit():
 
 def test_unknown_plan_gets_default():
     assert limit_for(LIMITS, "bob", "gold") == DEFAULT_LIMIT
-'''
+"""
 
 FIXTURE = {"plans": {"free": 5, "pro": 100}, "tenants": {"acme": 500}}
 

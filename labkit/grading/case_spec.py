@@ -211,7 +211,11 @@ def _merge(field: str, texts: list[str]) -> str:
         return texts[0]
     wants = [t.split(": expected ", 1)[1].rsplit(", got ", 1) for t in texts if ": expected " in t]
     if len(wants) == len(texts):
-        return f"field {field!r}: expected " + " or ".join(w[0] for w in wants) + f", got {wants[0][-1]}"
+        return (
+            f"field {field!r}: expected "
+            + " or ".join(w[0] for w in wants)
+            + f", got {wants[0][-1]}"
+        )
     return "; ".join(texts)
 
 

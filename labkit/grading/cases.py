@@ -95,9 +95,7 @@ def load_case(path: str | Path) -> Case:
     )
     hidden = None
     if spec.hidden is not None:
-        files = {
-            lay: _text(root / src, where, "hidden.tests") for lay, src in hidden_files.items()
-        }
+        files = {lay: _text(root / src, where, "hidden.tests") for lay, src in hidden_files.items()}
         hidden = _suite(
             f"{spec.name}:hidden",
             {**files, **_blobs(root, fixtures, where)},
@@ -156,7 +154,9 @@ def _files(base: Path) -> list[Path]:
     ]
 
 
-def _globbed(root: Path, patterns: Iterable[str], where: str, field_name: str, exclude: Iterable[str]) -> list[str]:
+def _globbed(
+    root: Path, patterns: Iterable[str], where: str, field_name: str, exclude: Iterable[str]
+) -> list[str]:
     skip = set(exclude)
     out: dict[str, None] = {}
     for pattern in patterns:
@@ -167,7 +167,9 @@ def _globbed(root: Path, patterns: Iterable[str], where: str, field_name: str, e
             if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(root).parts))
         ]
         if not hits and field_name != "code":
-            raise CaseError(f"{where}: field {field_name!r}: no files match {pattern!r} under {root}")
+            raise CaseError(
+                f"{where}: field {field_name!r}: no files match {pattern!r} under {root}"
+            )
         out.update((h, None) for h in hits if h not in skip)
     return list(out)
 
@@ -194,7 +196,9 @@ def _hidden_files(root: Path, group: GroupSpec, where: str) -> dict[str, str]:
             _safe(where, "hidden.tests", lay)
             _safe(where, "hidden.tests", src)
             if not (root / src).is_file():
-                raise CaseError(f"{where}: field 'hidden.tests': {src!r} does not exist under {root}")
+                raise CaseError(
+                    f"{where}: field 'hidden.tests': {src!r} does not exist under {root}"
+                )
         return dict(group.tests)
     if group.tests is not None:
         return {p: p for p in _globbed(root, group.tests, where, "hidden.tests", exclude=())}

@@ -26,7 +26,7 @@ from typing import Any
 from labkit.core.errors import CaseError
 from labkit.grading.importers.common import reference_transcript, write_case
 
-__all__ = ["import_problem", "read_problem"]
+__all__ = ["import_problem", "parameters", "read_problem"]
 
 _FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 TESTS = "tests/test_humaneval.py"

@@ -41,7 +41,7 @@ from labkit.core.types import Candidate, Patch
 from labkit.grading.acceptance import split_nodeid
 from labkit.grading.importers.common import reference_transcript, write_case
 
-__all__ = ["import_instance", "read_record", "xfail_marked"]
+__all__ = ["check_record", "import_instance", "read_record", "xfail_marked"]
 
 _SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".tox", ".venv", "node_modules"})
 XFAIL_REASON = (
@@ -144,7 +144,9 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
     test_patch = Patch(rec["test_patch"], description="test patch")
     try:
         touched = set(patches.touched(test_patch)) - {"/dev/null"}
-        with_tests = patches.apply(Candidate({p: text[p] for p in text if p in touched}), test_patch)
+        with_tests = patches.apply(
+            Candidate({p: text[p] for p in text if p in touched}), test_patch
+        )
     except PatchError as exc:
         raise CaseError(f"field 'test_patch' does not apply to {repo}: {exc}") from None
     ids = rec["FAIL_TO_PASS"] + rec["PASS_TO_PASS"]
@@ -152,7 +154,9 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
     tests: dict[str, str] = dict(with_tests.files)
     for path in named - set(tests):
         if path not in text:
-            raise CaseError(f"test id names {path!r}, which is neither in {repo} nor in the test patch")
+            raise CaseError(
+                f"test id names {path!r}, which is neither in {repo} nor in the test patch"
+            )
         tests[path] = text[path]
     tests.update({p: t for p, t in text.items() if PurePosixPath(p).name == "conftest.py"})
     test_dirs = {PurePosixPath(p).parent for p in tests} - {PurePosixPath(".")}
@@ -176,7 +180,9 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
         p: b for p, b in tree.items()
         if not p.endswith(".py") and any(d in PurePosixPath(p).parents for d in test_dirs)
     }  # fmt: skip
-    src_root = ["src"] if (repo / "src").is_dir() and not (repo / "src" / "__init__.py").exists() else []
+    src_root = (
+        ["src"] if (repo / "src").is_dir() and not (repo / "src" / "__init__.py").exists() else []
+    )
     env = " · ".join(
         x for x in (
             f"{rec.get('repo', '')} {rec.get('version', '')}".strip(),
