@@ -156,6 +156,9 @@ def test_import_commands(tmp_path, capsys):
     assert main(["import", "humaneval", "HumanEval/2", str(he),
                  "--data", str(FIXTURES / "humaneval" / "problems.jsonl")]) == 0  # fmt: skip
     assert main(["run", str(he)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(he), "--patches"]) == 0
+    assert "canonical (canonical solution)" in capsys.readouterr().out
     swe = tmp_path / "swe"
     rec, repo = FIXTURES / "swebench" / "record.json", FIXTURES / "swebench" / "repo"
     assert main(["import", "swebench", str(rec), str(repo), str(swe)]) == 0

@@ -78,6 +78,9 @@ def new_case(
 def check(
     folder: CaseDir,
     hidden: Annotated[bool, typer.Option(help="also run the hidden tests")] = False,
+    with_patches: Annotated[
+        bool, typer.Option("--patches", help="also validate each patch and decide it")
+    ] = False,
     wall: Wall = 60.0,
     memory: Memory = 1024,
 ) -> None:
@@ -123,6 +126,10 @@ def check(
         )
     if verdict.fail_to_pass:
         out.print(f"note: already passing on the start: {', '.join(verdict.fail_to_pass)}")
+    if with_patches:
+        from labkit.cli.show import patches_table
+
+        out.print(patches_table(case, validator, verdict))
 
 
 def verdict_table(*args: Any, **kw: Any) -> Table:

@@ -9,11 +9,13 @@ from rich.table import Table
 if TYPE_CHECKING:
     import polars as pl
 
-    from labkit.core.types import Verdict
+    from labkit.core.types import Candidate, Verdict
     from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.grading.cases import Case
+    from labkit.grading.validator import Validator
     from labkit.loop.engine import Trace
 
-__all__ = ["ledger_tables", "rounds_table", "verdict_table"]
+__all__ = ["ledger_tables", "patches_table", "rounds_table", "verdict_table"]
 
 _STYLE = {
     "passed": "green",
@@ -42,6 +44,39 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
         " · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else ""
     )
     table.caption_justify = "left"
+    return table
+
+
+def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
+    """Each named patch validated on its base and decided against the start, as the loop would."""
+    from labkit.core import patch as patches
+    from labkit.core.errors import PatchTooLarge
+    from labkit.loop.engine import decide
+
+    def candidate(name: str) -> Candidate:
+        base = case.patch_specs[name].base if name in case.patch_specs else "original"
+        root = case.start if base in ("original", "start") else candidate(base)
+        return patches.apply(root, case.patch(name), label=name)
+
+    table = Table(title="patches, each judged against the start", title_justify="left")
+    for col in ("patch", "size", "F2P", "P2P", "decision", "why"):
+        table.add_column(col, overflow="fold")
+    for name, p in case.patches.items():
+        size = patches.size(p)
+        problem = ""
+        try:
+            patches.check_size(p, **case.patch_cap)
+        except PatchTooLarge as exc:
+            problem = str(exc)
+        after = validator.retest(start, candidate(name), case.suite)
+        d = decide(start, after, problem)
+        a, n = after.score("acceptance")
+        q, m = after.score("protective")
+        table.add_row(
+            f"{name} ({p.description})" if p.description != name else name,
+            f"{size.files}f/{size.hunks}h/{size.lines}l", f"{a}/{n}", f"{q}/{m}",
+            d.decision.value, d.reason,
+        )  # fmt: skip
     return table
 
 
