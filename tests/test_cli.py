@@ -118,6 +118,29 @@ def test_a_failed_run_exits_1_with_one_line(tmp_path, capsys):
     assert "reflection unusable" in captured.out
 
 
+def test_run_scores_hidden_tests_after_the_run(tmp_path, capsys):
+    case = tmp_path / "c"
+    main(["new-case", str(case)])
+    (case / "hidden").mkdir()
+    (case / "hidden" / "test_hidden.py").write_text(
+        "from pathlib import Path\n\nfrom limits import limit_for, load_limits\n\n"
+        "LIMITS = load_limits(Path(__file__).parent / 'data' / 'limits.json')\n\n"
+        "def test_unknown_tenant_free_plan():\n    assert limit_for(LIMITS, 'zed', 'free') == 5\n\n"
+        "def test_override_beats_unknown_plan():\n    assert limit_for(LIMITS, 'acme', 'gold') == 500\n"
+    )
+    spec = json.loads((case / "case.json").read_text())
+    spec["hidden"] = {
+        "fail_to_pass": ["tests/test_hidden.py::test_override_beats_unknown_plan"],
+        "pass_to_pass": ["tests/test_hidden.py::test_unknown_tenant_free_plan"],
+    }
+    (case / "case.json").write_text(json.dumps(spec))
+    capsys.readouterr()
+    assert main(["run", str(case)]) == 0
+    out = capsys.readouterr().out
+    hidden = out[out.index("final candidate on the hidden tests") :]
+    assert "acceptance (F2P) 1/1 · protective (P2P) 1/1" in hidden
+
+
 def test_malformed_case_exits_1_naming_the_field(tmp_path, capsys):
     case = tmp_path / "c"
     main(["new-case", str(case)])

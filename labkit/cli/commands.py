@@ -226,6 +226,9 @@ def run(
         if r.reflection.failure:
             out.print(f"  round {r.index}: reflection unusable — {r.reflection.failure}")
     out.print(verdict_table(trace.final_verdict, case.suite, "final candidate"))
+    if case.hidden is not None:  # scored after the run only: the loop never saw these
+        hidden = _validator(wall, memory).run(trace.final, case.hidden)
+        out.print(verdict_table(hidden, case.hidden, "final candidate on the hidden tests"))
     book.close()
     if ledger is not None:
         out.print(f"ledger: {ledger} (run {rid}) — `labkit ledger {ledger}` summarises it")
