@@ -230,3 +230,20 @@ def test_lab_serves_the_notebooks(tmp_path):
 
 def test_lab_without_notebooks_is_a_usage_error(tmp_path):
     assert main(["lab", str(tmp_path / "none")]) == 2
+
+
+def test_live_ledger_tells_each_decision_once_as_recorded():
+    from labkit.cli.live import LiveLedger, describe
+
+    seen: list[str] = []
+    book = LiveLedger(":memory:", lambda e: seen.append(describe(e)))
+    book.record("r", 1, "decision", "decide", detail={"decision": "keep", "reason": "x"})
+    book.record("r", 1, "validator", "verify")
+    book.record_many(
+        [
+            {"run_id": "r", "round": 2, "role": "validator", "kind": "verify"},
+            {"run_id": "r", "round": 2, "role": "decision", "kind": "stop", "detail": {"reason": "done"}},
+        ]
+    )
+    assert seen == ["round 1: keep — x", "stop after round 2: done"]
+    assert len(book) == 4  # and it records like any ledger

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,18 @@ class LiveLedger(Ledger):
 
     def record(self, run_id: str, round: int, role: str, kind: str, **kw: Any) -> Event:
         event = super().record(run_id, round, role, kind, **kw)
-        if role == "decision" and kind in ("decide", "stop"):
-            self._show(event)
+        self._tell([event])
         return event
+
+    def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[Event]:
+        stored = super().record_many(events)
+        self._tell(stored)
+        return stored
+
+    def _tell(self, events: Iterable[Event]) -> None:
+        for event in events:
+            if event.role == "decision" and event.kind in ("decide", "stop"):
+                self._show(event)
 
 
 def describe(event: Event) -> str:
