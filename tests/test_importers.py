@@ -211,3 +211,24 @@ def test_src_layout_repo_gets_an_import_root(tmp_path):
     assert case.suite.import_roots == ("src",)
     fixed = patches.apply(case.start, case.patch("gold"))
     assert Validator().run(fixed, case.suite).resolved
+
+
+def test_swebench_test_patch_that_edits_an_existing_test_file(tmp_path):
+    import difflib
+
+    before = (SWE / "repo" / "tests" / "test_wrap.py").read_text()
+    after = before + '\n\ndef test_single_word():\n    assert wrap("abc", 3) == ["abc"]\n'
+    edit = "".join(
+        difflib.unified_diff(
+            before.splitlines(True), after.splitlines(True), "a/tests/test_wrap.py", "b/tests/test_wrap.py"
+        )
+    )
+    record = read_record(SWE / "record.json")
+    record["test_patch"] += edit
+    record["FAIL_TO_PASS"].append("tests/test_wrap.py::test_single_word")
+    case = load_case(import_instance(record, SWE / "repo", tmp_path / "c"))
+    assert "def test_single_word" in case.suite.text("tests/test_wrap.py")  # the patched test file
+    v = Validator()
+    start = v.run(case.start, case.suite)
+    assert "tests/test_wrap.py::test_single_word" in start.fail_to_fail
+    assert v.run(patches.apply(case.start, case.patch("gold")), case.suite).resolved
