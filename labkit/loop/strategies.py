@@ -38,7 +38,8 @@ def rewrite_messages(s: Situation, feedback: bool) -> list[dict[str, str]]:
     """The request: the module, the visible tests, and (with feedback) which of them fail."""
     module = module_of(s.candidate)
     code = s.candidate.files[module]
-    tests = "\n".join(s.suite.tests[p] for p in sorted(s.suite.tests) if isinstance(s.suite.tests[p], str)) if s.suite else ""
+    texts = sorted(s.suite.tests.items()) if s.suite else []
+    tests = "\n".join(t for _, t in texts if isinstance(t, str))  # binary fixtures are not shown
     if feedback:
         failures = [r for r in s.verdict.evidence.results if r.outcome != "passed"]
         if failures:
