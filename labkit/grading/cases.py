@@ -220,6 +220,10 @@ def _start(root: Path, spec: CaseSpec, where: str, protected: set[str]) -> Candi
         rels = [p.relative_to(base).as_posix() for p in _files(base)]
     else:
         base = root
+        for pattern in spec.code:  # a plain path (the repair format's `module`) must exist
+            if not any(c in pattern for c in "*?[") and not (root / pattern).is_file():
+                field_name = "module" if spec.module == pattern else "code"
+                raise CaseError(f"{where}: field {field_name!r}: cannot read {root / pattern}: no such file")
         skip = protected | {"case.json"} | {p.file for p in spec.patches.values()}
         rels = [
             r
