@@ -114,6 +114,8 @@ def check(
     validator = _validator(wall, memory)
     verdict = validator.run(case.start, case.suite)
     out.print(verdict_table(verdict, case.suite, f"start candidate ({case.start.label})"))
+    if verdict.evidence.isolation:
+        out.print(f"how it ran: {verdict.evidence.isolation}")
     if hidden and case.hidden is not None:
         hv = validator.run(case.start, case.hidden)
         out.print(verdict_table(hv, case.hidden, "hidden tests"))
