@@ -93,8 +93,16 @@ def remove_cgroups(paths: list[str]) -> None:
                 time.sleep(0.005)
 
 
+STALE_SECONDS = 120.0  # a live run's group is empty only between mkdir and its child joining
+
+
 def sweep_cgroups() -> None:
-    """Remove run cgroups a killed runner left behind (rmdir only succeeds on empty groups)."""
+    """Remove run cgroups a killed runner left behind (rmdir only succeeds on empty groups).
+
+    Only groups older than STALE_SECONDS: another process's runner may have just made its
+    group and not yet moved its run in (removing it then failed that run with ENODEV).
+    """
+    now = time.time()
     for base in (f"{ROOT}/memory", f"{ROOT}/pids", ROOT):
         try:
             names = [n for n in os.listdir(base) if n.startswith("labkit-")]
@@ -102,4 +110,5 @@ def sweep_cgroups() -> None:
             continue
         for name in names:
             with contextlib.suppress(OSError):
-                os.rmdir(f"{base}/{name}")
+                if now - os.stat(f"{base}/{name}").st_mtime > STALE_SECONDS:
+                    os.rmdir(f"{base}/{name}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import select
 import shutil
 import signal
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 class _Runner:
     def __init__(self, python: str) -> None:
         self.python = python
-        self.proc = subprocess.Popen(
+        self.proc = _spawn(
             _command(python),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -87,6 +90,39 @@ class _Runner:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+
+
+# bwrap --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that forked the
+# runner ends, not the process. A runner first used from a worker thread (a marimo cell, a
+# thread pool) was SIGKILLed as soon as that thread finished, under the next caller's feet.
+# So every runner is forked from one daemon thread that lives exactly as long as the process.
+_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], Future[Any]]] = (
+    queue.SimpleQueue()
+)
+_spawner: threading.Thread | None = None
+
+
+def _spawner_loop() -> None:
+    while True:
+        make, done = _spawn_jobs.get()
+        try:
+            done.set_result(make())
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, who raises it
+            done.set_exception(e)
+
+
+def _spawn(cmd: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    global _spawner
+    with _spawn_lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_spawner_loop, name="labkit-runner-spawner", daemon=True)
+            _spawner.start()
+    done: Future[subprocess.Popen[bytes]] = Future()
+    _spawn_jobs.put((lambda: subprocess.Popen(cmd, **options), done))
+    return done.result()
+
+
+_spawn_lock = threading.Lock()
 
 
 _runners: dict[str, _Runner] = {}
