@@ -41,7 +41,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-INSTALL_HINT = "run .ci/install-system.sh (CI runs it) to install Debian's chromium"
+INSTALL_HINT = "run: sudo bash .ci/install-system.sh (./run test does it itself as root) to install Debian's chromium"
 
 RENDER_TIMEOUT = 900.0  # first render includes running the notebook's loops for real
 STEP_TIMEOUT = 120.0  # one step re-runs only the cells that read the stepper
@@ -250,8 +250,11 @@ def stop(proc: subprocess.Popen[bytes], grace: float = 20) -> None:
 
 
 @contextlib.contextmanager
-def marimo_run(notebook: Path) -> Iterator[Server]:
-    """`marimo run` for one notebook on a free 127.0.0.1 port, as an app (read-only)."""
+def marimo_run(notebook: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """`marimo run` for one notebook on a free 127.0.0.1 port, as an app (read-only).
+
+    `env` is added to the offline default environment (e.g. a LABKIT_MODEL to check that
+    only the real-model controls read it)."""
     port = free_port()
     cmd = [
         str(VENV_BIN / "marimo"),
@@ -267,6 +270,28 @@ def marimo_run(notebook: Path) -> Iterator[Server]:
     ]
     url = f"http://127.0.0.1:{port}"
     log = BUILD / "logs" / f"marimo-run-{notebook.stem}.log"
+    with _serving(cmd, url, f"{url}/health", log, {**notebook_env(), **(env or {})}, ROOT) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def marimo_edit(notebook: Path) -> Iterator[Server]:
+    """`marimo edit` for one notebook, as `./run lab` opens it (the project's pyproject config applies)."""
+    port = free_port()
+    cmd = [
+        str(VENV_BIN / "marimo"),
+        "edit",
+        str(notebook),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--headless",
+        "--no-token",
+        "--skip-update-check",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    log = BUILD / "logs" / f"marimo-edit-{notebook.stem}.log"
     with _serving(cmd, url, f"{url}/health", log, notebook_env(), ROOT) as server:
         yield server
 
@@ -411,14 +436,16 @@ def settle_marimo(page: Any, runs: MarimoRuns, mark: int, timeout: float, what: 
 
 # --- the stepper -------------------------------------------------------------------------
 
-# Text of a subtree, through open shadow roots, leaving out steppers, scripts and styles.
+# Text of a subtree, through open shadow roots, leaving out steppers, scripts and styles,
+# and the chart's own chrome: vega-embed's action menu ("Save as SVG", "Open in Vega
+# Editor"), which says nothing about the round and appears only after the chart rendered.
 _DEEP_TEXT = """(root) => {
   const out = [];
   const walk = (n) => {
     if (n.nodeType === Node.TEXT_NODE) { const t = n.data.trim(); if (t) out.push(t); return; }
     if (n.nodeType !== Node.ELEMENT_NODE && n.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return;
     if (n.nodeType === Node.ELEMENT_NODE) {
-      if (n.matches('.labkit-stepper, script, style, template')) return;
+      if (n.matches('.labkit-stepper, script, style, template, .vega-embed > details')) return;
       if (n.shadowRoot) walk(n.shadowRoot);
     }
     for (const c of n.childNodes) walk(c);
@@ -440,6 +467,23 @@ _DEEP_QUERY = """(root, sel) => {
   return out;
 }"""
 
+# True once every vega chart in the subtree (through shadow roots) has finished its first
+# render. vega-embed marks its container `.vega-embed` (and `.has-actions` when it will add
+# the action menu), awaits the view's runAsync(), and only then appends the menu's
+# <details>: its own "rendered" signal. A chart without a menu must at least hold its marks.
+_CHARTS_RENDERED = """(root) => {
+  const charts = [];
+  const walk = (n) => {
+    if (n.querySelectorAll) charts.push(...n.querySelectorAll('.vega-embed'));
+    const all = n.querySelectorAll ? n.querySelectorAll('*') : [];
+    for (const e of all) if (e.shadowRoot) walk(e.shadowRoot);
+  };
+  walk(root);
+  return charts.every(c => c.classList.contains('has-actions')
+    ? !!c.querySelector(':scope > details .vega-actions')
+    : !!c.querySelector('.marks'));
+}"""
+
 _SCOPE = """(el) => {
   for (let n = el; n; n = n.parentNode || n.host) {
     if (n.matches && n.matches('.jp-Cell')) return n;
@@ -447,7 +491,7 @@ _SCOPE = """(el) => {
   return document.body;
 }"""
 
-_LABEL = re.compile(r"^\s*(?P<unit>.*?)\s*(?P<i>\d+) of (?P<n>\d+)(?::\s*(?P<name>.*))?$", re.S)
+_LABEL = re.compile(r"^\s*(?P<unit>.*?)\s*(?P<i>\d+) of (?P<n>\d+)(?:\s*·\s*(?P<name>.*))?$", re.S)
 
 
 @dataclass(frozen=True)
@@ -513,13 +557,19 @@ class StepperDriver:
         text = self.root.locator(".labkit-label").inner_text()
         m = _LABEL.match(text)
         if m is None:
-            raise E2EError(f"stepper label {text!r} does not read '<unit> i of n[: name]'")
+            raise E2EError(f"stepper label {text!r} does not read '<unit> i of n[ · name]'")
         return int(m["i"]), int(m["n"]), (m["name"] or "").strip()
 
     def count(self) -> int:
         return self.label()[1]
 
+    def charts_rendered(self) -> bool:
+        scope = self.root.evaluate_handle(_SCOPE)
+        return bool(scope.evaluate(_CHARTS_RENDERED))
+
     def view(self) -> str:
+        """The text shown around the stepper, read once every chart in it has rendered."""
+        wait_until(self.charts_rendered, STEP_TIMEOUT, "the charts on the page to finish rendering")
         scope = self.root.evaluate_handle(_SCOPE)
         return str(scope.evaluate(_DEEP_TEXT))
 

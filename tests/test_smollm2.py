@@ -12,11 +12,15 @@ from labkit.core.errors import ModelError, ModelTimeout, ModelUnavailable
 from labkit.models import smollm2
 from labkit.record.ledger import Ledger
 
-_MISSING = smollm2.available()
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(_MISSING is not None, reason=f"SmolLM2 not installed here: {_MISSING}"),
-]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _smollm2_installed() -> None:
+    """A missing model FAILS every test here, with how to install it: never a silent skip."""
+    missing = smollm2.available()
+    if missing is not None:
+        pytest.fail(f"SmolLM2 is not installed here: {missing}", pytrace=False)
 
 MODEL = "labkit/smollm2"
 

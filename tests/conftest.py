@@ -1,0 +1,122 @@
+"""Shared fixtures. `headless`: each marimo notebook runs headless ONCE per test session.
+
+A notebook run costs seconds of real loops; every test that needs what a notebook computed
+or showed reads it from this one run (per notebook and environment) instead of running it
+again. The run happens in a fresh interpreter, exactly as `python notebooks/<nb>.py` would,
+and reports the values its probe expressions (NOTEBOOK_PROBES) evaluate to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+# Expressions evaluated after `outputs, defs = app.run()` (names: defs, outputs, shown, json).
+NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
+    "cache_isolation": {
+        "reflector": "defs['trace'].reflector",
+        "simulated": "defs['trace'].simulated",
+        "resolved": "defs['trace'].final_verdict.resolved",
+        "lesson": "getattr(defs.get('lesson'), 'lesson', None)",
+    },
+    "diminishing_returns": {
+        "net": "defs['table']['net'].to_list()[1:]",
+        "cumulative": "defs['table']['cumulative_fixed'].to_list()",
+        "correct": "defs['table']['correct'].to_list()",
+        "real_cases": "len(defs['result'].cases)",
+        "real_rounds": "defs['result'].rounds_run",
+        "real_label": "__import__('labkit.experiments.repair', fromlist=['label']).label(defs['result'])",
+        "real_net": "defs['real_table']['net'].to_list()",
+    },
+    "judge_bias": {
+        "why": "defs['lead_why']",
+        "judge": "(defs['lead'] or defs['lead_seen'][-1]).first.judge",
+        "simulated": "(defs['lead'] or defs['lead_seen'][-1]).first.simulated",
+        "flipped": "(defs['lead'] or defs['lead_seen'][-1]).flipped",
+        "probs": "(defs['lead'] or defs['lead_seen'][-1]).first.probs is not None",
+        "sim_simulated": "defs['sim'].simulated",
+        "warned": "'simulated judge' in shown",
+        "huang_rows": "len(defs['sc'].load_huang())",
+        "pair_pages": "[defs['cj'].swap_html(s) for s in defs['shown_swaps']]"
+        " == list(defs['stepper'].widget.pages) != []",
+        "ae": "[round(defs['ae'].raw.r.estimate, 2), round(defs['ae'].lc.r.estimate, 2),"
+        " defs['ae'].null_model.lc_rank]",
+        "ae_variants": "[e.shared < e.alpacaeval for e in defs['variant_errors']]",
+    },
+}
+
+_PROBE = """
+import importlib.util, json, sys
+path, probes = sys.argv[1], json.loads(sys.argv[2])
+spec = importlib.util.spec_from_file_location("notebook_under_test", path)
+nb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nb)
+outputs, defs = nb.app.run()
+shown = " ".join(str(getattr(o, "text", "")) for o in outputs if o is not None)
+scope = {"defs": defs, "outputs": outputs, "shown": shown, "json": json}
+values = {k: eval(expr, scope) for k, expr in probes.items()}
+print("LABKIT-PROBE " + json.dumps(values, default=str))
+"""
+
+
+@dataclass(frozen=True)
+class HeadlessRun:
+    notebook: Path
+    returncode: int
+    stderr: str
+    values: dict[str, object] = field(default_factory=dict)
+
+    def check(self) -> dict[str, object]:
+        """The probe values, after asserting the run exited cleanly (stderr tail otherwise)."""
+        assert self.returncode == 0, f"{self.notebook.name} failed headless:\n{self.stderr[-4000:]}"
+        return self.values
+
+
+def notebook_env(**extra: str) -> dict[str, str]:
+    """The offline default, whatever the developer's shell says, plus `extra`."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("LABKIT_MODEL", None)
+    env.pop("OPENAI_API_KEY", None)  # nothing here may need a key
+    env.update(extra)
+    return env
+
+
+def run_headless(notebook: Path, **extra_env: str) -> HeadlessRun:
+    probes = NOTEBOOK_PROBES.get(notebook.stem, {})
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(notebook), json.dumps(probes)],
+        cwd=ROOT,
+        env=notebook_env(**extra_env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    values: dict[str, object] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("LABKIT-PROBE "):
+            values = json.loads(line.removeprefix("LABKIT-PROBE "))
+    return HeadlessRun(notebook, proc.returncode, proc.stderr, values)
+
+
+@pytest.fixture(scope="session")
+def headless() -> Callable[..., HeadlessRun]:
+    """headless("judge_bias") -> that notebook's one run this session (per extra env)."""
+    runs: dict[tuple[str, tuple[tuple[str, str], ...]], HeadlessRun] = {}
+
+    def get(stem: str, **extra_env: str) -> HeadlessRun:
+        key = (stem, tuple(sorted(extra_env.items())))
+        if key not in runs:
+            runs[key] = run_headless(NOTEBOOKS / f"{stem}.py", **extra_env)
+        return runs[key]
+
+    return get
