@@ -178,7 +178,8 @@ def _(mo):
 
 @app.cell
 def _(cache_case, mo, trace):
-    lesson = cache_case.distill(trace)
+    lesson = cache_case.lesson(trace)
+    mo.stop(lesson is None, mo.md(f"**{cache_case.NO_LESSON}**: this run did not end on a kept, verified fix."))
     mo.md(
         f"""
         **{lesson.lesson}**
@@ -196,7 +197,7 @@ def _(cache_case, mo, trace):
         ❌ Wrong generalisation: *{lesson.rejected[0][0]}* — {lesson.rejected[0][1]}
         """
     )
-    return
+    return (lesson,)
 
 
 if __name__ == "__main__":

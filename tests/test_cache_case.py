@@ -94,3 +94,24 @@ def test_invalid_branch_explains_each_failure():
     assert "missing hypothesis" in reasons[0]
     assert "not one hypothesis" in reasons[1]
     assert "does not apply" in reasons[2]
+
+
+def test_scripted_storylines_never_read_labkit_model(monkeypatch):
+    # A real provider named in the shell, with no key: the scripted storyline must not call it.
+    monkeypatch.setenv("LABKIT_MODEL", "openai/gpt-4o-mini")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert cache_case.reflector("tempting").model == cache_case.OFFLINE_MODEL
+    trace = cache_case.run("main")
+    assert trace.simulated and trace.reflector.startswith("scripted")
+    assert trace.final_verdict.resolved
+    lesson = cache_case.lesson(trace)
+    assert lesson is not None and "tenant boundary" in lesson.lesson
+    # only an explicit model (the real-model controls pass one) asks a model
+    assert cache_case.reflector("main", "openai/gpt-4o-mini").model == "openai/gpt-4o-mini"
+
+
+def test_a_run_that_does_not_resolve_has_no_lesson_and_no_error():
+    trace = cache_case.run("invalid", max_rounds=2)  # two unusable reflections, then out of rounds
+    assert not trace.final_verdict.resolved
+    assert cache_case.lesson(trace) is None
+    assert cache_case.NO_LESSON == "no verified correction, so no lesson"

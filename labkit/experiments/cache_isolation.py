@@ -38,13 +38,15 @@ def case() -> Case:
 
 
 def reflector(branch: str = "main", model: str | None = None) -> ModelReflector:
-    """The offline default replays the authored transcript (labelled scripted); any model string asks that model."""
-    from labkit.models.choice import choose
+    """No model: the branch's authored transcript, replayed (labelled scripted); a model string asks that model.
 
+    A storyline is scripted whatever the environment says: $LABKIT_MODEL is never read here,
+    only by the controls that ask a real model (they pass it in as `model`).
+    """
     if branch not in BRANCHES:
         raise ValueError(f"unknown branch {branch!r}; choose one of {sorted(BRANCHES)}")
     c = case()
-    name = choose(model, default=OFFLINE_MODEL)
+    name = model or OFFLINE_MODEL
     transcript = c.root / "transcript.jsonl" if name.startswith(OFFLINE_MODEL) else None
     return ModelReflector(name, environment=c.environment, transcript=transcript, branch=branch)
 
@@ -135,6 +137,18 @@ def distill(trace: Trace, model: str | None = None, branch: str = "main") -> Exp
     )
     kept = next(r for r in trace.rounds if r.decision.decision is Decision.KEEP)
     return replace(exp, source=f"run {trace.run_id}, round {kept.index}: {exp.source}")
+
+
+NO_LESSON = "no verified correction, so no lesson"
+
+
+def lesson(trace: Trace, model: str | None = None, branch: str = "main") -> Experience | None:
+    """The distilled lesson of a run that resolved, else None (show NO_LESSON): never an error."""
+    if not trace.final_verdict.resolved or not any(
+        r.decision.decision is Decision.KEEP for r in trace.rounds
+    ):
+        return None
+    return distill(trace, model, branch)
 
 
 def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int]]:
