@@ -7,14 +7,14 @@ app = marimo.App(
 )
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _():
     import marimo as mo
 
     return (mo,)
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     # User B sees user A's price
@@ -26,7 +26,7 @@ def _(mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _():
     import polars as pl
 
@@ -46,7 +46,7 @@ def _(cache_case, pl):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     Asking the model to "think again" about this code changes nothing: it is the same
@@ -59,7 +59,7 @@ def _(mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(cache_case, mo):
     branch = mo.ui.radio(
         options={text: key for key, text in cache_case.BRANCHES.items()},
@@ -70,7 +70,7 @@ def _(cache_case, mo):
     return (branch,)
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(cache_case, mo):
     @mo.cache
     def run_branch(name):
@@ -112,7 +112,7 @@ def _(mo, scores_chart, scores_frame, suite, trace):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     ask_model = mo.ui.run_button(label="Ask a real model to reflect instead")
     mo.vstack([
@@ -142,7 +142,7 @@ def _(ask_model, cache_case, mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     ## On the failing tests alone, two patches look identical
@@ -165,7 +165,7 @@ def _(cache_case, mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     ## What to remember — with its condition

@@ -7,14 +7,14 @@ app = marimo.App(
 )
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _():
     import marimo as mo
 
     return (mo,)
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     # Judges are biased; asking again is not evidence
@@ -83,7 +83,7 @@ def _(cj, lead, lead_seen, lead_why, mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     A small model asked for a single letter says **"A"** whatever A is: a pure position
@@ -173,7 +173,7 @@ def _(cj, mo, sim):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     Length control (in the manner of AlpacaEval 2) fits
@@ -199,7 +199,7 @@ def _(Stepper, cj, mo, sim_swaps):
     return shown_swaps, stepper
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     ## The same battery on a real model
@@ -258,7 +258,7 @@ def _(bias, cj, mo, real_swaps, real_why, sim):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     from labkit.core.errors import ReferenceDataMissing
     from labkit.experiments.judging import leaderboard
@@ -434,7 +434,7 @@ def _(lab_run, mo):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
     On a verifiable task the judge — the model's own or another's — must never be the only

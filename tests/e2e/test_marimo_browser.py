@@ -7,6 +7,8 @@ content (benchmarks/_browser.py: walk_stepper, SPECS). Screenshots land in build
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from e2e import browser as e2e
@@ -46,6 +48,27 @@ def test_marimo_app_steps_through_rounds(chromium, notebook):
                 views = e2e.walk_stepper(s, spec, e2e.BUILD, f"marimo-{notebook.stem}-{k}")
                 assert len(set(views.values())) >= 2, "every round showed the same thing"
         assert not errors, f"uncaught errors in the page: {errors}"
+    finally:
+        ctx.close()
+
+
+def test_the_lab_opens_with_results_rendered(chromium):
+    # `./run lab` opens marimo's editor: with the project's auto_instantiate the notebook has
+    # already run when the page shows, so the stepper is there without anyone pressing Run.
+    notebook = e2e.NOTEBOOKS / "cache_isolation.py"
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        with e2e.marimo_edit(notebook) as server:
+            page.goto(server.url, wait_until="domcontentloaded")
+            try:
+                page.locator(".labkit-stepper").first.wait_for(timeout=e2e.RENDER_TIMEOUT * 1000)
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "marimo-edit-FAILED.png"))
+                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+            label = page.locator(".labkit-stepper .labkit-label").first.inner_text()
+            assert re.search(r"\b1 of \d+", label), label
+            page.screenshot(path=str(e2e.BUILD / "marimo-edit-cache_isolation.png"))
     finally:
         ctx.close()
 
