@@ -84,3 +84,32 @@ def test_rounds_frame_says_what_was_decided_and_why(run):
     f = rounds_frame(trace)
     assert f["decision"].to_list() == ["roll back", "keep"]
     assert "protective" in f["why"][0]
+
+
+def test_each_step_says_what_changed_in_one_line(run):
+    from labkit.views.report import what_changed
+
+    trace, _ = run
+    start, rolled, kept = (what_changed(trace, i) for i in range(3))
+    assert start.startswith("start: failing acceptance passes 0/2") and "2 test(s) fail" in start
+    assert rolled == (
+        "2 now pass (test_user_a_does_not_get_user_b_price, test_user_b_does_not_get_user_a_price); "
+        "2 now fail (test_repeat_request_is_served_from_cache, test_second_users_repeat_is_a_hit)"
+        " → roll back"
+    )
+    assert kept.startswith("2 now pass") and "now fail" not in kept and kept.endswith("→ keep")
+    assert step_view(trace, 1, CASE.suite).changed == rolled
+
+
+def test_step_card_reads_as_prose_and_plain_tables(run):
+    from labkit.views.step_card import trace_pages
+
+    trace, frame = run
+    pages = trace_pages(trace, CASE.suite, frame)
+    card = pages[1]
+    assert "What changed</b>: 2 now pass" in card
+    # the expected verification in words, not JSON
+    assert "must now pass: test_user_b_does_not_get_user_a_price" in card and '{"acceptance"' not in card
+    # ledger rows: a plain table, no polars dtype row, no quoted strings
+    assert "<table" in card and "shape:" not in card and "&quot;reflect&quot;" not in card
+    assert ">str<" not in card and ">f64<" not in card

@@ -45,3 +45,37 @@ def test_pages_render_charts_to_static_svg():
     chart = alt.Chart(pl.DataFrame({"x": [1, 2], "y": [3, 4]})).mark_bar().encode(x="x:O", y="y:Q")
     page = side_by_side(chart, "<p>who moved</p>")
     assert "<svg" in page and "who moved" in page
+
+
+def test_frame_html_shows_every_row_plainly_with_few_decimals():
+    import polars as pl
+
+    from labkit.views.tables import frame_html, rounded
+
+    f = pl.DataFrame({"case": [f"c{i}" for i in range(40)], "rate": [1 / 3] * 40, "n": list(range(40))})
+    page = frame_html(f)
+    assert page.count("<tr>") == 41  # header + all 40 rows: nothing hidden behind "…"
+    assert "0.333<" in page and "0.3333" not in page
+    assert '"c1"' not in page and "str" not in page  # no quotes, no dtype row
+    assert rounded(f, 2)["rate"][0] == 0.33 and rounded(f)["n"].dtype == pl.Int64
+
+
+def test_bounded_estimates_say_when_the_data_set_no_limit():
+    from labkit.core.stats import Interval
+    from labkit.views.tables import bounded
+
+    assert bounded(Interval(0.5, 0.1, 0.9)) == "0.50 [0.10, 0.90]"
+    shown = bounded(Interval(8.005, 8.005, 8.005), separated=True)
+    assert shown.startswith("unbounded (≥ 8.01") and "[" not in shown
+    assert "same value" in bounded(Interval(1.0, 1.0, 1.0))
+
+
+def test_glossary_explains_the_terms_and_refuses_unknown_ones():
+    from labkit.views.glossary import TERMS, glossary_html
+
+    page = glossary_html(["f2p", "patch_size", "beta"])
+    assert page.startswith("<details") and "1f/1h/2l" in page and "β̂" in page
+    assert "FastChat" not in page and "FastChat" in glossary_html()
+    assert all(len(text) > 40 for _, text in TERMS.values())
+    with pytest.raises(KeyError, match="no glossary entry"):
+        glossary_html(["nope"])

@@ -26,5 +26,6 @@ def trace_browser(
         len(trace.rounds) + 1,
         step_labels(trace),
         index=start,
+        unit="step",
         pages=trace_pages(trace, suite, ledger),
     )

@@ -72,6 +72,40 @@ def step_verdict(trace: Trace, step: int) -> Verdict:
     return rnd.retest or rnd.verdict
 
 
+def what_changed(trace: Trace, step: int) -> str:
+    """One line for a step: which tests flipped, and what the loop decided.
+
+    Step 0 says what the run starts from; round k compares the candidate it tested with
+    the verdict it started from (a round whose patch was never tested says why).
+    """
+    if step == 0:
+        v = trace.start_verdict
+        failing = [r.nodeid.split("::")[-1] for r in v.evidence.results if r.outcome != "passed"]
+        a, n = v.score("acceptance")
+        return (
+            f"start: failing acceptance passes {a}/{n}; "
+            f"{len(failing)} test(s) fail ({', '.join(failing) or 'none'})"
+        )
+    rnd = trace.rounds[step - 1]
+    decision = rnd.decision.decision.value
+    if rnd.retest is None:
+        return f"nothing was tested this round (see why above) → {decision}"
+    before = {r.nodeid: r.outcome for r in rnd.verdict.evidence.results}
+    after = {r.nodeid: r.outcome for r in rnd.retest.evidence.results}
+    fixed = sorted(
+        n.split("::")[-1] for n, o in after.items() if o == "passed" and before.get(n) != "passed"
+    )
+    broke = sorted(
+        n.split("::")[-1] for n, o in after.items() if o != "passed" and before.get(n) == "passed"
+    )
+    parts = []
+    if fixed:
+        parts.append(f"{len(fixed)} now pass ({', '.join(fixed)})")
+    if broke:
+        parts.append(f"{len(broke)} now fail ({', '.join(broke)})")
+    return f"{'; '.join(parts) or 'no test changed'} → {decision}"
+
+
 def step_labels(trace: Trace) -> list[str]:
     labels = [f"start · {trace.start.label}"]
     labels += [f"round {r.index} · {r.decision.decision.value}" for r in trace.rounds]
@@ -94,6 +128,7 @@ class StepView:
     cost_so_far: float
     simulated: bool
     reflector: str
+    changed: str = ""  # one line: which tests flipped, and the decision (what_changed)
 
 
 def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> StepView:
@@ -114,6 +149,7 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
             0.0,
             trace.simulated,
             trace.reflector,
+            what_changed(trace, 0),
         )
     rnd: Round = trace.rounds[step - 1]
     refl = rnd.reflection
@@ -130,6 +166,7 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
         cost_so_far=rnd.usage.cost_units,
         simulated=trace.simulated,
         reflector=trace.reflector,
+        changed=what_changed(trace, step),
     )
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import html
-import json
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from labkit.views.report import StepView, ledger_rows, step_view
+from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
@@ -44,6 +44,9 @@ def step_html(view: StepView) -> str:
         f'<h3 style="margin:0.2em 0">{e(view.title)}</h3>',
         f'<span style="background:{colour};color:white;padding:0.15em 0.6em;border-radius:3px;font-weight:600">'
         f"{e(view.decision)}</span> <span>{e(view.reason)}</span>",
+        f'<p class="labkit-changed" style="margin:0.4em 0"><b>What changed</b>: {e(view.changed)}</p>'
+        if view.changed
+        else "",
         f'<div style="color:#666;font-size:0.85em;margin:0.3em 0">reflector: {e(label)} · '
         f"cost so far: {view.cost_so_far:g} units · candidate: {e(view.candidate)}</div>",
     ]
@@ -60,7 +63,7 @@ def step_html(view: StepView) -> str:
         parts.append(
             f"<p><b>Hypothesis</b>: {e(str(cause))}<br><i>refuted if</i>: {e(str(refuted))}<br>"
             f"<b>Action</b>: {e(str(view.record.get('action', '')))}<br>"
-            f"<b>Expected</b>: <code>{e(json.dumps(view.record.get('expected')))}</code></p>"
+            f"<b>Expected</b>: {e(_expected_text(view.record.get('expected')))}</p>"
         )
     if view.diff:
         lines = []
@@ -72,17 +75,25 @@ def step_html(view: StepView) -> str:
             + "\n".join(lines)
             + "</pre>"
         )
-    rows = "".join(
-        f"<tr><td>{e(r['group'] or r['role'])}</td><td>{e(r['test'])}</td>"
-        f"<td style='color:{_OUTCOME.get(r['outcome'], '#333')};font-weight:600'>{e(r['outcome'])}</td>"
-        f"<td>{e(r['bucket'])}</td></tr>"
-        for r in view.evidence.iter_rows(named=True)
+    table = view.evidence.select(
+        pl.when(pl.col("group") != "").then(pl.col("group")).otherwise(pl.col("role")).alias("group"),
+        "test",
+        "outcome",
+        "bucket",
     )
-    parts.append(
-        "<table><thead><tr><th>group</th><th>test</th><th>outcome</th><th>bucket</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
+    parts.append(frame_html(table, colours={"outcome": _OUTCOME}) + "</div>")
     return "".join(parts)
+
+
+def _expected_text(expected: object) -> str:
+    """The record's expected verification, in words: which tests must pass, which must stay green."""
+    if not isinstance(expected, dict):
+        return str(expected or "—")
+    def names(key: str) -> str:
+        return ", ".join(str(n).split("::")[-1] for n in expected.get(key) or []) or "—"
+
+    must, keep = names("acceptance"), names("protective")
+    return f"must now pass: {must}; must stay green: {keep}"
 
 
 def trace_pages(
@@ -96,7 +107,7 @@ def trace_pages(
             rows = ledger_rows(ledger, i)
             page += (
                 f"<p style='margin-top:0.8em'><b>Ledger rows of step {i}</b> "
-                "(every action, its cost and its evidence hash)</p>" + rows._repr_html_()
+                "(every action, its cost and its evidence hash)</p>" + frame_html(rows)
             )
         pages.append(page)
     return pages

@@ -43,8 +43,11 @@ function render({ model, el }) {
     slider.value = String(i);
     prev.disabled = i <= 0;
     next.disabled = i >= n - 1;
-    const name = labels[i] ? `: ${labels[i]}` : "";
-    label.textContent = `${model.get("unit")} ${i + 1} of ${n}${name}`;
+    // "step 2 of 3 · round 1 · keep": the position among the steps, then what the step is
+    // (a round number is the loop's, a step number the stepper's; they differ by the start).
+    const head = `${model.get("unit")} ${i + 1}`;
+    const name = labels[i] && labels[i] !== head ? ` · ${labels[i]}` : "";
+    label.textContent = `${head} of ${n}${name}`;
     root.dataset.index = String(i);
     const pages = model.get("pages") || [];
     page.innerHTML = pages.length ? (pages[i] || "") : "";
