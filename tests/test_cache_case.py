@@ -115,3 +115,37 @@ def test_a_run_that_does_not_resolve_has_no_lesson_and_no_error():
     assert not trace.final_verdict.resolved
     assert cache_case.lesson(trace) is None
     assert cache_case.NO_LESSON == "no verified correction, so no lesson"
+
+
+def test_try_your_own_patch_goes_through_the_same_validator_and_decision():
+    from labkit.views.report import step_view
+
+    composite = cache_case.case().patch("composite_key").diff
+    kept = cache_case.try_patch("the cache key ignores the user", composite)
+    (rnd,) = kept.rounds
+    assert rnd.decision.decision is Decision.KEEP and kept.final_verdict.resolved
+    assert kept.reflector.startswith("you") and not kept.simulated
+    card = step_view(kept, 1, cache_case.case().suite)
+    assert card.decision == "keep" and "2 now pass" in card.changed
+    assert card.record and card.record["hypothesis"]["cause"] == "the cache key ignores the user"
+
+    # the template changes only a comment: tested, fixes nothing, rolled back
+    (same,) = cache_case.try_patch("the key ignores the user", cache_case.PATCH_TEMPLATE).rounds
+    assert same.retest is not None and same.decision.decision is Decision.ROLL_BACK
+
+    # disabling the cache: the protective tests catch it, as in the scripted storyline
+    off = cache_case.case().patch("disable_cache").diff
+    (rnd,) = cache_case.try_patch("the cache is wrong", off).rounds
+    assert rnd.decision.decision is Decision.ROLL_BACK and "protective" in rnd.decision.reason
+
+
+def test_try_your_own_patch_explains_what_it_cannot_test():
+    composite = cache_case.case().patch("composite_key").diff
+    (no_hyp,) = cache_case.try_patch("   ", composite).rounds
+    assert no_hyp.decision.decision is Decision.INVESTIGATE and "hypothesis" in no_hyp.decision.reason
+    assert no_hyp.retest is None
+    (bad,) = cache_case.try_patch("key ignores user", "return (user_id, product_id)").rounds
+    assert bad.decision.decision is Decision.INVESTIGATE and "does not apply" in bad.decision.reason
+    protected = "--- a/tests/test_isolation.py\n+++ b/tests/test_isolation.py\n@@ -1 +1 @@\n-x\n+y\n"
+    (alarm,) = cache_case.try_patch("the tests are wrong", protected).rounds
+    assert alarm.decision.decision is Decision.STOP and "protected" in alarm.decision.reason
