@@ -33,10 +33,30 @@ def _():
     from labkit.experiments import cache_isolation as cache_case
     from labkit.views.report import scores_frame, step_labels
     from labkit.views.charts_trace import scores_chart
+    from labkit.views.downloads import FORMATS, encode, steps_frame
+    from labkit.views.export import STATIC_NOTE, is_static_export
+    from labkit.views.glossary import glossary_html
     from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
+    from labkit.views.tables import frame_html
 
-    return Stepper, cache_case, pl, scores_chart, scores_frame, step_labels, trace_pages
+    static = is_static_export()
+    return (
+        FORMATS,
+        STATIC_NOTE,
+        Stepper,
+        cache_case,
+        encode,
+        frame_html,
+        glossary_html,
+        pl,
+        scores_chart,
+        scores_frame,
+        static,
+        step_labels,
+        steps_frame,
+        trace_pages,
+    )
 
 
 @app.cell
@@ -60,13 +80,14 @@ def _(mo):
 
 
 @app.cell(hide_code=True)
-def _(cache_case, mo):
+def _(STATIC_NOTE, cache_case, mo, static):
     branch = mo.ui.radio(
         options={text: key for key, text in cache_case.BRANCHES.items()},
         value=cache_case.BRANCHES["main"],
-        label="Reflector storyline (scripted)",
+        label="Reflector storyline (scripted: authored replies, whatever LABKIT_MODEL says)",
+        disabled=static,
     )
-    branch
+    mo.vstack([branch, mo.md(f"_{STATIC_NOTE}_")]) if static else branch
     return (branch,)
 
 
@@ -91,15 +112,33 @@ def _(branch, mo, run_branch):
 
 
 @app.cell
-def _(Stepper, cache_case, ledger_frame, mo, step_labels, trace, trace_pages):
+def _(Stepper, cache_case, glossary_html, ledger_frame, mo, step_labels, trace, trace_pages):
     # Every step's card and ledger rows are computed once, here; the stepper shows them
     # in the browser and only chooses which one — stepping never re-runs the loop.
     suite = cache_case.case().suite
     stepper = mo.ui.anywidget(
-        Stepper(len(trace.rounds) + 1, step_labels(trace), pages=trace_pages(trace, suite, ledger_frame))
+        Stepper(len(trace.rounds) + 1, step_labels(trace), unit="step", pages=trace_pages(trace, suite, ledger_frame))
     )
-    stepper
+    mo.vstack([stepper, mo.Html(glossary_html(["decisions", "f2p", "p2p", "patch_size"]))])
     return (suite,)
+
+
+@app.cell(hide_code=True)
+def _(FORMATS, encode, ledger_frame, mo, steps_frame, suite, trace):
+    # Take the run home: the steps shown above and every ledger row, as files.
+    _steps = steps_frame(trace, suite)
+    _links = [
+        mo.download(
+            data=encode(_frame, _fmt),
+            filename=f"{trace.run_id}-{_what}.{_fmt}",
+            mimetype=FORMATS[_fmt],
+            label=f"{_what} · {_fmt.upper()}",
+        )
+        for _what, _frame in (("steps", _steps), ("ledger", ledger_frame))
+        for _fmt in FORMATS
+    ]
+    mo.vstack([mo.md("**Download this run** (its steps and its ledger):"), mo.hstack(_links, justify="start", wrap=True)])
+    return
 
 
 @app.cell
@@ -113,32 +152,78 @@ def _(mo, scores_chart, scores_frame, suite, trace):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    ask_model = mo.ui.run_button(label="Ask a real model to reflect instead")
+def _(STATIC_NOTE, mo, static):
+    ask_model = mo.ui.run_button(label="Ask a real model to reflect instead", disabled=static)
     mo.vstack([
         mo.md(
+            "## Ask a real model\n\n"
             "The storylines above are **scripted**. Press the button to let a real model write the "
             "reflection record and the diff — by default SmolLM2-135M, in-process and offline "
             "(`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point: "
-            "the loop does not trust the reflector, every bad reply is an explained round."
+            "the loop does not trust the reflector, every bad reply is an explained round. Each "
+            "round's card shows the model's raw reply."
         ),
         ask_model,
+        mo.md(f"_{STATIC_NOTE}_") if static else mo.md(""),
     ])
     return (ask_model,)
 
 
 @app.cell
-def _(ask_model, cache_case, mo):
+def _(Stepper, ask_model, cache_case, mo, step_labels, suite, trace_pages):
     mo.stop(not ask_model.value)
     from labkit.models.choice import choose, label, problem
-    from labkit.views.report import rounds_frame
 
-    _model = choose(None, default="labkit/smollm2")
+    _model = choose(None, default="labkit/smollm2")  # the real-model control reads LABKIT_MODEL
     _why = problem(_model)
     mo.stop(_why is not None, mo.md(f"**{_model} cannot be used here:** {_why} — the scripted run above stands."))
-    with mo.status.spinner(title=f"{label(_model)} is reflecting (2 rounds at most)…"):
+    with mo.status.spinner(title=f"{label(_model)} is reflecting (2 rounds at most)…", remove_on_exit=True):
         _trace = cache_case.run(model=_model, max_rounds=2, run_id="cache-real-model")
-    mo.vstack([mo.md(f"**Reflector: {label(_model)}**"), rounds_frame(_trace)])
+    _lesson = cache_case.lesson(_trace, _model)
+    mo.vstack([
+        mo.md(f"**Reflector: {label(_model)}** — step through its rounds:"),
+        mo.ui.anywidget(Stepper(len(_trace.rounds) + 1, step_labels(_trace), unit="step", pages=trace_pages(_trace, suite))),
+        mo.md(f"**Lesson:** {_lesson.lesson}" if _lesson else f"**{cache_case.NO_LESSON}.**"),
+    ])
+    return
+
+
+@app.cell(hide_code=True)
+def _(STATIC_NOTE, cache_case, mo, static):
+    your_hypothesis = mo.ui.text_area(
+        value="",
+        label="Your hypothesis (one falsifiable cause)",
+        placeholder="e.g. the cache key leaves out something that makes a price differ",
+        full_width=True,
+        disabled=static,
+    )
+    your_diff = mo.ui.code_editor(value=cache_case.PATCH_TEMPLATE, language="diff", label="Your patch (a unified diff of pricing.py)", disabled=static)
+    your_run = mo.ui.run_button(label="Test my patch", disabled=static)
+    mo.vstack([
+        mo.md(
+            "## Try your own patch\n\n"
+            "Write a hypothesis and a diff of `pricing.py` (the code is shown in each card's diff; "
+            "the cache key is decided on line 28). Your patch goes through **the same protected "
+            "validator, patch-size cap and decision** as every round above, and its card shows "
+            "the outcome the same way. Editing the tests is not allowed: the validator will say so."
+        ),
+        your_hypothesis,
+        your_diff,
+        your_run,
+        mo.md(f"_{STATIC_NOTE}_") if static else mo.md(""),
+    ])
+    return your_diff, your_hypothesis, your_run
+
+
+@app.cell
+def _(cache_case, mo, suite, your_diff, your_hypothesis, your_run):
+    mo.stop(not your_run.value, mo.md("_Write a hypothesis, edit the diff, then press **Test my patch**._"))
+    from labkit.views.step_card import step_html
+    from labkit.views.report import step_view
+
+    with mo.status.spinner(title="Testing your patch (a real pytest run)…", remove_on_exit=True):
+        yours = cache_case.try_patch(your_hypothesis.value, your_diff.value)
+    mo.Html(step_html(step_view(yours, 1, suite)))
     return
 
 
@@ -150,18 +235,20 @@ def _(mo):
     The same validator, on all four candidates. Both the composite key and "disable the
     cache" pass the isolation tests; only the protective *same-user hit* tests tell them
     apart. And the five-changes rewrite also goes green — but nobody can say which of
-    its changes fixed the leak, so the patch-size rule rolls it back.
+    its changes fixed the leak, so the patch-size rule rolls it back. (Patch size is
+    files/hunks/lines: `1f/1h/2l` is one file, one hunk, two changed lines; this case allows
+    at most 2 hunks and 8 lines.)
     """)
     return
 
 
 @app.cell
-def _(cache_case, mo):
+def _(cache_case, frame_html, mo):
     @mo.cache
     def chapter_table():
         return cache_case.compare()[0]
 
-    chapter_table()
+    mo.Html(frame_html(chapter_table()))
     return
 
 
@@ -185,7 +272,7 @@ def _(cache_case, mo, trace):
         **{lesson.lesson}**
 
         | field | value |
-        |---|---|
+        |:---|:---|
         | condition | {lesson.condition} |
         | failure mode | {lesson.failure_mode} |
         | signal | {lesson.signal} |

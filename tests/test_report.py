@@ -113,3 +113,13 @@ def test_step_card_reads_as_prose_and_plain_tables(run):
     # ledger rows: a plain table, no polars dtype row, no quoted strings
     assert "<table" in card and "shape:" not in card and "&quot;reflect&quot;" not in card
     assert ">str<" not in card and ">f64<" not in card
+
+
+def test_a_rounds_raw_reply_is_on_its_card():
+    from labkit.experiments import cache_isolation as cache_case
+    from labkit.views.step_card import step_html
+
+    trace = cache_case.try_patch("the key ignores the user", cache_case.PATCH_TEMPLATE)
+    view = step_view(trace, 1, CASE.suite)
+    assert view.raw == cache_case.PATCH_TEMPLATE
+    assert "Raw reply</b> (" in step_html(view) and "what must the key contain?" in step_html(view)

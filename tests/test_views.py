@@ -79,3 +79,28 @@ def test_glossary_explains_the_terms_and_refuses_unknown_ones():
     assert all(len(text) > 40 for _, text in TERMS.values())
     with pytest.raises(KeyError, match="no glossary entry"):
         glossary_html(["nope"])
+
+
+def test_a_run_downloads_as_csv_parquet_and_json_with_the_same_rows():
+    import io
+    import json
+
+    import polars as pl
+    from test_report import CASE, TwoSteps
+
+    from labkit.grading.validator import Validator
+    from labkit.loop.engine import run_loop
+    from labkit.record.ledger import Ledger
+    from labkit.views.downloads import encode, steps_frame
+
+    ledger = Ledger()
+    trace = run_loop(CASE.start, CASE.suite, Validator(), TwoSteps(), ledger=ledger, run_id="dl")
+    steps = steps_frame(trace, CASE.suite)
+    assert steps["decision"].to_list() == ["reflect", "roll back", "keep"]
+    assert steps["same-user hit passed"].to_list() == ["2/2", "0/2", "2/2"]
+    frame = ledger.frame("dl")
+    assert pl.read_csv(io.BytesIO(encode(frame, "csv")))["kind"].to_list() == frame["kind"].to_list()
+    assert pl.read_parquet(io.BytesIO(encode(steps, "parquet"))).equals(steps)
+    assert [r["step"] for r in json.loads(encode(steps, "json"))] == [0, 1, 2]
+    with pytest.raises(ValueError, match="unknown download format 'xlsx'"):
+        encode(steps, "xlsx")  # type: ignore[arg-type]

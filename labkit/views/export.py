@@ -29,6 +29,16 @@ from pathlib import Path
 from labkit.core.errors import OfflineExportError
 
 KEY_BASE = "https://marimo-frontend.invalid/assets/"
+# Set while a notebook runs for a static export: controls that need a kernel are disabled
+# there and say so (the stepper keeps working: its pages are in the page itself).
+STATIC_ENV = "LABKIT_STATIC_EXPORT"
+STATIC_NOTE = "static copy: this control needs the live notebook (`./run lab`)"
+
+
+def is_static_export() -> bool:
+    """True while the notebook runs to be exported as static HTML (export_offline sets it)."""
+    return os.environ.get(STATIC_ENV) == "1"
+
 _TAG = re.compile(r"""<(script|link)\b(?:[^>"']|"[^"]*"|'[^']*')*>(?:</script>)?""", re.I)
 _ATTR = re.compile(r"""\s(src|href|rel|as)\s*=\s*(["'])(.*?)\2""", re.I | re.S)
 _RELATIVE = re.compile(r"""(["'`])\./([\w.\-]+)\1""")  # "./name.js" inside a chunk
@@ -125,6 +135,7 @@ def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
             "MARIMO_SKIP_UPDATE_CHECK": "1",
             **os.environ,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            STATIC_ENV: "1",
         }
         cmd = [
             sys.executable,

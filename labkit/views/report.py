@@ -129,6 +129,7 @@ class StepView:
     simulated: bool
     reflector: str
     changed: str = ""  # one line: which tests flipped, and the decision (what_changed)
+    raw: str = ""  # the reflector's reply as received (a real model's, or the replayed script's)
 
 
 def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> StepView:
@@ -167,6 +168,7 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
         simulated=trace.simulated,
         reflector=trace.reflector,
         changed=what_changed(trace, step),
+        raw=refl.raw,
     )
 
 

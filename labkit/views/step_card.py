@@ -75,6 +75,13 @@ def step_html(view: StepView) -> str:
             + "\n".join(lines)
             + "</pre>"
         )
+    if view.raw:
+        parts.append(
+            "<details style='margin:0.4em 0'><summary style='cursor:pointer'>"
+            f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)</summary>"
+            "<pre style='background:#f4f4f4;padding:0.5em;white-space:pre-wrap;max-height:24em;"
+            f"overflow:auto'>{e(view.raw)}</pre></details>"
+        )
     table = view.evidence.select(
         pl.when(pl.col("group") != "").then(pl.col("group")).otherwise(pl.col("role")).alias("group"),
         "test",
