@@ -1,0 +1,74 @@
+"""cache_isolation in a real Chromium, as a class would use it beyond stepping:
+
+with a real provider named in LABKIT_MODEL and no key, the scripted storylines stay scripted
+(the lesson is shown, nothing fails) and only "ask a real model" reads the setting; and a
+student's own hypothesis and diff come back as a step card with the loop's decision.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from e2e import browser as e2e
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+NOTEBOOK = e2e.NOTEBOOKS / "cache_isolation.py"
+COMPOSITE = (e2e.ROOT / "data" / "cache_isolation" / "patches" / "composite_key.diff").read_text()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with e2e.shared_chromium() as c:
+        yield c
+
+
+def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert "OPENAI_API_KEY" not in os.environ
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        runs = e2e.MarimoRuns(page)
+        with e2e.marimo_run(NOTEBOOK, env={"LABKIT_MODEL": "openai/gpt-4o-mini"}) as server:
+            page.goto(server.url, wait_until="domcontentloaded")
+            try:
+                e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
+                # the scripted storyline ran as scripted, kept the fix and taught its lesson
+                stepper = e2e.StepperDriver.nth(page, 0, runs)
+                assert "scripted reflector" in stepper.view()
+                page.get_by_text("Multi-tenant cache keys must cover the tenant boundary.").wait_for()
+                assert page.get_by_text("no verified correction").count() == 0
+
+                # only the real-model button reads LABKIT_MODEL: it says why it cannot be used
+                mark = runs.seq
+                page.get_by_role("button", name="Ask a real model to reflect instead").click()
+                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the real-model cell")
+                page.get_by_text("openai/gpt-4o-mini cannot be used here").wait_for()
+
+                # try your own patch: hypothesis + the composite-key diff -> a "keep" card
+                page.get_by_placeholder("e.g. the cache key leaves out").fill(
+                    "the cache key leaves out the user, so users share one entry"
+                )
+                editor = page.locator(".cm-content").last
+                editor.click()
+                page.keyboard.press("Control+A")
+                page.keyboard.insert_text(COMPOSITE)
+                mark = runs.seq
+                page.get_by_role("button", name="Test my patch").click()
+                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "your patch to be tested")
+                card = page.locator(".labkit-step", has_text="the cache key leaves out the user")
+                card.wait_for()
+                text = card.inner_text()
+                assert "Round 1: keep" in text and "2 now pass" in text, text
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-class-FAILED.png"), full_page=True)
+                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+            page.screenshot(path=str(e2e.BUILD / "cache-isolation-your-patch.png"), full_page=True)
+        assert not errors, f"uncaught errors in the page: {errors}"
+    finally:
+        ctx.close()
