@@ -38,8 +38,19 @@ def _():
     from labkit.views import charts_rounds as charts
     from labkit.views import rounds as views
     from labkit.views.stepper import Stepper
+    from labkit.views.tables import frame_html, rounded
 
-    return Stepper, accounting, charts, pl, repair, stopping, views
+    return (
+        Stepper,
+        accounting,
+        charts,
+        frame_html,
+        pl,
+        repair,
+        rounded,
+        stopping,
+        views,
+    )
 
 
 @app.cell
@@ -120,13 +131,13 @@ def _(Stepper, chapter, mo, stats, views):
 
 
 @app.cell
-def _(accounting, chapter, charts, mo, views):
+def _(accounting, chapter, charts, mo, rounded, views):
     _slices = accounting.per_slice(chapter, resamples=1000)
     mo.vstack(
         [
             mo.md("### Per slice: the average hides where the damage is"),
             charts.slices_chart(_slices),
-            views.slice_table(_slices),
+            rounded(views.slice_table(_slices)),
         ]
     )
     return
@@ -152,12 +163,15 @@ def _(mo, repair):
 @app.cell
 def _(mo):
     p_fix = mo.ui.slider(0.0, 1.0, value=0.6, step=0.05, label="P(propose the fix), round 1", show_value=True)
-    fix_decay = mo.ui.slider(0.1, 1.0, value=0.7, step=0.05, label="× per round", show_value=True)
+    fix_decay = mo.ui.slider(0.1, 1.0, value=0.7, step=0.05, label="then P(fix) × per round", show_value=True)
     p_break = mo.ui.slider(0.0, 0.5, value=0.03, step=0.01, label="P(over-edit a passing case), round 1", show_value=True)
-    break_growth = mo.ui.slider(1.0, 3.0, value=2.0, step=0.1, label="× per round", show_value=True)
+    break_growth = mo.ui.slider(1.0, 3.0, value=2.0, step=0.1, label="then P(over-edit) × per round", show_value=True)
     n_rounds = mo.ui.slider(1, 6, value=4, label="rounds", show_value=True)
     seed = mo.ui.number(start=0, stop=999, value=0, label="seed")
-    mo.vstack([mo.hstack([p_fix, fix_decay]), mo.hstack([p_break, break_growth]), mo.hstack([n_rounds, seed])])
+    def _row(*xs):  # each "× per round" right beside the probability it scales
+        return mo.hstack(list(xs), justify="start", gap=2)
+
+    mo.vstack([_row(p_fix, fix_decay), _row(p_break, break_growth), _row(n_rounds, seed)])
     return break_growth, fix_decay, n_rounds, p_break, p_fix, seed
 
 
@@ -170,7 +184,18 @@ def _(mo, repair):
 
 
 @app.cell
-def _(break_growth, cases, checker, fix_decay, mo, n_rounds, p_break, p_fix, repair, seed):
+def _(
+    break_growth,
+    cases,
+    checker,
+    fix_decay,
+    mo,
+    n_rounds,
+    p_break,
+    p_fix,
+    repair,
+    seed,
+):
     repairer = repair.SimulatedRepairer(p_fix.value, fix_decay.value, p_break.value, break_growth.value, int(seed.value))
     with mo.status.spinner(title=f"running {len(cases)} cases through the engine (real pytest runs, cached)"):
         result = repair.run(cases, repairer, rounds=n_rounds.value, checker=checker, rules=())
@@ -179,7 +204,17 @@ def _(break_growth, cases, checker, fix_decay, mo, n_rounds, p_break, p_fix, rep
 
 
 @app.cell
-def _(charts, mo, project, repair, result, stopping, threshold, views):
+def _(
+    charts,
+    mo,
+    project,
+    repair,
+    result,
+    rounded,
+    stopping,
+    threshold,
+    views,
+):
     real_table = result.per_round(resamples=1000)
     _fired = stopping.first_stop([stopping.MarginalNet(threshold.value, project.value)], result.round_stats())
     _when = f"would have stopped after round {_fired[0]}: {_fired[1].reason}" if _fired else "would not have stopped"
@@ -187,16 +222,16 @@ def _(charts, mo, project, repair, result, stopping, threshold, views):
         [
             mo.md(f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {_when}."),
             charts.paradox_chart(real_table),
-            views.round_table(real_table),
+            rounded(views.round_table(real_table)),
         ]
     )
     return (real_table,)
 
 
 @app.cell
-def _(Stepper, mo, result, views):
+def _(Stepper, frame_html, mo, result, views):
     mo.stop(result.rounds_run == 0)
-    _pages = views.round_pages(result.correctness(), lambda r: result.moves(r)._repr_html_())
+    _pages = views.round_pages(result.correctness(), lambda r: frame_html(result.moves(r)))
     real_step = mo.ui.anywidget(
         Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)], pages=_pages)
     )
@@ -205,8 +240,8 @@ def _(Stepper, mo, result, views):
 
 
 @app.cell
-def _(mo, result, views):
-    mo.vstack([mo.md("### Per slice on the real cases"), views.slice_table(result.per_slice(resamples=1000))])
+def _(mo, result, rounded, views):
+    mo.vstack([mo.md("### Per slice on the real cases"), rounded(views.slice_table(result.per_slice(resamples=1000)))])
     return
 
 
@@ -247,6 +282,14 @@ def _(cases, checker, mo, repair, stability):
             mo.ui.table(_rows, selection=None),
         ]
     )
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views.glossary import glossary_html
+
+    mo.Html(glossary_html(["net", "stop_reasons", "f2p", "p2p"]))
     return
 
 

@@ -55,10 +55,22 @@ def _():
     )
 
 
+@app.cell(hide_code=True)
+def _():
+    from labkit.views.tables import bounded, frame_html
+
+    return bounded, frame_html
+
+
 @app.cell
 def _(mo, model_choices):
+    from labkit.models.gateway import is_simulated
+
     _options, _default = model_choices()
-    model_pick = mo.ui.dropdown(_options, value=_default, label="Model (offline default first; $LABKIT_MODEL)")
+    # only models that can judge: the replay/scripted providers have no judge script to play
+    _options = [m for m in _options if not is_simulated(m)] or [_default]
+    model_pick = mo.ui.dropdown(_options, value=_default if _default in _options else _options[0],
+                                label="Model (offline default first; $LABKIT_MODEL)")
     model_pick
     return (model_pick,)
 
@@ -143,18 +155,22 @@ def _(cj, mo, sim):
 
 
 @app.cell
-def _(beta, delta, k, mo, phi, sim):
+def _(beta, bounded, delta, k, mo, phi, sim):
     _f = sim.fit
+
+    def _shown(iv):
+        return "not identifiable here" if iv is None else bounded(iv, separated=_f.separated)
+
     mo.md(f"""
     **Calibration.** Fitting the judge's own model back to its verdicts recovers what the
     sliders set (95% intervals, resampling pairs):
 
     | parameter | set | recovered |
     |---|---|---|
-    | skill k | {k.value:.1f} | {_f.k} |
-    | position β | {beta.value:.1f} | {_f.beta} |
-    | length φ | {phi.value:.1f} | {_f.phi} |
-    | self δ | {delta.value:.1f} | {_f.delta} |
+    | skill k | {k.value:.1f} | {_shown(_f.k)} |
+    | position β | {beta.value:.1f} | {_shown(_f.beta)} |
+    | length φ | {phi.value:.1f} | {_shown(_f.phi)} |
+    | self δ | {delta.value:.1f} | {_shown(_f.delta)} |
 
     Set β = 0 and lower k: consistency drops on close pairs, yet "first" and "second" stay
     level and β̂ covers 0. With β > 0, accuracy depends on where the right answer is shown:
@@ -204,7 +220,7 @@ def _(mo):
     mo.md(r"""
     ## The same battery on a real model
 
-    Each question gives 7 pairs (right/wrong, concise/padded, padded-wrong, three writers),
+    Each question gives 6 pairs (right/wrong, concise/padded, padded-wrong, three writers),
     plus self-preference pairs where the model's own first answer was correct. Each pair is
     judged in both orders; calls are cached on disk (`runs/cache.sqlite`), so a second run
     costs nothing.
@@ -230,7 +246,8 @@ def _(ModelJudge, SimulatedJudge, beta, cache, delta, judge_both, k, mo, pairs, 
         _answerer = sc.ModelAnswerer(j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
         _own = sc.own_answers(_answerer, _qs) if _answerer else simulated_own(_qs)
         _ps = pairs.battery(_qs, 1, _own, j.name)
-        with mo.status.progress_bar(total=len(_ps), title=f"{j.name}: {len(_ps)} pairs × 2 orders") as _bar:
+        with mo.status.progress_bar(total=len(_ps), title=f"{j.name}: {len(_ps)} pairs × 2 orders",
+                                    remove_on_exit=True) as _bar:
             return judge_both(j, _ps, progress=lambda _k: _bar.update())
 
     real_swaps, _used, real_why = with_fallback(_battery, real_judge, SimulatedJudge(
@@ -239,7 +256,7 @@ def _(ModelJudge, SimulatedJudge, beta, cache, delta, judge_both, k, mo, pairs, 
 
 
 @app.cell
-def _(bias, cj, mo, real_swaps, real_why, sim):
+def _(bias, bounded, cj, mo, real_swaps, real_why, sim):
     real = bias.report(real_swaps)
     _warn = mo.callout(mo.md(f"**{real_why}** — fell back to the simulated judge."), kind="warn")
     _self = ("no correct own answers, so self-preference cannot be measured for this model"
@@ -248,8 +265,7 @@ def _(bias, cj, mo, real_swaps, real_why, sim):
         _warn if real_why else mo.md(""),
         mo.md(f"{cj.who(real.judge, real.simulated)}: {len(real_swaps)} pairs, "
               f"**{real.n_unparseable} replies gave no verdict** (counted, not dropped); {_self}; "
-              f"fitted position bias β̂ = {real.fit.beta if real.fit else 'n/a'}"
-              f"{' (every verdict follows the slot: β̂ is really unbounded)' if real.fit and real.fit.separated else ''}."),
+              f"fitted position bias β̂ = {bounded(real.fit.beta, separated=real.fit.separated) if real.fit else 'n/a'}."),
         mo.hstack([mo.ui.altair_chart(cj.position_chart([sim.position, real.position]), chart_selection=False,
                                       legend_selection=False),
                    mo.ui.altair_chart(cj.scoring_chart([sim.position, real.position]), chart_selection=False,
@@ -399,7 +415,8 @@ def _(cache, mo, model_pick, pairs, sc, sc_go, sc_n, with_fallback):
     _qs = pairs.make_questions(sc_n.value, seed=3)
 
     def _loop(answerer):
-        with mo.status.progress_bar(total=len(_qs), title=f"{answerer.name}: answer, review, revise ×2") as _bar:
+        with mo.status.progress_bar(total=len(_qs), title=f"{answerer.name}: answer, review, revise ×2",
+                                    remove_on_exit=True) as _bar:
             return sc.run_intrinsic(_qs, answerer, rounds=2, progress=lambda _k: _bar.update())
 
     if sc_go.value:
@@ -411,17 +428,26 @@ def _(cache, mo, model_pick, pairs, sc, sc_go, sc_n, with_fallback):
 
 
 @app.cell
-def _(cj, lab_run, mo, rand_run, sc, sc_why):
+def _(cj, frame_html, lab_run, mo, rand_run, sc, sc_why):
+    import polars as _pl
+
+    # the published numbers as a table beside the chart: accuracy (%) per self-correction round
+    _huang = _pl.DataFrame(
+        [{"model": p.model, "benchmark": p.benchmark, "round": f"round {p.round}", "accuracy": p.accuracy}
+         for p in sc.load_huang()]
+    ).pivot(on="round", index=["model", "benchmark"], values="accuracy")
     _lab = {cj.who(rand_run.answerer, True): sc.accuracy(rand_run)}
     if lab_run is not None:
         _lab[cj.who(lab_run.answerer, lab_run.simulated)] = sc.accuracy(lab_run)
     _parts = [mo.ui.altair_chart(cj.accuracy_chart(sc.load_huang(), _lab), chart_selection=False,
-                                 legend_selection=False)]
+                                 legend_selection=False),
+              mo.vstack([mo.md("**Huang et al. (2024)**, accuracy %"), mo.Html(frame_html(_huang, 1))])]
     if lab_run is not None:
         _parts.append(mo.ui.altair_chart(cj.transitions_chart(sc.transitions(lab_run), cj.who(
             lab_run.answerer, lab_run.simulated)), chart_selection=False, legend_selection=False))
     _warn = mo.callout(mo.md(f"**{sc_why}** — fell back to the random re-answerer."), kind="warn")
-    mo.vstack([_warn if sc_why else mo.md("_Press the button to add the model's own run._"), mo.hstack(_parts)])
+    _hint = mo.md("_Press the button to add the model's own run._") if lab_run is None else mo.md("")
+    mo.vstack([_warn if sc_why else _hint, mo.hstack(_parts)])
     return
 
 
@@ -441,6 +467,14 @@ def _(mo):
     oracle. What changes the information state is external evidence: a failing test, a
     compiler message, a computed answer. Here we computed the answers; the loop never saw them.
     """)
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views.glossary import glossary_html
+
+    mo.Html(glossary_html(["scoring_rules", "beta", "letter_mass", "stop_reasons"]))
     return
 
 

@@ -17,7 +17,14 @@ def scores_chart(scores: pl.DataFrame, step: int | None = None, title: str = "")
     return (
         base.mark_bar()
         .encode(
-            x=alt.X("step · decision:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
+            # one word per line under each bar pair ("1", "keep", "investigating"): labels of
+            # neighbouring steps never run into each other, however long the decision
+            x=alt.X(
+                "step · decision:N",
+                sort=None,
+                title="step · decision",
+                axis=alt.Axis(labelAngle=0, labelExpr="split(replace(datum.label, ' · ', ' '), ' ')"),
+            ),
             xOffset="group:N",
             y=alt.Y(
                 "passed:Q",
@@ -30,5 +37,5 @@ def scores_chart(scores: pl.DataFrame, step: int | None = None, title: str = "")
             else alt.value(1.0),
             tooltip=["step:Q", "group:N", "passed:Q", "total:Q", "decision:N", "cost_units:Q"],
         )
-        .properties(title=title, width=alt.Step(28), height=180)
+        .properties(title=title, width=alt.Step(40), height=180)
     )
