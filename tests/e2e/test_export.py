@@ -11,7 +11,13 @@ import sys
 import pytest
 
 from e2e import browser as e2e
-from labkit.views.export import KEY_BASE, OfflineExportError, marimo_assets, offline_html
+from labkit.views.export import (
+    KEY_BASE,
+    STATIC_NOTE,
+    OfflineExportError,
+    marimo_assets,
+    offline_html,
+)
 
 LOCAL = ("file:", "data:", "blob:")
 _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
@@ -66,6 +72,10 @@ def test_exported_notebook_opens_offline(chromium, notebook):
             label = page.locator(".labkit-stepper .labkit-label").first
             label.wait_for()
             assert re.search(r"\b1 of \d+", label.inner_text()), label.inner_text()
+        if "is_static_export()" in source:  # controls that need a kernel say so, and are off
+            page.get_by_text(STATIC_NOTE.split(" (")[0]).first.wait_for()
+            radios = page.get_by_role("radio").all()
+            assert radios and all(r.is_disabled() for r in radios), "a storyline radio is live offline"
         # marimo copies its stylesheets into widgets' shadow roots only if it recognises them
         styled = page.evaluate(
             """() => Array.from(document.querySelectorAll('marimo-table, marimo-anywidget'))
