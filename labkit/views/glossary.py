@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-__all__ = ["TERMS", "glossary_html", "term_link"]
+__all__ = ["TERMS", "glossary_html"]
 
 TERMS: dict[str, tuple[str, str]] = {
     # key: (term as shown, explanation)
@@ -67,12 +67,6 @@ TERMS: dict[str, tuple[str, str]] = {
         "something else: its A-vs-B preference is read from a small part of its distribution.",
     ),
 }
-
-
-def term_link(key: str) -> str:
-    """An in-page link to the glossary entry (for first use of a term in a markdown cell)."""
-    term, _ = TERMS[key]
-    return f'<a href="#labkit-glossary-{key}">{html.escape(term)}</a>'
 
 
 def glossary_html(keys: list[str] | tuple[str, ...] | None = None, *, open_: bool = False) -> str:
