@@ -95,7 +95,19 @@ def offline_html(html: str, assets: Path | None = None) -> str:
         f'<script type="application/json" id="labkit-marimo-assets">{blob}</script>'
         f"<script>{_LOADER.replace('KEY_BASE', json.dumps(KEY_BASE))}</script>"
     )
-    return page[: head.end()] + loader + page[head.end() :]
+    page = page[: head.end()] + loader + page[head.end() :]
+    body = re.search(r"<body[^>]*>", page, re.I)
+    if body is not None:  # say once, on top, what a static copy can and cannot do
+        page = page[: body.end()] + STATIC_BANNER + page[body.end() :]
+    return page
+
+
+STATIC_BANNER = (
+    '<div id="labkit-static-banner" style="position:sticky;top:0;z-index:1000;background:#fff8e1;'
+    'border-bottom:1px solid #e0c060;padding:0.4em 1em;font:14px sans-serif">'
+    "Static copy of a labkit notebook: the round steppers work offline; sliders, buttons and other "
+    "controls need the live notebook (<code>./run lab</code>) and change nothing here.</div>"
+)
 
 
 # Runs before any module: blob: URLs for every asset, then the import map that names them.

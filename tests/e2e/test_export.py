@@ -72,6 +72,7 @@ def test_exported_notebook_opens_offline(chromium, notebook):
             label = page.locator(".labkit-stepper .labkit-label").first
             label.wait_for()
             assert re.search(r"\b1 of \d+", label.inner_text()), label.inner_text()
+        page.get_by_text("Static copy of a labkit notebook").wait_for()
         if "is_static_export()" in source:  # controls that need a kernel say so, and are off
             page.get_by_text(STATIC_NOTE.split(" (")[0]).first.wait_for()
             radios = page.get_by_role("radio").all()
@@ -103,6 +104,7 @@ def test_offline_html_rewrites_every_asset_reference():
     out = offline_html(page)
     assert cdn not in out
     assert f'import "{KEY_BASE}{entry}"' in out
+    assert "Static copy of a labkit notebook" in out.split("<body>", 1)[1]  # says what works offline
     assert f'__labkitStylesheet("{style}")' in out
     # the import map names must be what the chunks import: no chunk keeps a "./sibling.js"
     assert '"./' + entry not in out
