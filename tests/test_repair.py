@@ -249,3 +249,15 @@ def test_a_model_failure_is_recorded_and_the_case_keeps_its_state(checker: Check
     errors = result.events().filter(pl.col("kind") == "error")
     assert errors.height == 1 and "ModelTimeout" in json.loads(errors["detail"][0])["error"]
     assert result.final == {"slugify": "original"}
+
+
+def test_label_says_simulated_once() -> None:
+    from types import SimpleNamespace
+
+    from labkit.experiments.repair import label
+
+    assert label(SimpleNamespace(strategy="simulated repairer", simulated=True)) == (
+        "simulated repairer (validator and tests real)"
+    )
+    assert label(SimpleNamespace(strategy="scripted", simulated=True)).startswith("scripted (simulated; ")
+    assert label(SimpleNamespace(strategy="labkit/smollm2", simulated=False)).startswith("labkit/smollm2 (model; ")

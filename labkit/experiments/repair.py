@@ -333,7 +333,9 @@ def _effect_of(case: RepairCase, state: str) -> str:
 
 def label(result: EngineRun) -> str:
     """How to caption a run's numbers: simulated repairers say so."""
-    return f"{result.strategy} ({'simulated' if result.simulated else 'model'}; validator and tests real)"
+    kind = "simulated" if result.simulated else "model"
+    said = kind in result.strategy.lower()  # "simulated repairer" needs no second "simulated"
+    return f"{result.strategy} ({'' if said else kind + '; '}validator and tests real)"
 
 
 def stability(checker: Checker, cases: Sequence[RepairCase], reruns: int = 2, flaky_reruns: int = 12) -> list[dict[str, object]]:
