@@ -93,6 +93,53 @@ def test_experience_requires_conditions_and_rechecks_on_retrieval():
         }
     )
     assert exp.rejected == (("always add user_id", "drops the condition"),)
-    ok, why = exp.applies_to({"multi-tenant": False, "shared cache": True})
-    assert not ok and "multi-tenant" in why
-    assert exp.applies_to({"multi-tenant": True})[0]
+    got = exp.applies_to({"multi-tenant": False, "shared cache": True}, environment="v1")
+    assert not got.ok and "multi-tenant" in got.reason
+    assert exp.applies_to({"multi-tenant": True}, environment="v1").ok
+
+
+def _lesson(**extra):
+    return Experience.from_mapping(
+        {
+            "lesson": "multi-tenant cache keys must cover the tenant boundary",
+            "condition": "multi-tenant",
+            "failure_mode": "leak",
+            "signal": "same price",
+            "strategy": "tenant in key",
+            "counterexample": "public data",
+            "source": "run",
+            "version": "pricing v1",
+            **extra,
+        }
+    )
+
+
+def test_applies_to_honours_the_stored_condition_not_whatever_facts_are_passed():
+    exp = _lesson()
+    # a fact the lesson never asked about says nothing about its condition
+    ok = exp.applies_to({"public catalogue": True}, environment="pricing v1")
+    assert not ok.ok and ok.unknown == ("multi-tenant",)
+    empty = exp.applies_to({}, environment="pricing v1")
+    assert not empty.ok and "multi-tenant" in empty.reason
+    assert exp.applies_to({"multi-tenant": True}, environment="pricing v1").ok
+    # structured conditions: every one must hold, a false one is named as unmet
+    exp2 = _lesson(requires={"multi-tenant": True, "per-tenant values": True})
+    got = exp2.applies_to({"multi-tenant": True, "per-tenant values": False}, environment="pricing v1")
+    assert not got.ok and got.unmet == ("per-tenant values",)
+
+
+def test_expiry_is_checked_not_a_free_string():
+    import datetime as dt
+
+    from labkit.core.errors import ReplyFormatError
+
+    exp = _lesson()  # default: expires when the environment version changes
+    assert exp.applies_to({"multi-tenant": True}, environment="pricing v1").ok
+    moved = exp.applies_to({"multi-tenant": True}, environment="pricing v2")
+    assert not moved.ok and moved.expired and "pricing v2" in moved.reason
+    dated = _lesson(expires={"after": "2026-06-30", "on_version_change": False})
+    assert dated.applies_to({"multi-tenant": True}, environment="x", today=dt.date(2026, 6, 1)).ok
+    late = dated.applies_to({"multi-tenant": True}, environment="x", today=dt.date(2026, 7, 1))
+    assert not late.ok and late.expired and "2026-06-30" in late.reason
+    with pytest.raises(ReplyFormatError, match="expires"):
+        _lesson(expires={"after": "next spring"})

@@ -9,6 +9,7 @@ says which are missing and what the record degrades to without them.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Mapping
@@ -174,8 +175,62 @@ def parse_json_reply(text: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Expiry:
+    """When a lesson stops being trusted: on an environment version change, after a date, or both."""
+
+    on_version_change: bool = True
+    after: dt.date | None = None
+
+    @classmethod
+    def parse(cls, value: Any) -> Expiry:
+        """From a mapping {"on_version_change": bool, "after": "YYYY-MM-DD"}, an ISO date, or a
+        sentence (kept as the default: the lesson expires when the environment version changes)."""
+        if value is None or value == "":
+            return cls()
+        if isinstance(value, str):
+            return cls(after=_date(value)) if _ISO_DATE.fullmatch(value.strip()) else cls()
+        if not isinstance(value, Mapping):
+            raise ReplyFormatError(f"expires must be a mapping, a date or a sentence, not {type(value).__name__}")
+        after = value.get("after")
+        return cls(bool(value.get("on_version_change", True)), _date(after) if after else None)
+
+    def describe(self) -> str:
+        parts = ["when the environment version changes"] if self.on_version_change else []
+        if self.after is not None:
+            parts.append(f"after {self.after.isoformat()}")
+        return " or ".join(parts) or "never"
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _date(value: Any) -> dt.date:
+    try:
+        return dt.date.fromisoformat(str(value).strip())
+    except ValueError as exc:
+        raise ReplyFormatError(f"expires.after must be an ISO date (YYYY-MM-DD), got {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class Applicability:
+    """The re-check of a lesson against a new task. `ok` only if every stored condition is a
+    known, true fact and the lesson has not expired; even then it is a candidate explanation."""
+
+    ok: bool
+    reason: str
+    unmet: tuple[str, ...] = ()  # conditions the task's facts say are false
+    unknown: tuple[str, ...] = ()  # conditions the task's facts do not mention
+    expired: bool = False
+
+
+@dataclass(frozen=True)
 class Experience:
-    """A conditioned lesson distilled from a verified correction (SPEC §9's five fields + provenance)."""
+    """A conditioned lesson distilled from a verified correction (SPEC §9's five fields + provenance).
+
+    `requires` is the machine-checkable form of `condition`: the facts (name -> required value)
+    a new task must state for the lesson to apply. Without an explicit `requires`, the
+    condition text itself is the one fact that must be stated true.
+    """
 
     lesson: str
     condition: str  # when it applies
@@ -185,10 +240,11 @@ class Experience:
     counterexample: str  # when it fails / does not apply
     source: str  # run id / evidence that verified it
     version: str  # environment version it was verified on
-    expires: str = "when the environment version changes"
+    expiry: Expiry = field(default_factory=Expiry)
     rejected: tuple[tuple[str, str], ...] = field(
         default=()
     )  # (wrong generalisation, why it is wrong)
+    requires: tuple[tuple[str, bool], ...] = ()
 
     _REQUIRED = (
         "condition",
@@ -199,6 +255,14 @@ class Experience:
         "source",
         "version",
     )
+
+    def __post_init__(self) -> None:
+        if not self.requires:
+            object.__setattr__(self, "requires", ((self.condition, True),))
+
+    @property
+    def expires(self) -> str:
+        return self.expiry.describe()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Experience:
@@ -212,18 +276,36 @@ class Experience:
             for r in data.get("rejected", [])
             if isinstance(r, Mapping)
         )
+        req = data.get("requires") or {}
+        if not isinstance(req, Mapping) or not all(isinstance(v, bool) for v in req.values()):
+            raise ReplyFormatError("requires must map each condition to true/false", json.dumps(dict(data)))
         return cls(
             lesson=_text(data["lesson"]),
             **{k: _text(data[k]) for k in cls._REQUIRED},
-            expires=_text(data.get("expires")) or cls.expires,
+            expiry=Expiry.parse(data.get("expires")),
             rejected=rejected,
+            requires=tuple((str(k), v) for k, v in req.items()),
         )
 
-    def applies_to(self, facts: Mapping[str, bool]) -> tuple[bool, str]:
-        """Re-check preconditions on retrieval: the lesson is a candidate explanation, not a fact."""
-        unmet = [k for k, ok in facts.items() if not ok]
-        if unmet:
-            return False, "preconditions not met: " + ", ".join(
-                unmet
-            ) + " — do not apply this lesson"
-        return True, "preconditions hold; treat the lesson as a hypothesis to test, not a fact"
+    def applies_to(
+        self, facts: Mapping[str, bool], *, environment: str, today: dt.date | None = None
+    ) -> Applicability:
+        """Re-check the stored conditions and the expiry against a new task's facts.
+
+        A condition the facts do not mention is unknown, and an unknown condition does not
+        hold: the lesson is withheld rather than guessed into a task it may not fit.
+        """
+        exp = self.expiry
+        if exp.on_version_change and environment != self.version:
+            return Applicability(False, f"expired: verified on {self.version!r}, the task runs on {environment!r}",
+                                 expired=True)  # fmt: skip
+        if exp.after is not None and (today or dt.date.today()) > exp.after:
+            return Applicability(False, f"expired: trusted until {exp.after.isoformat()}", expired=True)
+        unmet = tuple(k for k, want in self.requires if k in facts and bool(facts[k]) != want)
+        unknown = tuple(k for k, _ in self.requires if k not in facts)
+        if unmet or unknown:
+            why = [f"not met: {', '.join(unmet)}"] if unmet else []
+            why += [f"not stated for this task: {', '.join(unknown)}"] if unknown else []
+            return Applicability(False, "preconditions fail (" + "; ".join(why) + ") — do not apply this lesson",
+                                 unmet, unknown)  # fmt: skip
+        return Applicability(True, "preconditions hold; treat the lesson as a hypothesis to test, not a fact")
