@@ -186,3 +186,8 @@ class RunInterrupted(LabkitError):
         self.run = run
         self.trace = trace
         super().__init__(message)
+
+
+class MemoryRefused(LabkitError):
+    """The experience store refused a write: the lesson is not backed by a kept, validated
+    change in a ledger, or its diagnostics come from sealed final tests. Nothing is written."""

@@ -264,6 +264,17 @@ class Experience:
     def expires(self) -> str:
         return self.expiry.describe()
 
+    def as_dict(self) -> dict[str, Any]:
+        """The mapping `from_mapping` reads back (round-trips exactly)."""
+        return {
+            "lesson": self.lesson,
+            **{k: getattr(self, k) for k in self._REQUIRED},
+            "expires": {"on_version_change": self.expiry.on_version_change,
+                        "after": self.expiry.after.isoformat() if self.expiry.after else None},  # fmt: skip
+            "rejected": [{"claim": c, "why_wrong": w} for c, w in self.rejected],
+            "requires": dict(self.requires),
+        }
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Experience:
         missing = [k for k in ("lesson", *cls._REQUIRED) if not _text(data.get(k))]

@@ -33,6 +33,7 @@ __all__ = [
     "GenerateDetail",
     "Kind",
     "ReflectDetail",
+    "RememberDetail",
     "ResumeDetail",
     "Role",
     "ScoreDetail",
@@ -67,6 +68,7 @@ class Kind(StrEnum):
     TOOL = "tool"  # a numbered tool call and its classified outcome
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
+    REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
     # A model call is a GENERATE (role: the calling role) or ERROR event written by the
     # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
 
@@ -85,6 +87,7 @@ class Role(StrEnum):
     CONTROL = "control"  # the control plane (classification, retries, test changes)
     TOOL = "tool"  # a tool the loop calls (shell, mail, ...)
     HUMAN = "human"  # a person who takes over
+    MEMORY = "memory"
 
 
 class BudgetStatus(StrEnum):
@@ -272,6 +275,16 @@ class StopDetail(CaseDetail, total=False):
     error: str  # the error that ended the run, if one did
 
 
+class RememberDetail(TypedDict, total=False):
+    key: str  # the lesson's identity (its text); versions of one lesson share it
+    version: int  # 1, 2, ... per key
+    exposure: str  # where its diagnostics came from ("development"; sealed is never written)
+    source_run: str
+    source_round: int
+    candidate: str  # the kept, validated candidate that verified it
+    simulated: bool
+
+
 class BudgetDetail(TypedDict, total=False):
     status: str
     reservation: int
@@ -288,6 +301,7 @@ DETAILS: dict[Kind, type] = {
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
+    Kind.REMEMBER: RememberDetail,
 }  # fmt: skip
 
 
