@@ -1,0 +1,1 @@
+"""Memory experiments (SPEC §9): each measured, simulated parts labelled."""
