@@ -1,0 +1,144 @@
+"""Reflexion on the repair cases: success by trial with and without the episodic buffer, and
+its two failure modes (sparse reward; an entrenched false belief, and the revision rule).
+
+SIMULATED actor, real everything else: the actor (`SimActor`) picks among each case's real
+patches (the fix and its wrong ones) with a stated prior; every pick is a real child that the
+engine validates on the visible tests (real pytest, through the verdict cache) and keeps or
+rolls back; hidden tests score the held state each round. What memory changes is only what
+the actor reads: a reflection that names an error class rules its action out; a false belief
+makes it retry; a struck belief rules the action out. Same trials (engine rounds) and one
+simulated call per trial in every arm.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from labkit.core.stats import Interval, bootstrap_mean
+from labkit.core.types import Usage
+from labkit.experiments import repair
+from labkit.grading.verdicts import Checker
+from labkit.loop.memory.episodic import EpisodicBuffer, Reflexion, Signal, Window
+from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.record.events import Kind
+from labkit.record.ledger import Ledger
+
+__all__ = ["ARMS", "Arm", "Result", "SimActor", "cases", "compare", "run_arm"]
+
+
+@dataclass
+class SimActor:
+    """SIMULATED: picks an explanation (a real patch) per trial. Prior: `p_fix` on the fix, the
+    rest shared by the wrong patches; ruled-out actions are removed and the prior renormalised;
+    a live recommendation in the window is followed. Seeded per (seed, case, trial)."""
+
+    cases: Mapping[str, repair.RepairCase]
+    p_fix: float = 0.3
+    seed: int = 0
+    name: str = "simulated actor"
+    simulated: bool = True
+
+    def explanations(self, s: Situation) -> list[str]:
+        return [p.name for p in self.cases[s.case].patches if p.kind in ("fix", "wrong")]
+
+    def act(self, s: Situation, memory: Window) -> Proposal:
+        if s.verdict.resolved:
+            return Proposal(note="visible tests pass: nothing to repair")
+        case = self.cases[s.case]
+        rng = random.Random(f"{self.seed}:{s.case}:{s.round}")
+        if memory.recommended:
+            pick = memory.recommended
+        else:
+            fix = [p.name for p in case.patches if p.kind == "fix"]
+            wrong = [p.name for p in case.patches if p.kind == "wrong"]
+            options = [(n, self.p_fix) for n in fix] + [(n, (1 - self.p_fix) / max(1, len(wrong))) for n in wrong]
+            options = [(n, w) for n, w in options if n not in memory.ruled_out] or options
+            pick = rng.choices([n for n, _ in options], weights=[w for _, w in options])[0]
+        kind = case.patch(pick).kind
+        child = Child(target=case.candidate(pick), name=pick, source=kind)
+        return Proposal((child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}")
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    memory: bool
+    signal: Signal = "message"
+    false_belief: bool = False  # the first reflection on each case recommends retrying what failed
+    revise_after: int | None = None
+    budget: int = 400
+
+
+ARMS: tuple[Arm, ...] = (
+    Arm("no memory", memory=False),
+    Arm("buffer", memory=True),
+    Arm("buffer, sparse reward", memory=True, signal="sparse"),
+    Arm("buffer, false belief", memory=True, false_belief=True),
+    Arm("buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
+    Arm("buffer, 30-token budget", memory=True, budget=30),
+)
+
+
+def cases() -> tuple[repair.RepairCase, ...]:
+    """The repair cases with a bug to fix, a fix and wrong patches (no flaky or oscillating ones)."""
+    return tuple(c for c in repair.load_cases() if not c.initially_correct and not c.flaky and not c.oscillates)
+
+
+def run_arm(arm: Arm, cs: Sequence[repair.RepairCase], checker: Checker, *, trials: int = 4,
+            seed: int = 0, p_fix: float = 0.3) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
+    """One arm, one seed, through the engine. Returns (case, trial, correct) and the wrapper."""
+    actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed)
+    first = set()
+
+    def believe(case: str, trial: int, action: str) -> bool:
+        if case in first:
+            return False
+        first.add(case)
+        return True
+
+    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget) if arm.memory else None, arm.signal,
+                         believe if arm.false_belief else None, arm.revise_after)  # fmt: skip
+    ledger = Ledger()
+    repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
+               run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
+    rows = [
+        {"case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
+        for e in ledger.events()
+        if e.kind == Kind.SCORE and e.round >= 1
+    ]
+    return pl.DataFrame(rows).group_by("case", "trial").agg(pl.col("correct").last()).sort("case", "trial"), strategy
+
+
+@dataclass(frozen=True)
+class Result:
+    """Success by trial per arm (share of cases hidden-correct after trial t), over seeds."""
+
+    frame: pl.DataFrame  # arm, seed, case, trial, correct
+    success: dict[tuple[str, int], Interval] = field(default_factory=dict)  # (arm, trial) -> interval
+
+    def table(self) -> pl.DataFrame:
+        return pl.DataFrame([{"arm": a, "trial": t, "success": round(i.estimate, 3),
+                              "95% CI": f"{i.low:.3f}–{i.high:.3f}"} for (a, t), i in self.success.items()])  # fmt: skip
+
+
+def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(6)), trials: int = 4,
+            checker: Checker | None = None, p_fix: float = 0.3) -> Result:  # fmt: skip
+    """Every arm on every seed at the same number of trials; intervals over (seed, case) units."""
+    cs = cases()
+    checker = checker or Checker()
+    frames = []
+    for arm in arms:
+        for seed in seeds:
+            f, _ = run_arm(arm, cs, checker, trials=trials, seed=seed, p_fix=p_fix)
+            frames.append(f.with_columns(pl.lit(arm.name).alias("arm"), pl.lit(seed).alias("seed")))
+    frame = pl.concat(frames)
+    success = {}
+    for arm in arms:
+        for t in range(1, trials + 1):
+            vals = frame.filter((pl.col("arm") == arm.name) & (pl.col("trial") == t))["correct"].cast(pl.Float64)
+            success[arm.name, t] = bootstrap_mean(vals.to_numpy())
+    return Result(frame, success)

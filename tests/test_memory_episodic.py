@@ -1,0 +1,42 @@
+"""The episodic buffer: reflections rule actions out, truncation under a token budget, the
+revision rule strikes a refuted belief. Unit level; the measured run is in test_memory_reflexion."""
+
+from __future__ import annotations
+
+from labkit.loop.memory.episodic import EpisodicBuffer, Reflection, tokens
+
+
+def r(trial: int, action: str, err: str = "test failure: protective regression", recommends: str = "") -> Reflection:
+    return Reflection(trial, action, err, "m.py", ("fix", "other"), recommends=recommends)
+
+
+def test_a_reflection_with_an_error_class_rules_its_action_out_a_sparse_one_does_not() -> None:
+    buf = EpisodicBuffer(budget=1000)
+    buf.append("c", r(1, "wrong_a"))
+    buf.append("c", r(2, "wrong_b", err=""))
+    w = buf.window("c")
+    assert w.ruled_out == {"wrong_a"}
+    assert "unknown (pass/fail only" in w.text and "Not yet ruled out: fix, other" in w.text
+
+
+def test_the_window_keeps_the_newest_reflections_under_the_budget() -> None:
+    buf = EpisodicBuffer(budget=30)
+    for i in range(5):
+        buf.append("c", r(i + 1, f"wrong_{i}"))
+    w = buf.window("c")
+    assert w.tokens <= 30 and w.dropped == 5 - len(w.reflections) > 0
+    assert w.reflections[-1].action == "wrong_4"  # the newest survives
+    assert tokens("abcd") == 1 and tokens("abcde") == 2
+
+
+def test_a_false_belief_is_followed_until_the_revision_rule_strikes_it() -> None:
+    for revise_after, struck in ((None, False), (2, True)):
+        buf = EpisodicBuffer(budget=1000)
+        buf.append("c", r(1, "wrong_a", recommends="wrong_a"))
+        assert buf.window("c").recommended == "wrong_a" and "wrong_a" not in buf.window("c").ruled_out
+        for _ in range(3):
+            buf.refute("c", "wrong_a", revise_after)
+        w = buf.window("c")
+        assert (w.recommended == "") is struck
+        assert ("wrong_a" in w.ruled_out) is struck
+        assert ("REVISED" in w.text) is struck
