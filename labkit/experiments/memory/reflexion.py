@@ -79,7 +79,7 @@ ARMS: tuple[Arm, ...] = (
     Arm("buffer, sparse reward", memory=True, signal="sparse"),
     Arm("buffer, false belief", memory=True, false_belief=True),
     Arm("buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
-    Arm("buffer, 30-token budget", memory=True, budget=30),
+    Arm("buffer, 60-token budget", memory=True, budget=60),
 )
 
 
@@ -120,15 +120,25 @@ class Result:
     frame: pl.DataFrame  # arm, seed, case, trial, correct
     success: dict[tuple[str, int], Interval] = field(default_factory=dict)  # (arm, trial) -> interval
 
+    def difference(self, a: str, b: str, trial: int) -> Interval:
+        """Paired difference in success at `trial`, arm a minus arm b, over (seed, case) units."""
+        at = self.frame.filter(pl.col("trial") == trial)
+        pa = at.filter(pl.col("arm") == a).select("seed", "case", pl.col("correct").cast(pl.Float64).alias("a"))
+        pb = at.filter(pl.col("arm") == b).select("seed", "case", pl.col("correct").cast(pl.Float64).alias("b"))
+        both = pa.join(pb, on=["seed", "case"])
+        return bootstrap_mean((both["a"] - both["b"]).to_numpy())
+
     def table(self) -> pl.DataFrame:
         return pl.DataFrame([{"arm": a, "trial": t, "success": round(i.estimate, 3),
                               "95% CI": f"{i.low:.3f}–{i.high:.3f}"} for (a, t), i in self.success.items()])  # fmt: skip
 
 
-def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(6)), trials: int = 4,
-            checker: Checker | None = None, p_fix: float = 0.3) -> Result:  # fmt: skip
-    """Every arm on every seed at the same number of trials; intervals over (seed, case) units."""
-    cs = cases()
+def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
+            checker: Checker | None = None, p_fix: float = 0.3,
+            among: Sequence[repair.RepairCase] | None = None) -> Result:  # fmt: skip
+    """Every arm on every seed at the same number of trials; intervals over (seed, case) units.
+    `among`: the cases (default: all of `cases()`)."""
+    cs = tuple(among) if among is not None else cases()
     checker = checker or Checker()
     frames = []
     for arm in arms:
