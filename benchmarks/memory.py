@@ -1,0 +1,57 @@
+"""Skill-library retrieval latency and prompt tokens vs library size (10, 100, 1,000 skills).
+
+    .venv/bin/python benchmarks/memory.py [--reps 3]
+
+Same run, same library, same held-out queries (labkit.experiments.memory.skills, SYNTHETIC
+skills checked by the real oracle):
+
+  labkit     SkillLibrary.search: BM25 (bm25s) over the descriptions, index built once
+  baseline   SkillLibrary.scan: a Python linear scan scoring every description by shared words
+
+Reports per size: ms per query for each, the ratio baseline/labkit, and the prompt tokens per
+disclosure level (L1 for every skill, L1 for the retrieved only, L2, L3) with precision@1.
+The index build is timed separately (it is paid once per library change, not per query).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from labkit.experiments.memory import skills as sx
+
+
+def per_query(fn, queries: list[str], reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for q in queries:
+            fn(q, 3)
+        best = min(best, (time.perf_counter() - t0) / len(queries))
+    return best * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    cands = sx.candidates()
+    checks = sx.verify(cands[:1250])
+    tokens = sx.measure()
+    print(f"{'skills':>6} {'build ms':>9} {'bm25 ms/q':>10} {'scan ms/q':>10} {'scan/bm25':>9} "
+          f"{'L1 all':>8} {'L1 retr':>8} {'L2':>6} {'L3':>6} {'p@1':>5}")
+    for row in tokens.iter_rows(named=True):
+        lib, _ = sx.build(row["skills"], cands, checks)
+        queries = [t.query for t in sx.tasks(lib)]
+        t0 = time.perf_counter()
+        lib.search("warm the index", 1)
+        build = (time.perf_counter() - t0) * 1000
+        bm25 = per_query(lib.search, queries, args.reps)
+        scan = per_query(lib.scan, queries, args.reps)
+        print(f"{row['skills']:>6} {build:>9.1f} {bm25:>10.3f} {scan:>10.3f} {scan / bm25:>9.1f} "
+              f"{row['L1 tokens (all skills)']:>8.0f} {row['L1 tokens (retrieved only)']:>8.0f} "
+              f"{row['L2 tokens']:>6.0f} {row['L3 tokens']:>6.0f} {row['precision@1']:>5.2f}")
+
+
+if __name__ == "__main__":
+    main()
