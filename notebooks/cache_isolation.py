@@ -280,11 +280,20 @@ def _(cache_case, mo, trace):
         | counter-example | {lesson.counterexample} |
         | source | {lesson.source} |
         | version | {lesson.version} |
-
-        ❌ Wrong generalisation: *{lesson.rejected[0][0]}* — {lesson.rejected[0][1]}
         """
     )
     return (lesson,)
+
+
+@app.cell
+def _(mo):
+    # The wrong generalisation, run for real (labkit.experiments.memory.counterexample), not authored text
+    from labkit.experiments.memory import counterexample as _ce
+    from labkit.views.memory_pages import counterexample_md as _md
+
+    _run = _ce.run(_ce.Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3)))
+    mo.md("### The wrong generalisation, measured\n\n" + _md(_run))
+    return
 
 
 if __name__ == "__main__":
