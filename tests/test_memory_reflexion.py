@@ -7,14 +7,30 @@ from __future__ import annotations
 import pytest
 
 from labkit.experiments.memory import reflexion as rx
+from labkit.grading.verdicts import Checker
 
 TRIALS = 5
 
 
 @pytest.fixture(scope="module")
-def result() -> rx.Result:
+def checker() -> Checker:
+    return Checker()
+
+
+@pytest.fixture(scope="module")
+def result(checker: Checker) -> rx.Result:
     # 12 of the cases (their 8 verdicts each are real pytest runs), 24 seeds of the simulated actor
-    return rx.compare(trials=TRIALS, seeds=range(24), among=rx.cases()[:12])
+    return rx.compare(trials=TRIALS, seeds=range(24), among=rx.cases()[:12], checker=checker)
+
+
+def test_a_reflection_names_the_error_class_from_the_real_verdict(result: rx.Result, checker: Checker) -> None:
+    _, strategy = rx.run_arm(rx.ARMS[1], rx.cases()[:12], checker, trials=TRIALS, seed=0)
+    texts = [w.text for _, _, w in strategy.windows if w.text]
+    assert texts and all("TEST_FAILURE: " in t for t in texts)
+    assert any("tests/test_visible.py::" in t for t in texts)  # the failing visible test, never a hidden one
+    assert not any("test_hidden" in t for t in texts)
+    sparse = rx.run_arm(rx.ARMS[2], rx.cases()[:12], checker, trials=TRIALS, seed=0)[1]
+    assert all("TEST_FAILURE" not in w.text for _, _, w in sparse.windows)
 
 
 def test_the_buffer_raises_success_by_trial_at_the_same_budget(result: rx.Result) -> None:

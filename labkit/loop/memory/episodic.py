@@ -139,17 +139,23 @@ class Actor(Protocol):
 
 
 def error_class(verdict: Verdict, signal: Signal) -> str:
-    """The error class a reflection can name from the external signal: which check broke and
-    how (first failing test and the exception type), or "" when the signal is pass/fail only."""
+    """The error class a reflection can name from the external signal — the class from
+    `labkit.loop.classify` (TEST_FAILURE, POLICY_DENIED, …), which check broke and how (first
+    failing test and its exception) — or "" when the signal is pass/fail only (sparse)."""
+    from labkit.loop.classify import classify
+
     if signal == "sparse":
         return ""
-    fails = verdict.evidence.failures
-    if not fails:
+    cls = classify(verdict, "validator")
+    if cls is None:
         return ""
+    fails = verdict.evidence.failures
     what = "protective regression" if verdict.pass_to_fail else "acceptance still fails"
+    if not fails:
+        return f"{cls.error_class.value}: {what} ({cls.reason})"
     first = fails[0]
     exc = first.message.strip().splitlines()[-1][:80] if first.message.strip() else first.outcome
-    return f"test failure: {what} ({first.nodeid}: {exc})"
+    return f"{cls.error_class.value}: {what} ({first.nodeid}: {exc})"
 
 
 Believe = Callable[[str, int, str], bool]  # (case, trial, action) -> misattribute this failure?
