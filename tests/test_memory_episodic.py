@@ -40,3 +40,28 @@ def test_a_false_belief_is_followed_until_the_revision_rule_strikes_it() -> None
         assert (w.recommended == "") is struck
         assert ("wrong_a" in w.ruled_out) is struck
         assert ("REVISED" in w.text) is struck
+
+
+def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() -> None:
+    from labkit.experiments import repair
+    from labkit.experiments.memory.reflexion import ModelActor
+    from labkit.grading.verdicts import Checker
+    from labkit.loop.memory.episodic import Reflexion
+    from labkit.models.replay import script
+
+    case = repair.load_cases(ids=["slugify"])[0]
+    wrong = case.candidate("drop_spaces").files[case.module]  # breaks a protective visible test
+    for memory in (True, False):
+        prompts: list[str] = []
+
+        def reply(messages, params):  # type: ignore[no-untyped-def]
+            prompts.append(messages[-1]["content"])
+            return f"```python\n{wrong}```"
+
+        strategy = Reflexion(ModelActor(script(reply, name="recorder")), Checker(), EpisodicBuffer() if memory else None)
+        repair.run([case], strategy, rounds=2, rules=(), case_rules=(), checker=strategy.checker)
+        assert len(prompts) == 2
+        assert "Reflections on your earlier failed trials" not in prompts[0]
+        assert ("Reflections on your earlier failed trials" in prompts[1]) is memory
+        assert ("TEST_FAILURE: protective regression" in prompts[1]) is memory
+        assert all("test_hidden" not in p for p in prompts)

@@ -34,8 +34,9 @@ def module_of(candidate: Candidate) -> str:
     return code[0]
 
 
-def rewrite_messages(s: Situation, feedback: bool) -> list[dict[str, str]]:
-    """The request: the module, the visible tests, and (with feedback) which of them fail."""
+def rewrite_messages(s: Situation, feedback: bool, preface: str = "") -> list[dict[str, str]]:
+    """The request: the module, the visible tests, and (with feedback) which of them fail.
+    `preface` (e.g. a memory buffer) is put before the module, as its own paragraph."""
     module = module_of(s.candidate)
     code = s.candidate.files[module]
     texts = sorted(s.suite.tests.items()) if s.suite else []
@@ -51,7 +52,7 @@ def rewrite_messages(s: Situation, feedback: bool) -> list[dict[str, str]]:
         ask = "Make the module correct for these tests. If it already is, reply exactly NO CHANGE."
     return [
         {"role": "system", "content": _SYSTEM},
-        {"role": "user", "content": f"Module {module}:\n```python\n{code}```\n\nTests:\n```python\n{tests}```\n\n{ask}"},
+        {"role": "user", "content": (f"{preface}\n\n" if preface else "") + f"Module {module}:\n```python\n{code}```\n\nTests:\n```python\n{tests}```\n\n{ask}"},
     ]
 
 
@@ -77,12 +78,12 @@ class Rewrite:
 
         return is_simulated(self.model)
 
-    def propose(self, situation: Situation) -> Proposal:
+    def propose(self, situation: Situation, preface: str = "") -> Proposal:
         if self.once and situation.round > 1:
             return Proposal(note="direct answer: one sample only")
         from labkit.models.gateway import complete
 
-        reply = complete(self.model, rewrite_messages(situation, self.feedback), max_tokens=self.max_tokens,
+        reply = complete(self.model, rewrite_messages(situation, self.feedback, preface), max_tokens=self.max_tokens,
                          temperature=self.temperature)  # fmt: skip
         match = _FENCE.search(reply.text)
         if "NO CHANGE" in reply.text[:40]:

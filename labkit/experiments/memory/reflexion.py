@@ -27,7 +27,7 @@ from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
-__all__ = ["ARMS", "Arm", "Result", "SimActor", "cases", "compare", "run_arm"]
+__all__ = ["ARMS", "Arm", "ModelActor", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
 
 
 @dataclass
@@ -62,6 +62,49 @@ class SimActor:
         kind = case.patch(pick).kind
         child = Child(target=case.candidate(pick), name=pick, source=kind)
         return Proposal((child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}")
+
+
+@dataclass
+class ModelActor:
+    """A REAL model rewrites the module (`labkit.loop.strategies.Rewrite`, with the visible
+    failures); the memory window, when there is one, is prepended to its request."""
+
+    model: str
+    max_tokens: int = 400
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        from labkit.loop.strategies import Rewrite
+
+        self.rewrite = Rewrite(self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})")
+        self.name = self.name or self.rewrite.name
+
+    @property
+    def simulated(self) -> bool:
+        return self.rewrite.simulated
+
+    def act(self, s: Situation, memory: Window) -> Proposal:
+        if s.verdict.resolved:
+            return Proposal(note="visible tests pass: nothing to repair")
+        preface = f"Reflections on your earlier failed trials (newest last):\n{memory.text}" if memory.text else ""
+        return self.rewrite.propose(s, preface)
+
+
+def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
+               checker: Checker | None = None) -> pl.DataFrame:  # fmt: skip
+    """The no-memory and buffer arms with a real model on the first `n_cases` cases (slow on CPU)."""
+    cs = cases()[:n_cases]
+    checker = checker or Checker()
+    frames = []
+    for arm in ARMS[:2]:
+        strategy = Reflexion(ModelActor(model), checker, EpisodicBuffer(arm.budget) if arm.memory else None)
+        ledger = Ledger()
+        repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
+                   run_id=f"reflexion-model-{arm.name}", workers=1)  # fmt: skip
+        rows = [{"arm": arm.name, "case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
+                for e in ledger.events() if e.kind == Kind.SCORE and e.round >= 1]  # fmt: skip
+        frames.append(pl.DataFrame(rows).group_by("arm", "case", "trial").agg(pl.col("correct").last()))
+    return pl.concat(frames).sort("arm", "case", "trial")
 
 
 @dataclass(frozen=True)
