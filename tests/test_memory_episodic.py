@@ -54,7 +54,7 @@ def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() 
     for memory in (True, False):
         prompts: list[str] = []
 
-        def reply(messages, params):  # type: ignore[no-untyped-def]
+        def reply(messages, params, prompts=prompts):  # type: ignore[no-untyped-def]
             prompts.append(messages[-1]["content"])
             return f"```python\n{wrong}```"
 
