@@ -8,7 +8,12 @@ validator as the failure:
 - "no_worse" (the multi-case repair experiment): keep unless the visible failures grow
   (ΔF < 0 on the visible check set) or a protective test newly fails — a change that
   keeps a passing case green is kept, which is how unseen breakage enters;
-- "resolved": keep only a child whose visible suite fully passes.
+- "resolved": keep only a child whose visible suite fully passes;
+- "severity" (frontier search): keep only comparable progress by ΔF *with severity*
+  (`labkit.loop.progress.judge` on a versioned, severity-rated `CheckSet`): a skipped or
+  missing check, a changed check version, a new high-severity failure, or light fixes
+  masking a more severe new failure never count as progress, whatever ΔF says. Its
+  judgement comes before the protective and size rules so the record says why.
 
 Before any mode: a re-test on another suite or validator, or a quarantined verdict, stops
 the case (integrity); a child over the patch-size cap is rolled back as not attributable.
@@ -17,14 +22,17 @@ the case (integrity); a child over the patch-size cap is rolled back as not attr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from labkit.core.types import Decision, DecisionRecord, Verdict
 
+if TYPE_CHECKING:
+    from labkit.grading.checkset import CheckSet
+
 __all__ = ["KEEP_MODES", "Keep", "assess", "best", "decide", "delta_f"]
 
-Keep = Literal["progress", "no_worse", "resolved"]
-KEEP_MODES: tuple[Keep, ...] = ("progress", "no_worse", "resolved")
+Keep = Literal["progress", "no_worse", "resolved", "severity"]
+KEEP_MODES: tuple[Keep, ...] = ("progress", "no_worse", "resolved", "severity")
 
 
 def assess(verdict: Verdict) -> DecisionRecord:
@@ -56,11 +64,16 @@ def delta_f(before: Verdict, after: Verdict) -> int:
 
 
 def decide(
-    before: Verdict, after: Verdict, size_problem: str = "", keep: Keep = "progress"
-) -> DecisionRecord:
-    """Keep or roll back a patched candidate, judged by the same suite and validator as `before`."""
+    before: Verdict, after: Verdict, size_problem: str = "", keep: Keep = "progress",
+    checks: CheckSet | None = None,
+) -> DecisionRecord:  # fmt: skip
+    """Keep or roll back a patched candidate, judged by the same suite and validator as `before`.
+
+    `checks` (the versioned checks with severities) is required by keep="severity"."""
     if keep not in KEEP_MODES:
         raise ValueError(f"keep must be one of {KEEP_MODES}, got {keep!r}")
+    if keep == "severity" and checks is None:
+        raise ValueError('keep="severity" needs the check set with severities (checks=...)')
     if (
         after.evidence.suite != before.evidence.suite
         or after.evidence.validator != before.evidence.validator
@@ -73,6 +86,14 @@ def decide(
         return DecisionRecord(
             Decision.STOP, "integrity alarm: " + "; ".join(after.evidence.alarms), "integrity"
         )
+    if keep == "severity":
+        assert checks is not None
+        from labkit.grading.checkset import compare
+        from labkit.loop.progress import judge
+
+        judged = judge(compare(checks.read(before.evidence), checks.read(after.evidence)))
+        if not judged.comparable:
+            return DecisionRecord(Decision.ROLL_BACK, judged.reason, "severity")
     broken = sorted(set(after.pass_to_fail) - set(before.pass_to_fail))
     if broken:
         p, n = after.score("protective")
@@ -90,6 +111,8 @@ def decide(
             return DecisionRecord(Decision.KEEP, "all visible tests pass", "resolved")
         failing = len(after.fail_to_fail) + len(after.pass_to_fail)
         return DecisionRecord(Decision.ROLL_BACK, f"{failing} visible test(s) fail", "unresolved")
+    if keep == "severity":
+        return DecisionRecord(Decision.KEEP, judged.reason, "progress")
     if keep == "no_worse":
         df = delta_f(before, after)
         if df < 0:

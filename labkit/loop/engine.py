@@ -117,6 +117,8 @@ def run(
         raise InvalidSetting("task ids must be unique")
     if keep not in KEEP_MODES:
         raise InvalidSetting(f"keep must be one of {KEEP_MODES}, got {keep!r}")
+    if keep == "severity" and any(t.checks is None for t in tasks):
+        raise InvalidSetting('keep="severity" needs every task to carry its checks (Task.checks: versions, severities)')
     from labkit.record.ledger import Ledger, new_run_id
 
     strat = as_strategy(strategy)

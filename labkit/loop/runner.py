@@ -230,7 +230,7 @@ class Runner:
             assert p.patched is not None
             retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
             self.verifications.append(Verification.of(retest.evidence, c.task.id))
-            d = decide(c.verdict, retest, p.size_problem, self.keep)
+            d = decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks)
             attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
             self.steps.append(Step.of(c.task.id, r, retest.evidence, kept=d.decision is Decision.KEEP))
         if not attempts:
@@ -268,7 +268,7 @@ class Runner:
         if green is None or green.retest is None:
             first = attempts[0] if attempts else None
             return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
-        decision = decide(c.verdict, green.retest, "", self.keep)
+        decision = decide(c.verdict, green.retest, "", self.keep, c.task.checks)
         return self._hold(r, c, proposal, obs, attempts, green, decision)
 
     def _hold(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],

@@ -3,7 +3,12 @@
 `Recorder` logs every event (kinds from `labkit.record.events`) and charges every paid
 action; `propose` is step 3 (the strategy, with discriminating experiments first if it asks);
 `prepare` is step 4 for each child (protected paths, size cap, apply); `Recorder.validate`
-is steps 2 and 5 through the one verdict cache.
+is steps 2 and 5 through the one verdict cache; `Recorder.confirm` runs a case's sealed
+final set (its hidden suite) and lets only pass/fail out.
+
+A `Payment` says how a step is billed: its budget kind, its upper bound (the cap) and how
+its actual use is measured. `propose` bills REFLECT at `REFLECT_UPPER` unless told
+otherwise; `prepare` is unpaid unless given one (a host that declares an "execute" cost).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from labkit.core import patch as patches
 from labkit.core.errors import LedgerError, ModelError, PatchError, PatchTooLarge, ValidatorMismatch
@@ -32,6 +37,28 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 REFLECT_UPPER = Usage(tokens=4096, calls=1, wall_seconds=120, cost_units=1)
+
+
+@dataclass(frozen=True)
+class Payment:
+    """How one step is billed: reserve `upper` as `kind`, settle `measure(result)`.
+
+    `measure=None` settles the declared `upper` itself (a fixed price, e.g. a declared cost
+    model's "generate 3"). `Payment.fixed(kind, units)` is that price in cost units."""
+
+    kind: Kind
+    upper: Usage
+    measure: Callable[[Any], Usage] | None = None
+
+    @classmethod
+    def fixed(cls, kind: Kind, cost_units: float) -> Payment:
+        return cls(kind, Usage(cost_units=cost_units))
+
+    def measured(self, out: Any) -> Usage:
+        return self.upper if self.measure is None else self.measure(out)
+
+
+REFLECT = Payment(Kind.REFLECT, REFLECT_UPPER, lambda p: p.usage)
 
 
 def candidate_json(c: Candidate) -> str:
@@ -84,15 +111,19 @@ class Recorder:
         )  # fmt: skip
 
     def charge(
-        self, kind: Kind, fn: Callable[[], T], upper: Usage, measure: Callable[[T], Usage], rnd: int
-    ) -> T:
-        """Run `fn` under the budget (reserve `upper`, settle `measure(result)`), if there is one."""
+        self, kind: Kind, fn: Callable[[], T], upper: Usage, measure: Callable[[T], Usage], rnd: int,
+        *, for_confirmation: bool = False,
+    ) -> T:  # fmt: skip
+        """Run `fn` under the budget (reserve `upper`, settle `measure(result)`), if there is one.
+
+        `for_confirmation=True` may draw on the budget's confirmation reserve."""
         if self.budget is None:
             out = fn()
         else:
             from labkit.record.budget import Operation
 
-            out = self.budget.paid(str(kind), Operation(fn, upper=upper, measure=measure), round=rnd)
+            op = Operation(fn, upper=upper, measure=measure)
+            out = self.budget.paid(str(kind), op, for_confirmation=for_confirmation, round=rnd)
         with self._lock:  # validations may run on a thread pool
             self.usage = self.usage + measure(out)
         return out
@@ -116,6 +147,25 @@ class Recorder:
             lambda c: Usage(wall_seconds=c.seconds, cost_units=0 if c.cached else self.validation_cost),
             rnd,
         )
+
+    def pay(self, payment: Payment, fn: Callable[[], T], rnd: int, *, for_confirmation: bool = False) -> T:
+        """`charge` with a Payment."""
+        return self.charge(payment.kind, fn, payment.upper, payment.measured, rnd, for_confirmation=for_confirmation)
+
+    def confirm(self, task: Task, rnd: int, candidate: Candidate, *, payment: Payment | None = None) -> bool:
+        """The case's sealed final check set (its hidden suite) on `candidate`: pass/fail only.
+
+        The verdict never leaves this method: it is not returned, cached, or written to the
+        ledger (no failing test names, messages or output), so it can never become a repair
+        context. With a `payment`, the run is paid from the confirmation reserve."""
+        if task.hidden is None:
+            raise ValueError(f"case {task.id!r} has no sealed final check set (no hidden suite)")
+        suite, validator = task.hidden, self.checker.validator
+
+        def run() -> bool:
+            return bool(validator.run(candidate, suite, use_cache=False).resolved)
+
+        return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
 
     def verified(
         self, task: Task, rnd: int, candidate: Candidate, checked: Checked, before: Verdict | None, why: str
@@ -161,9 +211,15 @@ class Recorder:
 
 
 def propose(
-    rec: Recorder, strategy: Strategy, situation: Situation, task: Task, max_experiments: int
-) -> tuple[Proposal, tuple[Observation, ...]]:
-    """Step 3: ask the strategy (observing first, up to `max_experiments` times, if it asks)."""
+    rec: Recorder, strategy: Strategy, situation: Situation, task: Task | None, max_experiments: int,
+    *, payment: Payment = REFLECT, model_errors: Literal["record", "raise"] = "record",
+) -> tuple[Proposal, tuple[Observation, ...]]:  # fmt: skip
+    """Step 3: ask the strategy (observing first, up to `max_experiments` times, if it asks).
+
+    `payment` bills each ask (default: REFLECT, the reply's own usage, capped at
+    REFLECT_UPPER). A model error is recorded as an ERROR event and, by default, becomes
+    this round's proposal failure; with `model_errors="raise"` it is re-raised after being
+    recorded, so the caller can classify it (an INFRASTRUCTURE error may be retried)."""
     observations: list[Observation] = []
     rnd = situation.round
     while True:
@@ -173,10 +229,12 @@ def propose(
             situation.case, situation.state, situation.suite,
         )  # fmt: skip
         try:
-            proposal = rec.charge(Kind.REFLECT, partial(strategy.propose, here), REFLECT_UPPER, lambda p: p.usage, rnd)
+            proposal = rec.pay(payment, partial(strategy.propose, here), rnd)
         except ModelError as exc:  # recorded, not fatal: the case holds this round
-            proposal = Proposal(failure=f"model call failed: {type(exc).__name__}: {exc}")
             rec.log(task, rnd, Role.REFLECTOR, Kind.ERROR, detail={"error": f"{type(exc).__name__}: {exc}"})
+            if model_errors == "raise":
+                raise
+            proposal = Proposal(failure=f"model call failed: {type(exc).__name__}: {exc}")
         kind = Kind.IDLE if proposal.idle else Kind.REFLECT
         rec.log(
             task, rnd, Role.REFLECTOR, kind, inputs=situation.verdict.evidence.digest,
@@ -208,8 +266,18 @@ class Prepared:
     refusal: DecisionRecord | None = None  # set when the child is decided without validation
 
 
-def prepare(rec: Recorder, task: Task, rnd: int, current: Candidate, child: Child) -> Prepared:
-    """Step 4: one reversible change. Protected paths are never the candidate's to edit."""
+def prepare(
+    rec: Recorder, task: Task, rnd: int, current: Candidate, child: Child,
+    *, payment: Payment | None = None, build: Callable[[Candidate], object] | None = None,
+) -> Prepared:  # fmt: skip
+    """Step 4: one reversible change. Protected paths are never the candidate's to edit.
+
+    With a `payment` the whole step is one paid action (reserved before anything runs;
+    charged also when the child is refused or `build` raises). `build`, if given, runs on
+    the patched candidate inside the step (e.g. byte-compile it); what it raises is the
+    candidate's failure and propagates to the caller."""
+    if payment is not None:
+        return rec.pay(payment, partial(prepare, rec, task, rnd, current, child, build=build), rnd)
     try:
         if child.target is not None:
             patch = patches.make(current.files, child.target.files, child.name)
@@ -240,6 +308,8 @@ def prepare(rec: Recorder, task: Task, rnd: int, current: Candidate, child: Chil
         detail={"candidate": patched.digest, "parent": current.digest, "files": size.files, "hunks": size.hunks,
                 "lines": size.lines, "proposal": child.name, "source": child.source},
     )  # fmt: skip
+    if build is not None:
+        build(patched)
     return Prepared(child, patched, size, problem)
 
 

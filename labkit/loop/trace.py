@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.grading.checkset import CheckSet
     from labkit.record.ledger import Ledger
 
 __all__ = ["Attempt", "EngineRun", "Round", "Task", "Trace"]
@@ -38,6 +39,7 @@ class Task:
     slice: str = ""
     patch_cap: Mapping[str, int] = field(default_factory=dict)
     start_state: str = "start"  # the name of the starting state ("original" for repair cases)
+    checks: CheckSet | None = None  # the visible checks with versions and severities (keep="severity")
 
 
 @dataclass(frozen=True)
