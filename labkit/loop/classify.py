@@ -13,11 +13,13 @@ is None. The rules are conservative:
 
 `retry_infrastructure` is the one uniform, billed retry rule for INFRASTRUCTURE: every
 attempt goes through ``Budget.paid``, every attempt is recorded with the same unit id
-(a retry is not a new experimental unit), and the original failure is kept.
+(a retry is not a new experimental unit), and the original failure is kept. `retried`
+is the same rule around an action that pays for itself (an engine step given a Payment).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -36,12 +38,13 @@ from labkit.core.errors import (
 )
 from labkit.core.types import Verdict
 from labkit.grading.sandbox import SandboxError, SandboxRun
+from labkit.record.events import Kind, Role, undeclared
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget, Operation
     from labkit.record.ledger import Ledger
 
-__all__ = ["Attempt", "Source", "classify", "retry_infrastructure"]
+__all__ = ["Attempt", "Source", "classify", "retried", "retry_infrastructure"]
 
 T = TypeVar("T")
 Source = Literal["validator", "sandbox", "candidate", "model", "tool", "budget", "host"]
@@ -138,13 +141,30 @@ def retry_infrastructure(
     """Run `op` through ``budget.paid``; retry it only on INFRASTRUCTURE, at most `policy` times.
 
     Every attempt is paid for (a retry refunds nothing). Any other class is raised at
-    once. When retries run out the last exception is raised. Each attempt is a "retry"
+    once. When retries run out the last exception is raised. Each attempt is a RETRY
     event of `unit` in the ledger, so the accounting sees one unit with several attempts.
     """
+    return retried(lambda: budget.paid(kind, op, round=round), kind, policy=policy, unit=unit,
+                   source=source, ledger=ledger, run_id=run_id, round=round)  # fmt: skip
+
+
+def retried(
+    attempt: Callable[[], T],
+    kind: str,
+    *,
+    policy: RetryPolicy,
+    unit: str,
+    source: Source = "tool",
+    ledger: Ledger | None = None,
+    run_id: str = "",
+    round: int = 0,
+) -> tuple[T, tuple[Attempt, ...]]:
+    """The same rule as `retry_infrastructure` for an `attempt` that pays for itself (each
+    call must charge the budget: an engine step given a Payment)."""
     attempts: list[Attempt] = []
     for i in range(policy.infrastructure_retries + 1):
         try:
-            out = budget.paid(kind, op, round=round)
+            out = attempt()
         except Exception as exc:
             cls = _exception(exc, source)
             attempts.append(Attempt(unit, i, cls))
@@ -163,9 +183,14 @@ def _log(
 ) -> None:
     if ledger is None:
         return
-    ledger.record(run_id, round, "control", "retry" if a.attempt else "attempt", detail={
+    event = Kind.RETRY if a.attempt else Kind.ATTEMPT
+    detail = {
         "unit": a.unit, "attempt": a.attempt, "action": kind,
         "error_class": a.error.error_class.value if a.error else "",
         "reason": a.error.reason if a.error else "",
         "original_failure": first.error.reason if first.error else "",
-    })  # fmt: skip
+    }  # fmt: skip
+    extra = undeclared(event, detail, Role.CONTROL)
+    if extra:
+        raise LedgerError(f"{event} events of role {Role.CONTROL} declare no detail field(s) {extra}")
+    ledger.record(run_id, round, Role.CONTROL, event, detail=detail)

@@ -1,4 +1,4 @@
-"""Frontier search under a budget: seed 002 §3's control flow, as a strategy-driven loop.
+"""Frontier search under a budget: seed 002 §3's control flow, on the engine's steps.
 
 The generator is an ordinary `labkit.loop.strategy.Strategy`: `propose(situation)`
 returns a Proposal whose children are the candidate changes (one shared generation may
@@ -8,20 +8,26 @@ records — and the strategy cannot touch it:
     frontier = [root]; visited = {}
     while frontier and expansions < max_expansions and stalled < max_stalled:
         state = frontier.pop(); skip if visited or too deep; expansions += 1
-        proposal = paid("generate", propose(situation))     # empty still costs
+        proposal = steps.propose(..., payment=generate)     # empty still costs
         for child in proposal.children[:max_children]:      # the host truncates
-            candidate = paid("execute", run_in_fresh_branch(child))
-            verdict = paid("verify", development_checks(candidate))
+            candidate = steps.prepare(..., payment=execute) # run in a fresh branch
+            verdict = paid(verify, development_checks(candidate))
             record(child, ΔF with severity); integrity alarm -> quarantine, stop
-            all required pass -> seal;  comparable progress -> frontier
-    winner = preregistered rule over sealed; confirm it from the reserve on the sealed set
+            all required pass -> seal;  decide(keep="severity") keeps -> frontier
+    winner = preregistered rule over sealed; Recorder.confirm from the reserve: pass/fail
 
-Every paid action is an `Operation` (a deferred description): nothing is spent while
-building it. Failures are classified (labkit.loop.classify) and the class decides what
-happens: INFRASTRUCTURE is retried by the one billed rule, INVALID_ARGUMENT and
-TEST_FAILURE end that branch, POLICY_DENIED stops, UNKNOWN_EFFECT (and any integrity
-alarm) quarantines and stops "incomplete". Every step is a ledger event of role "search"
-carrying the task's `unit`: branches and retries are never new experimental units.
+Every paid action goes through the engine's `Recorder` with a `steps.Payment` at the
+declared cost: nothing is spent while building it (the budget reserves before the step
+runs). Generation is the engine's step 3 (`steps.propose`, billed as GENERATE; a model
+error comes back to be classified); execution is the engine's step 4 (`steps.prepare`,
+paid as EXECUTE) unless the host brings its own `execute`; the keep decision is the
+engine's `decide(keep="severity")`; confirmation is `Recorder.confirm` (pass/fail only)
+unless the host brings its own `confirm`. Failures are classified (labkit.loop.classify)
+and the class decides what happens: INFRASTRUCTURE is retried by the one billed rule,
+INVALID_ARGUMENT and TEST_FAILURE end that branch, POLICY_DENIED stops, UNKNOWN_EFFECT
+(and any integrity alarm) quarantines and stops "incomplete". Every step is a ledger
+event of role SEARCH (kinds in labkit.record.events) carrying the task's `unit`: branches
+and retries are never new experimental units.
 """
 
 from __future__ import annotations
@@ -31,13 +37,22 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import Any, TypeVar
 
 from labkit.core.error_classes import Action, ErrorClass, RetryPolicy, permits
-from labkit.core.errors import BudgetExhausted, IntegrityAlarm, SearchHalted
-from labkit.core.types import Candidate, Usage, Verdict
+from labkit.core.errors import (
+    BudgetExhausted,
+    IntegrityAlarm,
+    LedgerError,
+    PatchError,
+    SearchHalted,
+)
+from labkit.core.types import Candidate, Decision, Verdict
 from labkit.grading.checkset import CheckRun, CheckSet, compare
-from labkit.loop.classify import Source, classify, retry_infrastructure
+from labkit.grading.verdicts import Checker
+from labkit.loop.classify import Source, classify, retried
+from labkit.loop.decide import decide
 from labkit.loop.frontier import (
     Branch,
     Costs,
@@ -51,13 +66,17 @@ from labkit.loop.frontier import (
     smallest_change,
 )
 from labkit.loop.progress import judge
-from labkit.loop.strategy import Child, Proposal, Situation, Strategy
-from labkit.record.budget import Budget, Operation
-
-if TYPE_CHECKING:
-    from labkit.record.ledger import Ledger
+from labkit.loop.steps import Payment, Recorder, prepare
+from labkit.loop.steps import propose as ask
+from labkit.loop.strategy import Child, Situation, Strategy
+from labkit.loop.trace import Task
+from labkit.record.budget import Budget
+from labkit.record.events import Kind, Role, undeclared
+from labkit.record.ledger import Ledger
 
 __all__ = ["Host", "run_search"]
+
+T = TypeVar("T")
 
 _LIMITS = SearchLimits()
 _RETRY = RetryPolicy()
@@ -65,15 +84,24 @@ _RETRY = RetryPolicy()
 
 @dataclass(frozen=True)
 class Host:
-    """The paid actions besides generation. Each must be safe to run in a fresh branch."""
+    """The case side of a search. Each action must be safe to run in a fresh branch.
 
-    execute: Callable[[Candidate, Child, int], Candidate]  # (parent, child, round): fresh branch
+    An engine-backed host (`labkit.loop.search_case.engine_host`) gives `task` and
+    `recorder` and leaves `execute` / `confirm` None: execution is then the engine's step 4
+    (`steps.prepare`, then `build`), confirmation `Recorder.confirm` on the task's hidden
+    suite. A host may bring its own `execute` / `confirm` (a simulated world, a stricter
+    final set); the search pays them at the declared costs all the same."""
+
+    execute: Callable[[Candidate, Child, int], Candidate] | None  # (parent, child, round): fresh branch
     verify: Callable[[Candidate, int], Verdict]  # development checks (diagnostics come back)
-    confirm: Callable[[Candidate], bool]  # the sealed final check set: pass/fail only
+    confirm: Callable[[Candidate], bool] | None  # the sealed final check set: pass/fail only
     checks: CheckSet  # the dev checks ΔF is computed on (versions, severities)
     environment: str
     validator: str = ""
     suite: str = ""
+    task: Task | None = None  # the case as the engine sees it (hidden = the sealed final set)
+    recorder: Recorder | None = None  # the engine's recorder for the case (its checker)
+    build: Callable[[Candidate], object] | None = None  # run on each executed candidate (step 4)
 
 
 @dataclass
@@ -81,26 +109,30 @@ class _Run:
     host: Host
     budget: Budget
     costs: Costs
-    ledger: Ledger | None
+    ledger: Ledger
     run_id: str
     unit: str
     retry: RetryPolicy
+    rec: Recorder
     branches: list[Branch] = field(default_factory=list)
 
-    def log(self, kind: str, rnd: int, **detail: Any) -> None:
+    def log(self, kind: Kind, rnd: int, **detail: Any) -> None:
         """A search event. Spend goes in detail["spent"]: the usage columns stay with the
         budget's own events, so summing a run's usage never counts a charge twice."""
-        if self.ledger is not None:
-            self.ledger.record(self.run_id, rnd, "search", kind, ended_at=time.time(),
-                               detail={"unit": self.unit, **detail})  # fmt: skip
+        detail = {"unit": self.unit, **detail}
+        extra = undeclared(kind, detail, Role.SEARCH)
+        if extra:  # the vocabulary is the contract readers rely on
+            raise LedgerError(f"search {kind} events declare no detail field(s) {extra} (see labkit.record.events)")
+        self.ledger.record(self.run_id, rnd, Role.SEARCH, kind, ended_at=time.time(), detail=detail)
 
-    def paid(self, kind: str, fn: Callable[..., Any], *args: Any, rnd: int, source: Source) -> Any:
-        cost = getattr(self.costs, kind)
-        op = Operation(fn, args, upper=Usage(cost_units=cost), measure=lambda _: Usage(cost_units=cost))
-        out, _ = retry_infrastructure(self.budget, kind, op, policy=self.retry, unit=self.unit,
-                                      source=source, ledger=self.ledger, run_id=self.run_id,
-                                      round=rnd)  # fmt: skip
+    def attempt(self, kind: Kind, fn: Callable[[], T], rnd: int, source: Source) -> T:
+        """One paid step (`fn` pays through the engine's Recorder) under the one retry rule."""
+        out, _ = retried(fn, str(kind), policy=self.retry, unit=self.unit, source=source,
+                         ledger=self.ledger, run_id=self.run_id, round=rnd)  # fmt: skip
         return out
+
+    def price(self, kind: Kind) -> Payment:
+        return Payment.fixed(kind, float(getattr(self.costs, str(kind))))
 
     def decide_error(self, exc: Exception, source: Source, rnd: int, where: str) -> str:
         """Classify a failed action and obey its class; returns the class name (branch ends)."""
@@ -109,16 +141,16 @@ class _Run:
         cls = classify(exc, source)
         assert cls is not None
         if cls.error_class is ErrorClass.UNKNOWN_EFFECT or isinstance(exc, IntegrityAlarm):
-            self.log("decision", rnd, where=where, error_class=cls.error_class.value,
+            self.log(Kind.ERROR_DECISION, rnd, where=where, error_class=cls.error_class.value,
                      reason=cls.reason, action="quarantine")  # fmt: skip
             raise SearchHalted(cls.reason, cls.error_class.value, quarantine=True) from exc
         if not permits(cls.error_class, Action.NEW_HYPOTHESIS) and not permits(
             cls.error_class, Action.FIX_ARGUMENTS
         ):  # POLICY_DENIED (and INFRASTRUCTURE whose retries ran out): only stop is left
-            self.log("decision", rnd, where=where, error_class=cls.error_class.value,
+            self.log(Kind.ERROR_DECISION, rnd, where=where, error_class=cls.error_class.value,
                      reason=cls.reason, action="stop")  # fmt: skip
             raise SearchHalted(cls.reason, cls.error_class.value, quarantine=False) from exc
-        self.log("decision", rnd, where=where, error_class=cls.error_class.value, reason=cls.reason,
+        self.log(Kind.ERROR_DECISION, rnd, where=where, error_class=cls.error_class.value, reason=cls.reason,
                  action="end this branch; other hypotheses continue")  # fmt: skip
         return cls.error_class.value
 
@@ -146,16 +178,19 @@ def run_search(
     """
     if not isinstance(rule, WinnerRule):
         raise SearchError(f"rule must be a WinnerRule registered up front, got {type(rule).__name__}")
-    run = _Run(host, budget, costs, ledger, run_id, unit or run_id, retry)
+    ledger = ledger if ledger is not None else Ledger()
+    checker = host.recorder.checker if host.recorder is not None else Checker()
+    rec = Recorder(run_id, ledger, checker, budget, costs.verify, strategy.simulated)
+    run = _Run(host, budget, costs, ledger, run_id, unit or run_id, retry, rec)
     base_run = host.checks.read(baseline.evidence)
     # Registered before any candidate is seen: the rule, limits, costs and reserve.
-    run.log("define", 0, rule=rule.name, limits=vars(limits), costs=costs.as_dict(),
+    run.log(Kind.DEFINE, 0, rule=rule.name, limits=vars(limits), costs=costs.as_dict(),
             checks=host.checks.name, environment=host.environment, strategy=strategy.name,
             simulated=strategy.simulated, reserve=budget.confirmation.cost_units,
             limit=budget.limit.cost_units if math.isfinite(budget.limit.cost_units) else None,
             baseline_failures=list(base_run.failures))  # fmt: skip
     root = State(start, host.environment, "", 0)
-    frontier: deque[tuple[State, Verdict, CheckRun]] = deque([(root, baseline, base_run)])
+    frontier: deque[tuple[State, Verdict]] = deque([(root, baseline)])
     visited: set[str] = set()
     sealed: list[Sealed] = []
     expansions: list[Expansion] = []
@@ -163,7 +198,7 @@ def run_search(
     reason = "frontier_empty"
     try:
         while frontier and len(expansions) < limits.max_expansions and stalled < limits.max_stalled:
-            state, verdict, checks = frontier.popleft()
+            state, verdict = frontier.popleft()
             if state.key in visited or state.depth >= limits.max_depth:
                 continue
             visited.add(state.key)
@@ -172,7 +207,7 @@ def run_search(
             expansions.append(exp)
             progressed = False
             for child in children:
-                pushed = _branch(run, state, checks, child, n, visited, sealed, limits)
+                pushed = _branch(run, state, verdict, child, n, visited, sealed, limits)
                 if pushed is not None:
                     frontier.append(pushed)
                     progressed = True
@@ -181,11 +216,11 @@ def run_search(
                   if len(expansions) >= limits.max_expansions else "stalled")  # fmt: skip
     except BudgetExhausted as exc:
         reason = "budget_exhausted"
-        run.log("decision", len(expansions), where="budget", error_class=ErrorClass.POLICY_DENIED.value,
+        run.log(Kind.ERROR_DECISION, len(expansions), where="budget", error_class=ErrorClass.POLICY_DENIED.value,
                 reason=str(exc), action="stop")  # fmt: skip
     except SearchHalted as exc:  # classified and recorded: the class left quarantine or stop
         if exc.quarantine:
-            run.log("quarantine", len(expansions), reason=str(exc))
+            run.log(Kind.QUARANTINE, len(expansions), reason=str(exc))
             return _finish(run, "incomplete", "integrity_or_effect_unresolved", rule, None, None,
                            sealed, expansions, baseline, base_run)  # fmt: skip
         reason = ("policy_denied" if exc.error_class == ErrorClass.POLICY_DENIED.value
@@ -205,8 +240,10 @@ def _generate(
 ) -> tuple[tuple[Child, ...], Expansion]:  # fmt: skip
     situation = Situation(n, state.candidate, verdict, case=case, state=state.hypothesis or "start")
     before = run.budget.spent.cost_units
+    pay = run.price(Kind.GENERATE)  # the declared cost of one shared generation, not REFLECT's cap
     try:
-        proposal: Proposal = run.paid("generate", strategy.propose, situation, rnd=n, source="model")
+        proposal, _ = run.attempt(Kind.GENERATE, partial(ask, run.rec, strategy, situation, run.host.task, 0,
+                                                         payment=pay, model_errors="raise"), n, "model")  # fmt: skip
         failure = proposal.failure
         proposed = proposal.children
     except BudgetExhausted:
@@ -217,18 +254,36 @@ def _generate(
     kept = proposed[: limits.max_children]
     exp = Expansion(n, state.key, state.hypothesis, state.depth, len(proposed), len(kept),
                     run.budget.spent.cost_units - before, failure)  # fmt: skip
-    run.log("expand", n, spent=exp.generate_spent, state=state.key,
+    run.log(Kind.EXPAND, n, spent=exp.generate_spent, state=state.key,
             hypothesis=state.hypothesis, depth=state.depth, proposed=len(proposed),
             kept=len(kept), truncated=len(proposed) - len(kept), failure=failure,
             children=[c.name or c.source for c in kept])  # fmt: skip
     return kept, exp
 
 
+def _execute(run: _Run, parent: Candidate, child: Child, n: int) -> Candidate:
+    """Run `child` in a fresh branch of `parent`, paid as EXECUTE: the engine's step 4
+    (protected paths refused as an integrity alarm, apply, `build`) or the host's own."""
+    pay, host = run.price(Kind.EXECUTE), run.host
+    if host.execute is not None:
+        return run.rec.pay(pay, partial(host.execute, parent, child, n), n)
+    if host.task is None:
+        raise SearchError("a Host without its own execute needs the engine's task (Host.task)")
+    prep = prepare(run.rec, host.task, n, parent, child, payment=pay, build=host.build)
+    if prep.refusal is not None:
+        if prep.refusal.rule == "integrity":
+            raise IntegrityAlarm([prep.refusal.reason], candidate=child.name)
+        raise PatchError(prep.refusal.reason)  # it changes nothing, or does not apply
+    assert prep.patched is not None
+    return prep.patched
+
+
 def _branch(
-    run: _Run, parent: State, parent_run: CheckRun, child: Child, n: int,
+    run: _Run, parent: State, parent_verdict: Verdict, child: Child, n: int,
     visited: set[str], sealed: list[Sealed], limits: SearchLimits,
-) -> tuple[State, Verdict, CheckRun] | None:  # fmt: skip
+) -> tuple[State, Verdict] | None:  # fmt: skip
     name = child.name or child.source or "child"
+    parent_run = run.host.checks.read(parent_verdict.evidence)
     before = run.budget.spent.cost_units
 
     def record(outcome: str, why: str, **extra: Any) -> None:
@@ -236,13 +291,12 @@ def _branch(
                    extra.pop("candidate", ""), outcome, why, run.budget.spent.cost_units - before,
                    **extra)  # fmt: skip
         run.branches.append(b)
-        run.log("branch", n, spent=b.spent, name=name, parent=parent.key, state=b.state,
+        run.log(Kind.BRANCH, n, spent=b.spent, name=name, parent=parent.key, state=b.state,
                 depth=b.depth, candidate=b.candidate, outcome=outcome, reason=why,
                 progress=b.progress, error_class=b.error_class, resolved=b.resolved)  # fmt: skip
 
     try:
-        candidate: Candidate = run.paid("execute", run.host.execute, parent.candidate, child, n,
-                                        rnd=n, source="candidate")  # fmt: skip
+        candidate = run.attempt(Kind.EXECUTE, partial(_execute, run, parent.candidate, child, n), n, "candidate")
     except BudgetExhausted:
         record("not run", "budget exhausted before execution")
         raise
@@ -257,7 +311,8 @@ def _branch(
     hyp = f"{parent.hypothesis} > {name}" if parent.hypothesis else name
     state = State(candidate, run.host.environment, hyp, parent.depth + 1, parent.key)
     try:
-        verdict: Verdict = run.paid("verify", run.host.verify, candidate, n, rnd=n, source="validator")
+        verify = partial(run.rec.pay, run.price(Kind.VERIFY), partial(run.host.verify, candidate, n), n)
+        verdict: Verdict = run.attempt(Kind.VERIFY, verify, n, "validator")
     except BudgetExhausted:
         record("not run", "budget exhausted before verification", state=state.key,
                candidate=candidate.digest)  # fmt: skip
@@ -267,7 +322,7 @@ def _branch(
            "resolved": verdict.resolved}  # fmt: skip
     if verdict.quarantined:
         record("quarantined", "; ".join(verdict.evidence.alarms), error_class="POLICY_DENIED", **ids)
-        run.log("decision", n, where="verify", error_class=ErrorClass.POLICY_DENIED.value,
+        run.log(Kind.ERROR_DECISION, n, where="verify", error_class=ErrorClass.POLICY_DENIED.value,
                 reason="integrity alarm: " + "; ".join(verdict.evidence.alarms), action="quarantine")  # fmt: skip
         raise SearchHalted("integrity alarm: " + "; ".join(verdict.evidence.alarms),
                            ErrorClass.POLICY_DENIED.value, quarantine=True)  # fmt: skip
@@ -276,34 +331,43 @@ def _branch(
                       verdict.evidence.validator)  # fmt: skip
         sealed.append(seal)
         record("sealed", "all required checks pass", **ids)
-        run.log("seal", n, name=name, state=state.key, candidate=candidate.digest,
+        run.log(Kind.SEAL, n, name=name, state=state.key, candidate=candidate.digest,
                 evidence=seal.evidence, seal=seal.digest)  # fmt: skip
         return None
     cls = classify(verdict)
     err = cls.error_class.value if cls else ""
-    if not progress.comparable:
-        record("not expanded", progress.reason, error_class=err, **ids)
+    # The engine's step 6 with severity: ΔF counts only if nothing was skipped, no check
+    # changed version, no new severe failure, no light fixes mask a severe one.
+    kept = decide(parent_verdict, verdict, keep="severity", checks=run.host.checks)
+    if kept.decision is Decision.STOP:  # judged on another suite or validator: integrity
+        record("quarantined", kept.reason, error_class=ErrorClass.POLICY_DENIED.value, **ids)
+        run.log(Kind.ERROR_DECISION, n, where="verify", error_class=ErrorClass.POLICY_DENIED.value,
+                reason=kept.reason, action="quarantine")  # fmt: skip
+        raise SearchHalted(kept.reason, ErrorClass.POLICY_DENIED.value, quarantine=True)
+    if kept.decision is not Decision.KEEP:
+        record("not expanded", kept.reason, error_class=err, **ids)
         return None
     if state.key in visited or state.depth >= limits.max_depth:
         record("not expanded", "state already visited or at max depth", error_class=err, **ids)
         return None
-    record("frontier", f"not verified; {progress.reason}", error_class=err, **ids)
-    return state, verdict, run.host.checks.read(verdict.evidence)
+    record("frontier", f"not verified; {kept.reason}", error_class=err, **ids)
+    return state, verdict
 
 
 def _confirm(run: _Run, winner: Sealed, rnd: int) -> bool | None:
     """The sealed final check set, paid from the confirmation reserve. None: not funded."""
+    pay, host = run.price(Kind.CONFIRM), run.host
     try:
-        ok = bool(run.budget.paid(
-            "confirm",
-            Operation(run.host.confirm, (winner.candidate,), upper=Usage(cost_units=run.costs.confirm),
-                      measure=lambda _: Usage(cost_units=run.costs.confirm)),
-            for_confirmation=True, round=rnd,
-        ))  # fmt: skip
+        if host.confirm is not None:
+            ok = bool(run.rec.pay(pay, partial(host.confirm, winner.candidate), rnd, for_confirmation=True))
+        elif host.task is not None:
+            ok = run.rec.confirm(host.task, rnd, winner.candidate, payment=pay)
+        else:
+            raise SearchError("a Host without its own confirm needs the engine's task (Host.task)")
     except BudgetExhausted as exc:
-        run.log("confirm", rnd, seal=winner.digest, confirmed=None, reason=str(exc))
+        run.log(Kind.CONFIRM, rnd, seal=winner.digest, confirmed=None, reason=str(exc))
         return None
-    run.log("confirm", rnd, spent=run.costs.confirm, seal=winner.digest, confirmed=ok)
+    run.log(Kind.CONFIRM, rnd, spent=run.costs.confirm, seal=winner.digest, confirmed=ok)
     return ok
 
 
@@ -312,7 +376,7 @@ def _finish(
     confirmed: bool | None, sealed: list[Sealed], expansions: list[Expansion],
     baseline: Verdict, base_run: CheckRun,
 ) -> SearchResult:  # fmt: skip
-    run.log("stop", len(expansions), status=status, reason=reason,
+    run.log(Kind.STOP, len(expansions), status=status, reason=reason,
             winner=winner.route if winner else "", seal=winner.digest if winner else "",
             confirmed=confirmed, sealed=[s.route for s in sealed])  # fmt: skip
     return SearchResult(run.run_id, "success" if status == "success" else "incomplete", reason,

@@ -2,7 +2,8 @@
 
 - `engine_host` / `case_host` run each child through the engine's own per-candidate steps
   (labkit.loop.steps: prepare = step 4, Recorder.check/verified = steps 2 and 5, with the
-  engine's ledger events and verdict cache), then the case's sealed final check set.
+  engine's ledger events and verdict cache), then the case's sealed final check set
+  (Recorder.confirm: pass/fail only).
 - `RouteStrategy` is a scripted generator (simulated; label it so): one shared generation
   proposes every route of the case not yet on the state's path, in case order.
 - `spend` reads a run's accounts back from its ledger (budget events): search spend,
@@ -14,57 +15,55 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from labkit.core.errors import IntegrityAlarm, PatchError
 from labkit.core.types import Candidate, Verdict
-from labkit.grading.sealed import SealedCheckSet, SearchCase
+from labkit.grading.sealed import SearchCase
 from labkit.grading.verdicts import Checker
 from labkit.loop.frontier import Costs
 from labkit.loop.search import Host
-from labkit.loop.steps import Recorder, prepare
+from labkit.loop.steps import Recorder
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.loop.trace import Task
+from labkit.record.events import BudgetStatus, Role
 
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["RouteStrategy", "Spend", "case_host", "costs_of", "engine_host", "spend"]
+__all__ = ["RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "spend"]
 
 
 def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
     """A Host whose per-candidate steps are the engine's, so nothing here re-implements them.
 
-    - execute = the engine's step 4 (`steps.prepare`: protected paths refused as an integrity
-      alarm, the patch applied to a fresh copy of the parent, a GENERATE event recorded), then
-      every Python file of the result byte-compiled (a SyntaxError is the candidate's failure);
+    - execute (left None: the search runs the engine's step 4, `steps.prepare`, paid as
+      EXECUTE): protected paths refused as an integrity alarm, the patch applied to a fresh
+      copy of the parent, a GENERATE event recorded, then `build`: every Python file of the
+      result byte-compiled (a SyntaxError is the candidate's failure);
     - verify = the engine's steps 2/5 (`Recorder.check` through the one verdict cache, and
       `Recorder.verified`, which records the VERIFY and ALARM events);
-    - confirm = the sealed final check set (the task's hidden suite): pass/fail only.
+    - confirm (left None: the search calls `Recorder.confirm`): the sealed final check set,
+      which is the task's hidden suite — only pass/fail comes back.
 
-    `rec` must have no budget: the search pays every action itself, at the declared costs.
+    `rec` must have no budget: the search pays each action at the declared costs through a
+    Recorder of its own (a cached verdict is still paid for: the price list says so).
     """
     if rec.budget is not None:
-        raise ValueError("the search pays through its own Budget.paid; give the Recorder budget=None")
-    sealed = SealedCheckSet(case.final, rec.checker.validator)
-
-    def execute(parent: Candidate, child: Child, rnd: int) -> Candidate:
-        prep = prepare(rec, task, rnd, parent, child)
-        if prep.refusal is not None:
-            if prep.refusal.rule == "integrity":
-                raise IntegrityAlarm([prep.refusal.reason], candidate=child.name)
-            raise PatchError(prep.refusal.reason)  # it changes nothing, or does not apply
-        assert prep.patched is not None
-        for path, text in prep.patched.files.items():
-            if path.endswith(".py"):
-                compile(text, path, "exec", dont_inherit=True)
-        return prep.patched
+        raise ValueError("the search pays each action itself; give the case's Recorder budget=None")
+    if task.hidden is None or task.hidden.digest != case.final.digest:
+        raise ValueError("the task's hidden suite must be the case's sealed final check set")
 
     def verify(candidate: Candidate, rnd: int) -> Verdict:
         checked = rec.check(task, rnd, candidate)
         return rec.verified(task, rnd, candidate, checked, None, "search: development checks")
 
-    return Host(execute, verify, sealed.confirm, case.checks,
-                f"{case.case.environment} · validator {rec.checker.id}", rec.checker.id,
-                case.suite.digest)  # fmt: skip
+    return Host(None, verify, None, case.checks, f"{case.case.environment} · validator {rec.checker.id}",
+                rec.checker.id, case.suite.digest, task=task, recorder=rec, build=byte_compile)  # fmt: skip
+
+
+def byte_compile(candidate: Candidate) -> None:
+    """Compile every Python file of `candidate` (a SyntaxError is the candidate's failure)."""
+    for path, text in candidate.files.items():
+        if path.endswith(".py"):
+            compile(text, path, "exec", dont_inherit=True)
 
 
 def case_host(case: SearchCase, checker: Checker, ledger: Ledger, run_id: str) -> Host:
@@ -114,11 +113,14 @@ class Spend:
         return self.limit - self.total
 
 
+_SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
+
+
 def spend(ledger: Ledger, run_id: str, limit: float) -> Spend:
     search = confirmation = 0.0
     by_kind: dict[str, float] = {}
     for e in ledger.events(run_id):
-        if e.role != "budget" or e.detail.get("status") not in ("settled", "unknown", "overrun"):
+        if e.role != Role.BUDGET or e.detail.get("status") not in _SETTLED:
             continue
         if e.detail.get("from_reserve"):
             confirmation += e.cost_units

@@ -22,6 +22,7 @@ from labkit.grading.verdicts import Checker
 from labkit.loop.search import run_search
 from labkit.loop.search_case import RouteStrategy, case_host, costs_of
 from labkit.record.budget import Budget, limits
+from labkit.record.events import BudgetStatus, Kind, Role
 from labkit.record.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -29,13 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SearchStep", "Sweep", "steps", "sweep"]
 
-_SETTLED = ("settled", "unknown", "overrun")
+_SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 
 
 @dataclass(frozen=True)
 class SearchStep:
     index: int
-    kind: str
+    kind: Kind
     title: str
     detail: dict[str, Any]
     limit: float
@@ -60,22 +61,22 @@ class SearchStep:
         return max(self.left - self.held, 0.0)
 
 
-def _title(kind: str, d: dict[str, Any]) -> str:
-    if kind == "define":
+def _title(kind: Kind, d: dict[str, Any]) -> str:
+    if kind == Kind.DEFINE:
         return f"rule registered before any candidate: {d.get('rule')}; reserve {d.get('reserve'):g}"
-    if kind == "expand":
+    if kind == Kind.EXPAND:
         return (f"expand {d.get('hypothesis') or 'start'}: proposed {d.get('proposed')}, "
                 f"kept {d.get('kept')} (generate {d.get('spent'):g})")  # fmt: skip
-    if kind == "branch":
+    if kind == Kind.BRANCH:
         return f"{d.get('name')}: {d.get('outcome')} — {d.get('reason')} (spent {d.get('spent'):g})"
-    if kind == "seal":
+    if kind == Kind.SEAL:
         return f"sealed {d.get('name')} (seal {d.get('seal')})"
-    if kind == "decision":
+    if kind == Kind.ERROR_DECISION:
         return f"{d.get('error_class')} at {d.get('where')}: {d.get('action')}"
-    if kind == "confirm":
+    if kind == Kind.CONFIRM:
         ok = d.get("confirmed")
         return "confirmation not funded" if ok is None else f"confirmation on the sealed set: {'pass' if ok else 'fail'}"
-    if kind == "stop":
+    if kind == Kind.STOP:
         return f"task {d.get('status')}; the search ended on: {d.get('reason')}"
     return f"{kind}: {d.get('reason', '')}"
 
@@ -83,7 +84,7 @@ def _title(kind: str, d: dict[str, Any]) -> str:
 def steps(ledger: Ledger, run_id: str) -> list[SearchStep]:
     """One SearchStep per search event of `run_id`, with the accounts as they stood."""
     events = ledger.events(run_id)
-    define = next((e for e in events if e.role == "search" and e.kind == "define"), None)
+    define = next((e for e in events if e.role == Role.SEARCH and e.kind == Kind.DEFINE), None)
     if define is None:
         raise ValueError(f"run {run_id!r} has no search in {ledger.path}")
     raw = define.detail.get("limit")
@@ -95,22 +96,22 @@ def steps(ledger: Ledger, run_id: str) -> list[SearchStep]:
     decisions: list[dict[str, Any]] = []
     out: list[SearchStep] = []
     for e in events:
-        if e.role == "budget" and e.detail.get("status") in _SETTLED:
+        if e.role == Role.BUDGET and e.detail.get("status") in _SETTLED:
             if e.detail.get("from_reserve"):
                 confirm += e.cost_units
             else:
                 search += e.cost_units
             continue
-        if e.role != "search":
+        if e.role != Role.SEARCH:
             continue
         d = dict(e.detail)
-        if e.kind == "branch":
+        if e.kind == Kind.BRANCH:
             branches.append(d)
-        elif e.kind == "seal":
+        elif e.kind == Kind.SEAL:
             sealed.append(str(d.get("name")))
-        elif e.kind == "decision":
+        elif e.kind == Kind.ERROR_DECISION:
             decisions.append(d)
-        out.append(SearchStep(len(out), e.kind, _title(e.kind, d), d, limit, reserve, search, confirm,
+        out.append(SearchStep(len(out), Kind(e.kind), _title(Kind(e.kind), d), d, limit, reserve, search, confirm,
                               tuple(branches), tuple(sealed), tuple(decisions)))  # fmt: skip
     return out
 

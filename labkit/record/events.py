@@ -19,24 +19,36 @@ from typing import TypedDict
 
 __all__ = [
     "AlarmDetail",
+    "AttemptDetail",
+    "BranchDetail",
     "BudgetDetail",
     "BudgetStatus",
+    "CONTROL_DETAILS",
     "CaseDetail",
     "CheckpointDetail",
+    "ConfirmDetail",
     "DETAILS",
     "DecideDetail",
     "DefineDetail",
     "EffectDetail",
-    "EscalateDetail",
+    "ErrorDecisionDetail",
     "ErrorDetail",
+    "EscalateDetail",
+    "ExpandDetail",
     "ExperimentDetail",
     "GenerateDetail",
     "Kind",
+    "QuarantineDetail",
     "ReflectDetail",
     "RememberDetail",
     "ResumeDetail",
     "Role",
+    "SEARCH_DETAILS",
     "ScoreDetail",
+    "SealDetail",
+    "SearchDefineDetail",
+    "SearchDetail",
+    "SearchStopDetail",
     "StartDetail",
     "StopDetail",
     "TestChangeDetail",
@@ -69,6 +81,18 @@ class Kind(StrEnum):
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
+    # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
+    # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
+    # search's own detail fields (SEARCH_DETAILS). EXECUTE and CONFIRM are also paid kinds.
+    EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)
+    EXPAND = "expand"  # one state of the frontier expanded: one shared generation
+    BRANCH = "branch"  # one child of an expansion: executed, verified, and what became of it
+    SEAL = "seal"  # a branch passed every required check: sealed, immutable
+    ERROR_DECISION = "decision"  # an error's class and the permission obeyed (end, stop, quarantine)
+    QUARANTINE = "quarantine"  # an integrity alarm or unknown effect: the task stops incomplete
+    CONFIRM = "confirm"  # the sealed final check set, paid from the reserve: pass/fail only
+    ATTEMPT = "attempt"  # the first try of a retried action (role CONTROL)
+    RETRY = "retry"  # a further try of the same action, same unit: not a new experimental unit
     # A model call is a GENERATE (role: the calling role) or ERROR event written by the
     # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
 
@@ -88,6 +112,7 @@ class Role(StrEnum):
     TOOL = "tool"  # a tool the loop calls (shell, mail, ...)
     HUMAN = "human"  # a person who takes over
     MEMORY = "memory"
+    SEARCH = "search"  # the frontier search's host (expansions, branches, seals, confirmation)
 
 
 class BudgetStatus(StrEnum):
@@ -294,6 +319,102 @@ class BudgetDetail(TypedDict, total=False):
     error: str
 
 
+# -- frontier search ----------------------------------------------------------------------
+
+
+class SearchDetail(CaseDetail, total=False):
+    unit: str  # the experimental unit (the task): branches and retries never add units
+    spent: float  # cost units charged to this step (the budget's own events carry the usage)
+
+
+class SearchDefineDetail(SearchDetail, total=False):
+    rule: str
+    limits: dict[str, int]
+    costs: dict[str, float]
+    checks: str
+    environment: str
+    strategy: str
+    reserve: float
+    limit: float | None
+    baseline_failures: list[str]
+
+
+class ExpandDetail(SearchDetail, total=False):
+    state: str
+    hypothesis: str
+    depth: int
+    proposed: int
+    kept: int
+    truncated: int
+    failure: str
+    children: list[str]
+
+
+class BranchDetail(SearchDetail, total=False):
+    name: str
+    parent: str
+    state: str
+    depth: int
+    candidate: str
+    outcome: str
+    reason: str
+    progress: dict[str, object]
+    error_class: str
+    resolved: bool
+
+
+class SealDetail(SearchDetail, total=False):
+    name: str
+    state: str
+    candidate: str
+    evidence: str
+    seal: str
+
+
+class ErrorDecisionDetail(SearchDetail, total=False):
+    where: str
+    error_class: str
+    reason: str
+    action: str
+
+
+class QuarantineDetail(SearchDetail, total=False):
+    reason: str
+
+
+class ConfirmDetail(SearchDetail, total=False):
+    seal: str
+    confirmed: bool | None
+    reason: str
+
+
+class SearchStopDetail(SearchDetail, total=False):
+    status: str
+    reason: str
+    winner: str
+    seal: str
+    confirmed: bool | None
+    sealed: list[str]
+
+
+class AttemptDetail(TypedDict, total=False):
+    unit: str
+    attempt: int
+    action: str
+    error_class: str
+    reason: str
+    original_failure: str
+
+
+SEARCH_DETAILS: dict[Kind, type] = {
+    Kind.DEFINE: SearchDefineDetail, Kind.EXPAND: ExpandDetail, Kind.BRANCH: BranchDetail,
+    Kind.SEAL: SealDetail, Kind.ERROR_DECISION: ErrorDecisionDetail,
+    Kind.QUARANTINE: QuarantineDetail, Kind.CONFIRM: ConfirmDetail, Kind.STOP: SearchStopDetail,
+}  # fmt: skip
+CONTROL_DETAILS: dict[Kind, type] = {Kind.ATTEMPT: AttemptDetail, Kind.RETRY: AttemptDetail}
+# --------------------------------------------------------------------------------------------
+
+
 DETAILS: dict[Kind, type] = {
     Kind.START: StartDetail, Kind.DEFINE: DefineDetail, Kind.GENERATE: GenerateDetail,
     Kind.VERIFY: VerifyDetail, Kind.ALARM: AlarmDetail, Kind.SCORE: ScoreDetail,
@@ -305,10 +426,16 @@ DETAILS: dict[Kind, type] = {
 }  # fmt: skip
 
 
-def undeclared(kind: Kind, detail: Mapping[str, object]) -> list[str]:
-    """Detail keys `kind` does not declare (the engine refuses to write them)."""
-    declared = DETAILS[kind].__annotations__.keys() | _inherited(DETAILS[kind])
-    return sorted(set(detail) - declared)
+def undeclared(kind: Kind, detail: Mapping[str, object], role: Role | None = None) -> list[str]:
+    """Detail keys `kind` (written by `role`) does not declare (writers refuse to write them).
+
+    A search or control-plane event is declared by SEARCH_DETAILS / CONTROL_DETAILS first,
+    then DETAILS; a kind declared nowhere is refused whole (every key is reported)."""
+    by_role = SEARCH_DETAILS if role is Role.SEARCH else CONTROL_DETAILS if role is Role.CONTROL else {}
+    cls = by_role.get(kind) or DETAILS.get(kind)
+    if cls is None:
+        return sorted(detail) or [f"<kind {kind} is not declared for role {role}>"]
+    return sorted(set(detail) - _inherited(cls))
 
 
 def _inherited(cls: type) -> set[str]:

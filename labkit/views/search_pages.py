@@ -121,5 +121,5 @@ def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Cha
 
 def search_browser(run: Sweep) -> Stepper:
     """A Stepper over one recorded search (marimo: wrap in mo.ui.anywidget; JupyterLab: display)."""
-    return Stepper(len(run.steps), [s.kind for s in run.steps], unit="step",
+    return Stepper(len(run.steps), [str(s.kind) for s in run.steps], unit="step",
                    pages=[step_page(s) for s in run.steps])  # fmt: skip
