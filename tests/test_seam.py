@@ -192,6 +192,7 @@ def test_recorder_confirm_returns_a_bool_and_leaks_nothing(case: SearchCase) -> 
 def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case: SearchCase) -> None:
     from labkit.loop.search import run_search
     from labkit.loop.search_case import RouteStrategy, case_host, costs_of
+    from labkit.loop.units import units_of
 
     led = Ledger()
     budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="v")
@@ -204,6 +205,7 @@ def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case:
     for e in search:
         assert undeclared(Kind(e.kind), e.detail, Role.SEARCH) == [], (e.kind, e.detail)
     assert set(SEARCH_DETAILS) >= {Kind(e.kind) for e in search}
+    assert units_of(led.events("v")) == {"v"}  # three branches, one experimental unit
     assert undeclared(Kind.BRANCH, {"unit": "u", "hidden_failures": []}, Role.SEARCH) == ["hidden_failures"]
     assert undeclared(Kind.EXPAND, {"unit": "u"}) != []  # not an engine kind: refused whole
     with pytest.raises(LedgerError):

@@ -54,7 +54,8 @@ class SealedCheckSet:
 class SearchCase:
     case: Case
     checks: CheckSet  # the dev suite's required checks, versioned, with severities
-    final: AcceptanceSuite  # the sealed final tests (wrap in SealedCheckSet to run them)
+    final: AcceptanceSuite  # the sealed final tests: the case's hidden suite (the engine's
+    # Recorder.confirm runs it for the search; SealedCheckSet for a caller outside the engine)
     costs: Mapping[str, float]
 
     @property

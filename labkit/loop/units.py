@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from labkit.core.errors import UnitError
+from labkit.record.events import Role
 
-__all__ = ["UnitError", "UnitOutcome", "UnitStatus", "completion_rate", "units_in"]
+if TYPE_CHECKING:
+    from labkit.record.ledger import Event
+
+__all__ = ["UnitError", "UnitOutcome", "UnitStatus", "completion_rate", "units_in", "units_of"]
 
 UnitStatus = Literal["success", "incomplete", "failed", "invalid_environment", "not_returned"]
 _STATUSES = ("success", "incomplete", "failed", "invalid_environment", "not_returned")
@@ -47,3 +51,9 @@ def completion_rate(assigned: Sequence[str], outcomes: Iterable[UnitOutcome]) ->
 def units_in(details: Iterable[Mapping[str, object]]) -> frozenset[str]:
     """The distinct units named by ledger event details (their "unit" field)."""
     return frozenset(str(d["unit"]) for d in details if "unit" in d)
+
+
+def units_of(events: Iterable[Event]) -> frozenset[str]:
+    """The units named by a run's search and control-plane events (roles SEARCH and CONTROL):
+    a search's branches and its retries all name the one task."""
+    return units_in(e.detail for e in events if e.role in (Role.SEARCH, Role.CONTROL))
