@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from labkit.record.events import Kind
 from labkit.views.stepper import Stepper
 
 if TYPE_CHECKING:
@@ -86,11 +87,11 @@ def metrics_frame(m: LayerMetrics) -> pl.DataFrame:
 
 def _effect_page(s: EffectStep) -> str:
     d = s.detail
-    if s.kind == "effect":
+    if s.kind == Kind.EFFECT:
         what = f"<b>{d.get('mode')}</b> key <code>{d.get('key')}</code> → <b>{d.get('outcome')}</b>"
         if d.get("error_class"):
             what += f" ({d['error_class']})"
-    elif s.kind == "checkpoint":
+    elif s.kind == Kind.CHECKPOINT:
         what = (f"<b>checkpoint</b>: {escape(str(d.get('reason')))} — code <code>{d.get('code_version')}</code>, "
                 f"image <code>{d.get('dependency_image')}</code>, event position {d.get('position')}")  # fmt: skip
     else:
