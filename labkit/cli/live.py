@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 
 __all__ = ["LiveLedger", "describe"]
@@ -30,12 +31,12 @@ class LiveLedger(Ledger):
 
     def _tell(self, events: Iterable[Event]) -> None:
         for event in events:
-            if event.role == "decision" and event.kind in ("decide", "stop"):
+            if event.role == Role.DECISION and event.kind in (Kind.DECIDE, Kind.STOP):
                 self._show(event)
 
 
 def describe(event: Event) -> str:
     d: Mapping[str, Any] = event.detail
-    if event.kind == "stop":
+    if event.kind == Kind.STOP:
         return f"stop after round {event.round}: {d.get('reason', '')}"
     return f"round {event.round}: {d.get('decision', '')} — {d.get('reason', '')}"
