@@ -125,6 +125,10 @@ class CaseSpec(BaseModel):
     initially_correct: StrictBool | None = None
     flaky: tuple[str, ...] = ()
     oscillates: tuple[str, ...] = ()
+    # a search case's fields (grading/sealed.load_search_case reads and checks them)
+    severity: dict[str, str] = Field(default_factory=dict)
+    final: dict[str, Any] | None = None
+    costs: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
