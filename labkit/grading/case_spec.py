@@ -99,6 +99,15 @@ class ExcludedTest(BaseModel):
     reason: str
 
 
+class TestChangeSpec(BaseModel):
+    """A proposed change to a protected test: the test file, its replacement, renamed test ids."""
+
+    model_config = _STRICT
+    path: str = Field(min_length=1)
+    file: str = Field(min_length=1)
+    replaces: dict[str, str] = Field(default_factory=dict)
+
+
 class CaseSpec(BaseModel):
     """Everything case.json may say. Unknown keys are errors (a typo must not pass silently)."""
 
@@ -129,6 +138,9 @@ class CaseSpec(BaseModel):
     severity: dict[str, str] = Field(default_factory=dict)
     final: dict[str, Any] | None = None
     costs: dict[str, Any] | None = None
+    # a test-change case's fields (experiments/lessons/test_change reads them)
+    change: TestChangeSpec | None = None
+    requirements: str | None = None
 
     @model_validator(mode="before")
     @classmethod
