@@ -30,7 +30,7 @@ def _(mo):
 @app.cell
 def _():
     from labkit.experiments.judging import bias
-    from labkit.experiments.judging import pairs
+    from labkit.experiments.judging import pair_files, pairs
     from labkit.experiments.judging import selfcorrect as sc
     from labkit.experiments.judging.judge import LETTER, ModelJudge, find_flip, judge_both, model_choices, open_cache, with_fallback
     from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
@@ -48,6 +48,7 @@ def _():
         judge_both,
         model_choices,
         open_cache,
+        pair_files,
         pairs,
         sc,
         simulated_own,
@@ -76,11 +77,11 @@ def _(mo, model_choices):
 
 
 @app.cell
-def _(LETTER, ModelJudge, SimulatedJudge, find_flip, mo, model_pick, open_cache, pairs, with_fallback):
+def _(LETTER, ModelJudge, SimulatedJudge, find_flip, mo, model_pick, open_cache, pair_files, pairs, with_fallback):
     cache = open_cache()
     real_judge = ModelJudge(model_pick.value, template=LETTER, use_logprobs=True, cache=cache,
                             options={"timeout": 300})
-    lead_pairs = pairs.load_pairs(pairs.DATA_DIR / "correctness.jsonl")
+    lead_pairs = pair_files.load_pairs(pairs.DATA_DIR / "correctness.jsonl")
     with mo.status.spinner(title=f"{model_pick.value} judges a pair in both orders…"):
         (lead, lead_seen), lead_judge, lead_why = with_fallback(
             lambda j: find_flip(j, lead_pairs, limit=4), real_judge, SimulatedJudge(k=2.0, beta=1.5))

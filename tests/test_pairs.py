@@ -3,8 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from labkit.core.errors import PairFormatError
 from labkit.experiments.judging import pairs
-from labkit.experiments.judging.pairs import Pair, PairFormatError, load_pairs
+from labkit.experiments.judging.pair_files import load_pairs, load_questions
+from labkit.experiments.judging.pairs import Pair
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "judge"
 
@@ -77,7 +79,7 @@ def test_main_writes_files_that_load_back(tmp_path):
     assert counts["correctness.jsonl"] == 10 and counts["verbosity.jsonl"] == 20
     back = load_pairs(tmp_path / "writers.jsonl")
     assert len(back) == counts["writers.jsonl"] and back[0].kind == "writer"
-    assert pairs.load_questions(tmp_path / "questions.jsonl") == pairs.make_questions(10, seed=0)
+    assert load_questions(tmp_path / "questions.jsonl") == pairs.make_questions(10, seed=0)
 
 
 def test_shipped_data_is_what_the_script_writes(tmp_path):
