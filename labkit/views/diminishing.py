@@ -1,0 +1,139 @@
+"""The diminishing-returns worked example's text, controls and steppers, built once for both notebooks.
+
+`notebooks/diminishing_returns.py` (marimo) and `notebooks/diminishing_returns.ipynb`
+(JupyterLab) call these functions and differ only in how they display the result. Numbers
+come from `labkit.loop.accounting` and `labkit.experiments.repair`; nothing here computes a loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from labkit.core.paths import CHECKOUT
+from labkit.experiments import repair
+from labkit.loop import stopping
+from labkit.loop.stopping import RoundStats
+from labkit.views import rounds as views
+from labkit.views.controls import Slider
+from labkit.views.stepper import Stepper
+from labkit.views.tables import frame_html
+
+__all__ = [
+    "INTRO", "REPAIR", "STABILITY", "STOP_PROJECT_LABEL", "STOP_THRESHOLD", "cases_md", "chapter_stepper", "oscillation_md",
+    "paradox_md", "real_md", "real_stepper", "repairer", "stability_rows", "stop_md", "verdict_checker",
+]  # fmt: skip
+
+INTRO = """# Diminishing returns: when another round of repair hurts
+
+Every repair round does two things at once: it removes known failures and it introduces
+unknown breakage. This notebook counts both, per round, with intervals — first on the
+chapter's worked example, then on 33 real code-repair cases run through a real validator."""
+
+STOP_THRESHOLD = Slider(-10, 20, 0, 1, "stop when a round's net is ≤")
+STOP_PROJECT_LABEL = "also stop before a round whose projected net is ≤ that"
+
+REPAIR = {
+    "p_fix": Slider(0.0, 1.0, 0.6, 0.05, "P(propose the fix), round 1"),
+    "fix_decay": Slider(0.1, 1.0, 0.7, 0.05, "then P(fix) × per round"),
+    "p_break": Slider(0.0, 0.5, 0.03, 0.01, "P(over-edit a passing case), round 1"),
+    "break_growth": Slider(1.0, 3.0, 2.0, 0.1, "then P(over-edit) × per round"),
+    "n_rounds": Slider(1, 6, 4, 1, "rounds"),
+    "seed": Slider(0, 999, 0, 1, "seed"),
+}
+
+STABILITY = (
+    "Re-runs stop at the first disagreement (the known-flaky case gets up to 12). "
+    "The button re-runs every original."
+)
+
+
+def paradox_md(table: pl.DataFrame) -> str:
+    """The chapter's paradox in words, every number read from the per-round table."""
+    r = table.filter(pl.col("round") > 0)
+    cum, ok = r["cumulative_fixed"].to_list(), table["correct"].to_list()
+    return f"""## The paradox: cumulative success up, marginal net negative
+
+{r["wrong_before"][0]} first-round failures (and {table["correct"][0]} cases that were right from
+the start). Rounds 1–3 fix **{", ".join(map(str, r["fixed"]))}** and break
+**{", ".join(map(str, r["broken"]))}**: net **{", ".join(f"{n:+d}" for n in r["net"])}**.
+
+Count the fixes and the loop looks healthy — {" → ".join(map(str, cum))} cases fixed so far,
+still rising at round 3. Count the cases that are right *now*: {" → ".join(map(str, ok))}.
+Round 3 made things worse, and the cumulative curve hides it. (Computed by
+`labkit.loop.accounting` from per-case data built to match the chapter's table; intervals are
+95% bootstraps over cases.)"""
+
+
+def stop_md(threshold: float, project: bool, stats: Sequence[RoundStats]) -> str:
+    """What `MarginalNet(threshold, project)` says on the chapter's rounds."""
+    fired = stopping.first_stop([stopping.MarginalNet(threshold=threshold, project=project)], stats)
+    when = f"fires **after round {fired[0]}** — {fired[1].reason}" if fired else "never fires on these three rounds"
+    return f"""`MarginalNet(threshold={threshold:g}, project={project})` {when}.
+
+Observed nets alone only show the damage after round 3 has run. Projecting the last two
+rounds' fix and break *rates* (fix rate falling, break rate rising) says before round 3
+that it will lose — which is the chapter's point: the third round should not run by default."""
+
+
+def chapter_stepper(chapter: pl.DataFrame, stats: Sequence[RoundStats]) -> Stepper:
+    """Round by round on the chapter's example: each page (chart as SVG) built once, stepped in the browser."""
+    return Stepper(len(stats), [f"round {s.round}" for s in stats], pages=views.chapter_pages(chapter))
+
+
+def cases_md(cases: Sequence[repair.RepairCase]) -> str:
+    return f"""## Beyond the table: {len(cases)} real repair cases
+
+Each case in `data/repair_cases/` is a small module — buggy, or ({sum(c.initially_correct for c in cases)}
+of them) already correct — with visible tests, hidden tests and real patches: the fix,
+plausible wrong patches, and tempting "improvements". The repairer below is **simulated**: it
+picks among those real patches with the fix and break probabilities you set. Every case runs
+through labkit's one engine. The validator
+(a real pytest run per candidate) and the tests are real. The loop keeps a change only if the
+visible failures do not grow and no protective test breaks; the hidden tests score the result."""
+
+
+def verdict_checker(build: Path | None = None) -> repair.Checker:
+    """A checker whose verdicts are cached in build/ (keyed by candidate, suite, validator, Python
+    and pytest): the first run validates for real (a few minutes), later runs reuse it."""
+    return repair.Checker(cache=repair.VerdictCache((build or CHECKOUT.parent / "build") / "repair_verdicts.json"))
+
+
+def repairer(p_fix: float, fix_decay: float, p_break: float, break_growth: float, seed: int) -> repair.SimulatedRepairer:
+    return repair.SimulatedRepairer(p_fix, fix_decay, p_break, break_growth, int(seed))
+
+
+def real_md(result: repair.RepairRun, threshold: float, project: bool) -> str:
+    """The real run's caption and what the stop rule would have done on it."""
+    fired = stopping.first_stop([stopping.MarginalNet(threshold, project)], result.round_stats())
+    when = f"would have stopped after round {fired[0]}: {fired[1].reason}" if fired else "would not have stopped"
+    return f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {when}."
+
+
+def real_stepper(result: repair.RepairRun) -> Stepper | None:
+    """Round by round on the real cases (who moved, by patch), or None when no round ran."""
+    if result.rounds_run == 0:
+        return None
+    pages = views.round_pages(result.correctness(), lambda r: frame_html(result.moves(r)))
+    return Stepper(result.rounds_run, [f"round {r}" for r in range(1, result.rounds_run + 1)], pages=pages)
+
+
+def oscillation_md(cases: Sequence[repair.RepairCase], checker: repair.Checker) -> str:
+    """Runs the oscillating case with a repairer that never finds the fix and says which rule stopped it."""
+    case = next(c for c in cases if c.oscillates)
+    run = repair.run([case], repair.SimulatedRepairer(fix=0.0), rounds=3, checker=checker, rules=())
+    stop = run.stops[0] if run.stops else None
+    return f"""## Two patches that oscillate
+
+`{case.id}` has two tempting partial patches, `{case.oscillates[0]}` and `{case.oscillates[1]}`:
+each fixes one failing test and fails the other. A repairer that never finds the real fix
+(simulated, P(fix) = 0) alternates between them; the oscillation rule sees a candidate state
+come back with a test flipped and stops: **{stop.rule if stop else "no stop"}** —
+{stop.reason if stop else ""}"""
+
+
+def stability_rows(checker: repair.Checker, cases: Sequence[repair.RepairCase], every: bool) -> list[dict[str, object]]:
+    """Re-run the known-flaky originals (or, with `every`, every original) uncached."""
+    return repair.stability(checker, cases if every else [c for c in cases if c.flaky])
