@@ -554,6 +554,9 @@ class StepperDriver:
 
     def label(self) -> tuple[int, int, str]:
         """(1-based position, count, item name) as the live label reads."""
+        # as a reader would: scrolled to it (JupyterLab skips rendering off-screen cells, and
+        # an unrendered element's innerText is empty)
+        self.root.scroll_into_view_if_needed()
         text = self.root.locator(".labkit-label").inner_text()
         m = _LABEL.match(text)
         if m is None:

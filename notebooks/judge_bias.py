@@ -16,75 +16,42 @@ def _():
 
 @app.cell(hide_code=True)
 def _(mo):
-    mo.md(r"""
-    # Judges are biased; asking again is not evidence
+    from labkit.views import judge_page as page
 
-    An LLM judge compares two answers and says which is better. Show it the same two
-    answers in the other order and it may change its mind. Below, one pair of answers to
-    an arithmetic question — one right, one wrong — is judged twice, with the answers
-    swapped, by a real model running on this machine (choose another one if you like).
-    """)
-    return
+    mo.md(page.INTRO)
+    return (page,)
 
 
 @app.cell
 def _():
-    from labkit.experiments.judging import bias
-    from labkit.experiments.judging import pair_files, pairs
     from labkit.experiments.judging import selfcorrect as sc
-    from labkit.experiments.judging.judge import LETTER, ModelJudge, find_flip, judge_both, model_choices, open_cache, with_fallback
-    from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
+    from labkit.experiments.judging.judge import open_cache
+    from labkit.experiments.judging.simjudge import SimulatedJudge
     from labkit.views import charts_judge as cj
-    from labkit.views.stepper import Stepper
 
-    return (
-        LETTER,
-        ModelJudge,
-        SimulatedJudge,
-        Stepper,
-        bias,
-        cj,
-        find_flip,
-        judge_both,
-        model_choices,
-        open_cache,
-        pair_files,
-        pairs,
-        sc,
-        simulated_own,
-        with_fallback,
-    )
+    return SimulatedJudge, cj, open_cache, sc
 
 
 @app.cell(hide_code=True)
 def _():
-    from labkit.views.tables import bounded, frame_html
+    from labkit.views.tables import frame_html
 
-    return bounded, frame_html
+    return (frame_html,)
 
 
 @app.cell
-def _(mo, model_choices):
-    from labkit.models.gateway import is_simulated
-
-    _options, _default = model_choices()
-    # only models that can judge: the replay/scripted providers have no judge script to play
-    _options = [m for m in _options if not is_simulated(m)] or [_default]
-    model_pick = mo.ui.dropdown(_options, value=_default if _default in _options else _options[0],
-                                label="Model (offline default first; $LABKIT_MODEL)")
+def _(mo, page):
+    _options, _default = page.model_options()
+    model_pick = mo.ui.dropdown(_options, value=_default, label="Model (offline default first; $LABKIT_MODEL)")
     model_pick
     return (model_pick,)
 
 
 @app.cell
-def _(LETTER, ModelJudge, SimulatedJudge, find_flip, mo, model_pick, open_cache, pair_files, pairs, with_fallback):
+def _(mo, model_pick, open_cache, page):
     cache = open_cache()
-    real_judge = ModelJudge(model_pick.value, template=LETTER, use_logprobs=True, cache=cache,
-                            options={"timeout": 300})
-    lead_pairs = pair_files.load_pairs(pairs.DATA_DIR / "correctness.jsonl")
     with mo.status.spinner(title=f"{model_pick.value} judges a pair in both orders…"):
-        (lead, lead_seen), lead_judge, lead_why = with_fallback(
-            lambda j: find_flip(j, lead_pairs, limit=4), real_judge, SimulatedJudge(k=2.0, beta=1.5))
+        real_judge, lead, lead_seen, lead_why = page.lead_pair(model_pick.value, cache)
     return cache, lead, lead_seen, lead_why, real_judge
 
 
@@ -97,54 +64,25 @@ def _(cj, lead, lead_seen, lead_why, mo):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    A small model asked for a single letter says **"A"** whatever A is: a pure position
-    bias. Bigger judges do it less, but measurably ("swapping the order moves pairwise
-    accuracy by more than 10%"). The usual fixes are to **judge both orders** and combine
-    them, and to **control for length**, because judges also like long answers and their
-    own answers.
-
-    Careful, though: *inconsistency alone is not position bias*. A judge that is merely
-    unsure about a close pair flips in both directions equally. Position bias is the
-    **asymmetry**: "first slot both times" more often than "second slot both times".
-
-    ## A judge whose biases you set
-
-    The simulated judge picks slot A with probability
-    σ(k·Δquality + β + φ·Δlength + δ·own). Move the sliders; the metrics below are computed
-    from its verdicts on the project's pairs (right vs wrong answers, concise vs padded,
-    writers of different lengths, its "own" answers), every figure with a bootstrap interval.
-    """)
+def _(mo, page):
+    mo.md(page.BIAS)
     return
 
 
 @app.cell
-def _(mo):
-    k = mo.ui.slider(0.0, 6.0, 0.5, value=2.0, label="skill k", show_value=True)
-    beta = mo.ui.slider(-2.0, 2.0, 0.1, value=1.0, label="position β", show_value=True)
-    phi = mo.ui.slider(-2.0, 2.0, 0.1, value=0.8, label="length φ", show_value=True)
-    delta = mo.ui.slider(-2.0, 2.0, 0.1, value=0.5, label="self δ", show_value=True)
-    n_questions = mo.ui.slider(20, 400, 20, value=200, label="questions", show_value=True)
+def _(mo, page):
+    def _slider(name):
+        _c = page.SIM[name]
+        return mo.ui.slider(_c.start, _c.stop, _c.step, value=_c.value, label=_c.label, show_value=True)
+
+    k, beta, phi, delta, n_questions = map(_slider, ["k", "beta", "phi", "delta", "n_questions"])
     mo.hstack([mo.vstack([k, beta, phi]), mo.vstack([delta, n_questions])])
     return beta, delta, k, n_questions, phi
 
 
 @app.cell
-def _(SimulatedJudge, bias, mo, pairs, simulated_own):
-    @mo.cache
-    def simulate(k, beta, phi, delta, n, seed=0):
-        judge = SimulatedJudge(k=k, beta=beta, phi=phi, delta=delta, seed=seed)
-        qs = pairs.make_questions(n, seed)
-        swaps = judge.run(pairs.battery(qs, seed, simulated_own(qs), judge.name))
-        return swaps, bias.report(swaps)
-
-    return (simulate,)
-
-
-@app.cell
-def _(beta, delta, k, n_questions, phi, simulate):
-    sim_swaps, sim = simulate(k.value, beta.value, phi.value, delta.value, n_questions.value)
+def _(beta, delta, k, n_questions, page, phi):
+    sim_swaps, sim = page.simulate(k.value, beta.value, phi.value, delta.value, int(n_questions.value))
     return sim, sim_swaps
 
 
@@ -156,27 +94,8 @@ def _(cj, mo, sim):
 
 
 @app.cell
-def _(beta, bounded, delta, k, mo, phi, sim):
-    _f = sim.fit
-
-    def _shown(iv):
-        return "not identifiable here" if iv is None else bounded(iv, separated=_f.separated)
-
-    mo.md(f"""
-    **Calibration.** Fitting the judge's own model back to its verdicts recovers what the
-    sliders set (95% intervals, resampling pairs):
-
-    | parameter | set | recovered |
-    |---|---|---|
-    | skill k | {k.value:.1f} | {_shown(_f.k)} |
-    | position β | {beta.value:.1f} | {_shown(_f.beta)} |
-    | length φ | {phi.value:.1f} | {_shown(_f.phi)} |
-    | self δ | {delta.value:.1f} | {_shown(_f.delta)} |
-
-    Set β = 0 and lower k: consistency drops on close pairs, yet "first" and "second" stay
-    level and β̂ covers 0. With β > 0, accuracy depends on where the right answer is shown:
-    {sim.position.gold_first} when it is A, {sim.position.gold_second} when it is B.
-    """)
+def _(beta, delta, k, mo, page, phi, sim):
+    mo.md(page.calibration_md(sim, k.value, beta.value, phi.value, delta.value))
     return
 
 
@@ -191,82 +110,55 @@ def _(cj, mo, sim):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    Length control (in the manner of AlpacaEval 2) fits
-    logit P(writer preferred) = θ_writer + φ·tanh(standardised length difference) and reads
-    the win rate with the length term set to zero. The padded and terse writers are exactly
-    as accurate as the baseline: with φ > 0 their raw win rates drift apart, the
-    length-controlled ones come back towards each other.
-
-    Step through the judged pairs (right vs wrong answers) one at a time:
-    """)
+def _(mo, page):
+    mo.md(page.LENGTH)
     return
 
 
 @app.cell
-def _(Stepper, cj, mo, sim_swaps):
+def _(mo, page, sim_swaps):
     # Each pair's card is prepared once; the stepper shows them in the browser (no kernel per step).
-    shown_swaps = [s for s in sim_swaps if s.pair.kind == "correctness"]
-    stepper = mo.ui.anywidget(
-        Stepper(len(shown_swaps), [s.pair.id for s in shown_swaps], unit="pair",
-                pages=[cj.swap_html(s) for s in shown_swaps])
-    )  # fmt: skip
+    shown_swaps, _stepper = page.pair_stepper(sim_swaps)
+    stepper = mo.ui.anywidget(_stepper)
     stepper
     return shown_swaps, stepper
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    ## The same battery on a real model
-
-    Each question gives 6 pairs (right/wrong, concise/padded, padded-wrong, three writers),
-    plus self-preference pairs where the model's own first answer was correct. Each pair is
-    judged in both orders; calls are cached on disk (`runs/cache.sqlite`), so a second run
-    costs nothing.
-    """)
+def _(mo, page):
+    mo.md(page.REAL)
     return
 
 
 @app.cell
-def _(mo):
-    real_n = mo.ui.slider(1, 30, 1, value=2, label="questions", show_value=True)
+def _(mo, page):
+    _n = page.REAL_N
+    real_n = mo.ui.slider(_n.start, _n.stop, _n.step, value=_n.value, label=_n.label, show_value=True)
     real_go = mo.ui.run_button(label="run the judge battery")
     mo.hstack([real_n, real_go], justify="start")
     return real_go, real_n
 
 
 @app.cell
-def _(ModelJudge, SimulatedJudge, beta, cache, delta, judge_both, k, mo, pairs, phi, real_go, real_judge, real_n, sc,
-      simulated_own, with_fallback):
+def _(SimulatedJudge, beta, cache, delta, k, mo, page, phi, real_go, real_judge, real_n):
     mo.stop(not real_go.value, mo.md("_Press **run the judge battery** to call the model._"))
-    _qs = pairs.make_questions(real_n.value, seed=1)
-
-    def _battery(j):
-        _answerer = sc.ModelAnswerer(j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
-        _own = sc.own_answers(_answerer, _qs) if _answerer else simulated_own(_qs)
-        _ps = pairs.battery(_qs, 1, _own, j.name)
-        with mo.status.progress_bar(total=len(_ps), title=f"{j.name}: {len(_ps)} pairs × 2 orders",
-                                    remove_on_exit=True) as _bar:
-            return judge_both(j, _ps, progress=lambda _k: _bar.update())
-
-    real_swaps, _used, real_why = with_fallback(_battery, real_judge, SimulatedJudge(
-        k=k.value, beta=beta.value, phi=phi.value, delta=delta.value, seed=1, name="sim/fallback-judge"))
+    real_swaps, real_why = page.real_battery(
+        real_judge, cache, int(real_n.value),
+        SimulatedJudge(k=k.value, beta=beta.value, phi=phi.value, delta=delta.value, seed=1, name="sim/fallback-judge"),
+        progress=lambda title, total: mo.status.progress_bar(total=total, title=title, remove_on_exit=True),
+    )  # fmt: skip
     return real_swaps, real_why
 
 
 @app.cell
-def _(bias, bounded, cj, mo, real_swaps, real_why, sim):
+def _(cj, mo, page, real_swaps, real_why, sim):
+    from labkit.experiments.judging import bias
+
     real = bias.report(real_swaps)
     _warn = mo.callout(mo.md(f"**{real_why}** — fell back to the simulated judge."), kind="warn")
-    _self = ("no correct own answers, so self-preference cannot be measured for this model"
-             if real.self_preference is None else f"self-preference share {real.self_preference.share}")
     mo.vstack([
         _warn if real_why else mo.md(""),
-        mo.md(f"{cj.who(real.judge, real.simulated)}: {len(real_swaps)} pairs, "
-              f"**{real.n_unparseable} replies gave no verdict** (counted, not dropped); {_self}; "
-              f"fitted position bias β̂ = {bounded(real.fit.beta, separated=real.fit.separated) if real.fit else 'n/a'}."),
+        mo.md(page.real_md(real, real_swaps)),
         mo.hstack([mo.ui.altair_chart(cj.position_chart([sim.position, real.position]), chart_selection=False,
                                       legend_selection=False),
                    mo.ui.altair_chart(cj.scoring_chart([sim.position, real.position]), chart_selection=False,
@@ -291,21 +183,8 @@ def _(mo):
 
 
 @app.cell
-def _(ae, mo):
-    _p, _n = ae.provenance, ae.null_model
-    mo.md(f"""
-    ## Real judge data: AlpacaEval 2
-
-    Everything above used a simulated judge or a small local one. Here is a real judge at work:
-    the **AlpacaEval 2 leaderboard** — {ae.n_models} models, each judged against the same baseline
-    (`{_p.baseline}`, {_p.baseline_known_as}) on {_p.n_instructions} instructions by {_p.judge}
-    (`{_p.judge_model}`, AlpacaEval's `{_p.annotator}` configuration). The file ships in the
-    **`{_p.package}` {_p.version}** package (`{_p.file}`); labkit reads it, nothing is fetched,
-    and every figure below is computed here from that file.
-
-    Each point is a model: its average output length against its win rate — raw, and
-    length-controlled (LC: AlpacaEval's logistic fit read with the length term at zero).
-    """)
+def _(ae, mo, page):
+    mo.md(page.ae_intro_md(ae))
     return
 
 
@@ -318,80 +197,38 @@ def _(ae, ae_frame, cl, mo):
 
 
 @app.cell
-def _(ae, ae_board, ae_frame, cl, mo):
-    _n, _base = ae.null_model, ae_board.entry(ae.provenance.baseline)
-    _top = " — above every real model" if _n.lc_rank == 1 else ""
+def _(ae, ae_board, ae_frame, cl, mo, page):
     mo.hstack([mo.ui.altair_chart(cl.rank_moves_chart(ae_frame), chart_selection=False, legend_selection=False),
-               mo.md(f"""
-    **Length explains a lot of the raw ranking** (r = {ae.raw.r}) and still a fair part of the
-    length-controlled one (r = {ae.lc.r}): length control weakens the verbosity effect, it does
-    not remove it. Models that pad move down under LC; terse ones (the `_concise` runs) move up.
-
-    **And then there is `{_n.name}`.** It is not a model: it returns *one constant reply*,
-    written to steer the judge, whatever the instruction. Raw win rate {_n.raw:.1%} (rank
-    {_n.raw_rank} of {ae.n_models}); length-controlled **{_n.lc:.1%}, rank {_n.lc_rank}**{_top}.
-    Its reply is {_n.avg_length} characters against the baseline's {_base.avg_length}, and length
-    control, which credits the shorter answer, {"*raised*" if _n.lc > _n.raw else "lowered"} it.
-
-    The lesson: a judge can be gamed, and a correction for one bias can amplify an exploit.
-    Flooding an LLM judge is a reward hack. On a verifiable task a judge must never be the
-    only oracle — check the answer, run the test.
-    """)], widths=[2, 3], align="start")
+               mo.md(page.ae_lesson_md(ae, ae_board))], widths=[2, 3], align="start")
     return
 
 
 @app.cell
-def _(mo):
-    mo.md(r"""
-    ### Two ways to control for length
-
-    labkit fits **one length coefficient φ shared by all models**, with the pooled SD of the
-    length differences. AlpacaEval fits **φ per model** with that model's own SD, and an
-    **L1 penalty chosen by cross-validation** — which can snap a model's term to exactly 0,
-    a win rate of exactly 50%. Both are in `lengthctl.length_controlled` (`variant="shared"` /
-    `"alpacaeval"`); fitted without the penalty, the per-model option reproduces AlpacaEval's
-    minimal formula, and both agree with statsmodels to 10⁻⁶ (tests/test_judge_reference.py).
-
-    On the simulated judge the truth is known: the win rate each writer would get with the
-    length term removed. Below, how far each variant lands from it (3 writers × 5 seeds × 800
-    questions per length scale). **Caveat:** the simulated judge has one φ for everyone —
-    labkit's own assumption — so this shows what the per-model, penalised fit costs *when that
-    assumption holds*, not which is right for GPT-4 Turbo.
-    """)
+def _(mo, page):
+    mo.md(page.AE_METHODS)
     return
 
 
 @app.cell
-def _(cl, mo):
+def _(cl, mo, page):
     from labkit.experiments.judging.simjudge import simulator_check
 
     variant_errors = mo.cache(simulator_check)()
-    _rows = " · ".join(f"{e.length_scale:.0f} chars: shared {e.shared:.3f} vs AlpacaEval-style {e.alpacaeval:.3f}"
-                       for e in variant_errors)
     mo.vstack([mo.ui.altair_chart(cl.variant_chart(variant_errors), chart_selection=False, legend_selection=False),
-               mo.md(f"RMSE from the length-free win rate (simulated): {_rows}.")])
+               mo.md(page.variant_md(variant_errors))])
     return (variant_errors,)
 
 
 @app.cell
-def _(mo):
-    mo.md(r"""
-    ## "Think again" without evidence: intrinsic self-correction
-
-    Huang et al. (ICLR 2024) asked models to review and improve their own answers with no
-    oracle and a fixed prompt. Accuracy went *down*: GPT-3.5 on GSM8K left 74.7% of its
-    answers unchanged, and among the ones it changed, turned right into wrong more often
-    than wrong into right. Earlier "self-correction gains" had stopped the loop when the
-    answer was correct — using the very ground truth the loop is not supposed to have.
-
-    That stopping rule alone manufactures progress. A **random re-answerer** (simulated:
-    right 30% of the time, knowing nothing) "improves" every round under oracle stopping:
-    """)
+def _(mo, page):
+    mo.md(page.INTRINSIC)
     return
 
 
 @app.cell
-def _(cj, mo, pairs, sc):
+def _(cj, mo, sc):
+    from labkit.experiments.judging import pairs
+
     rand_run = sc.run_intrinsic(pairs.make_questions(300, seed=2), sc.RandomReanswerer(p_correct=0.3), rounds=2)
     mo.hstack([
         mo.ui.altair_chart(cj.stopping_chart(sc.accuracy(rand_run), sc.oracle_stopping(rand_run),
@@ -404,42 +241,31 @@ def _(cj, mo, pairs, sc):
 
 
 @app.cell
-def _(mo):
-    sc_n = mo.ui.slider(2, 40, 1, value=3, label="questions", show_value=True)
+def _(mo, page):
+    _n = page.SC_N
+    sc_n = mo.ui.slider(_n.start, _n.stop, _n.step, value=_n.value, label=_n.label, show_value=True)
     sc_go = mo.ui.run_button(label="run self-correction on the model")
     mo.hstack([sc_n, sc_go], justify="start")
     return sc_go, sc_n
 
 
 @app.cell
-def _(cache, mo, model_pick, pairs, sc, sc_go, sc_n, with_fallback):
-    _qs = pairs.make_questions(sc_n.value, seed=3)
-
-    def _loop(answerer):
-        with mo.status.progress_bar(total=len(_qs), title=f"{answerer.name}: answer, review, revise ×2",
-                                    remove_on_exit=True) as _bar:
-            return sc.run_intrinsic(_qs, answerer, rounds=2, progress=lambda _k: _bar.update())
-
+def _(cache, mo, model_pick, page, sc_go, sc_n):
     if sc_go.value:
-        lab_run, _used, sc_why = with_fallback(
-            _loop, sc.ModelAnswerer(model_pick.value, max_tokens=192, cache=cache, options={"timeout": 300}), sc.RandomReanswerer(0.3, seed=3, name="sim/fallback-reanswerer"))
+        lab_run, sc_why = page.self_correction(
+            model_pick.value, cache, int(sc_n.value),
+            progress=lambda title, total: mo.status.progress_bar(total=total, title=title, remove_on_exit=True),
+        )  # fmt: skip
     else:
         lab_run, sc_why = None, None
     return lab_run, sc_why
 
 
 @app.cell
-def _(cj, frame_html, lab_run, mo, rand_run, sc, sc_why):
-    import polars as _pl
-
+def _(cj, frame_html, lab_run, mo, page, rand_run, sc, sc_why):
     # the published numbers as a table beside the chart: accuracy (%) per self-correction round
-    _huang = _pl.DataFrame(
-        [{"model": p.model, "benchmark": p.benchmark, "round": f"round {p.round}", "accuracy": p.accuracy}
-         for p in sc.load_huang()]
-    ).pivot(on="round", index=["model", "benchmark"], values="accuracy")
-    _lab = {cj.who(rand_run.answerer, True): sc.accuracy(rand_run)}
-    if lab_run is not None:
-        _lab[cj.who(lab_run.answerer, lab_run.simulated)] = sc.accuracy(lab_run)
+    _huang = page.huang_frame()
+    _lab = page.lab_accuracies(rand_run, lab_run)
     _parts = [mo.ui.altair_chart(cj.accuracy_chart(sc.load_huang(), _lab), chart_selection=False,
                                  legend_selection=False),
               mo.vstack([mo.md("**Huang et al. (2024)**, accuracy %"), mo.Html(frame_html(_huang, 1))])]
@@ -453,21 +279,15 @@ def _(cj, frame_html, lab_run, mo, rand_run, sc, sc_why):
 
 
 @app.cell
-def _(lab_run, mo):
+def _(lab_run, mo, page):
     mo.stop(lab_run is None)
-    mo.ui.table([{"question": a.question_id, "round": a.round, "correct": a.correct, "answer": a.value,
-                  "review": a.review[:120], "text": a.text[:160]} for row in lab_run.attempts for a in row],
-                selection=None)
+    mo.ui.table(page.attempt_rows(lab_run), selection=None)
     return
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    On a verifiable task the judge — the model's own or another's — must never be the only
-    oracle. What changes the information state is external evidence: a failing test, a
-    compiler message, a computed answer. Here we computed the answers; the loop never saw them.
-    """)
+def _(mo, page):
+    mo.md(page.CLOSING)
     return
 
 
