@@ -554,10 +554,18 @@ class StepperDriver:
 
     def label(self) -> tuple[int, int, str]:
         """(1-based position, count, item name) as the live label reads."""
-        # as a reader would: scrolled to it (JupyterLab skips rendering off-screen cells, and
-        # an unrendered element's innerText is empty)
-        self.root.scroll_into_view_if_needed()
-        text = self.root.locator(".labkit-label").inner_text()
+        # as a reader would: scrolled to it. JupyterLab skips rendering off-screen cells, and an
+        # unrendered element's innerText is empty until it is laid out again after the scroll.
+        label = self.root.locator(".labkit-label")
+
+        def shown() -> str:
+            self.root.scroll_into_view_if_needed()
+            return str(label.inner_text())
+
+        try:
+            text = wait_until(shown, 10.0, "the stepper label to be laid out")
+        except E2EError:
+            text = ""
         m = _LABEL.match(text)
         if m is None:
             raise E2EError(f"stepper label {text!r} does not read '<unit> i of n[ · name]'")

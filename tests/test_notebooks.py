@@ -54,3 +54,8 @@ def test_jupyter_notebook_executes(path, tmp_path):
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert widgets, "the stepper widget was not displayed"
+    # charts render offline: altair's own renderer (vega from a CDN) shows nothing here;
+    # outputs inside widgets (ipywidgets Output) are part of the stored widget state
+    executed = nbformat.writes(nb)
+    for online in ("application/vnd.vegalite", "cdn.jsdelivr.net"):
+        assert online not in executed, f"{path.name}: a chart needs the network ({online})"
