@@ -60,9 +60,9 @@ def _():
 
 
 @app.cell
-def _(cache_case, pl):
-    served = pl.DataFrame(cache_case.leak_demo(), schema=["user", "product", "price served"], orient="row")
-    served.with_columns(pl.Series("own price", [100, 80]))
+def _(cache_case, frame_html, mo, pl):
+    served = pl.DataFrame(cache_case.leak_demo(), schema=["user", "product", "price served", "own price"], orient="row")
+    mo.Html(frame_html(served))
     return
 
 

@@ -30,9 +30,10 @@ def _():
     from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
     from labkit.grading.verdicts import Checker
     from labkit.views import lessons as views
+    from labkit.views.tables import frame_html
 
     checker = Checker()  # one verdict cache: each distinct candidate runs pytest once
-    return bound_reflection, checker, coverage, effects, metrics, test_change, views
+    return bound_reflection, checker, coverage, effects, frame_html, metrics, test_change, views
 
 
 @app.cell
@@ -50,10 +51,10 @@ def _(mo):
 
 
 @app.cell
-def _(checker, coverage, mo, views):
+def _(checker, coverage, frame_html, mo, views):
     arms = coverage.counterfactual(checker)
     mo.vstack([
-        mo.ui.table(views.coverage_frame(arms), selection=None),
+        mo.Html(frame_html(views.coverage_frame(arms))),
         mo.md("Same proposal, same engine, same validator: only the acceptance differs. "
               "**Reflection quality is capped by acceptance coverage.**"),
     ])
@@ -99,9 +100,9 @@ def _(mo, walk):
 
 
 @app.cell
-def _(mo, views, walk):
+def _(frame_html, mo, views, walk):
     mo.vstack([mo.md("Every candidate scored under the old test, re-validated:"),
-               mo.ui.table(views.revalidation_frame(walk), selection=None)])
+               mo.Html(frame_html(views.revalidation_frame(walk)))])
     return
 
 
@@ -121,14 +122,14 @@ def _(mo):
 
 
 @app.cell
-def _(bound_reflection, mo, views):
+def _(bound_reflection, frame_html, mo, views):
     from labkit.record.ledger import Ledger
 
     tool_ledger = Ledger()
     unbound, bound = bound_reflection.compare(tool_ledger)
     _cmds = "\n".join(f"{o.action}. `{o.command}` → {o.error_class}" for o in unbound.history)
     mo.vstack([
-        mo.ui.table(views.tool_frame([unbound, bound]), selection=None),
+        mo.Html(frame_html(views.tool_frame([unbound, bound]))),
         mo.md(f"The unbound reflector's commands, budget {bound_reflection.BUDGET:g} units:\n\n{_cmds}"),
     ])
     return bound, tool_ledger
@@ -161,11 +162,11 @@ def _(mo):
 
 
 @app.cell
-def _(effects, mo, views):
+def _(effects, frame_html, mo, views):
     gated, naive = effects.gated(), effects.naive()
     mo.vstack([
-        mo.ui.table(views.effect_frame(gated), selection=None),
-        mo.ui.table(views.checkpoint_frame(gated), selection=None),
+        mo.Html(frame_html(views.effect_frame(gated))),
+        mo.Html(frame_html(views.checkpoint_frame(gated))),
         mo.md(f"""
     After the rollback the code is `{gated.code_after_rollback}` again, but the budget re-read from
     the ledger still says **{gated.spent_after_rollback:g}** units spent (it was
@@ -199,10 +200,10 @@ def _(mo):
 
 
 @app.cell
-def _(checker, metrics, mo, views):
+def _(checker, frame_html, metrics, mo, views):
     lm = metrics.portfolio(checker).metrics
-    mo.vstack([mo.ui.table(views.metrics_frame(lm), selection=None),
-               mo.ui.table(views.units_frame(lm), selection=None),
+    mo.vstack([mo.Html(frame_html(views.metrics_frame(lm))),
+               mo.Html(frame_html(views.units_frame(lm))),
                mo.md("A unit is a **trusted** completion when it ended in success, was confirmed on a sealed "
                      "set where it had one, and duplicated no side effect: the naive notice 'succeeded' and "
                      "is not trusted. Candidates are search branches and tool commands tried; a notice is an "

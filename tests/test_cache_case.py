@@ -2,6 +2,7 @@
 
 import pytest
 
+from labkit.core import patch as patches
 from labkit.core.types import Decision
 from labkit.experiments import cache_isolation as cache_case
 from labkit.record.ledger import Ledger
@@ -54,7 +55,10 @@ def test_five_change_patch_is_green_but_not_attributable(compared):
 
 def test_the_leak_itself():
     served = cache_case.leak_demo()
-    assert served == [("alice", "p1", 100), ("bob", "p1", 100)]  # bob's own price is 80
+    assert served == [("alice", "p1", 100, 100), ("bob", "p1", 100, 80)]  # bob is served alice's price
+    c = cache_case.case()
+    fixed = cache_case.leak_demo(patches.apply(c.start, c.patch("composite_key")))
+    assert [(u, price) for u, _, price, _ in fixed] == [("alice", 100), ("bob", 80)]
 
 
 def test_the_scripted_main_branch_observes_then_keeps():

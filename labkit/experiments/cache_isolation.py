@@ -225,13 +225,16 @@ def lesson(trace: Trace, model: str | None = None, branch: str = "main") -> Expe
     return distill(trace, model, branch)
 
 
-def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int]]:
-    """The leak itself, run in a subprocess: (user, product, price served) for A then B."""
+LEAK_PRICES = {("alice", "p1"): 100, ("bob", "p1"): 80}  # each user's own price in the demo database
+
+
+def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int, int]]:
+    """The leak itself, run in a subprocess: (user, product, price served, own price) for A then B."""
     from labkit.loop.probe import Experiment, observe
 
     probe = (
         "from pricing import PriceDatabase, PriceService\n"
-        "s = PriceService(PriceDatabase({('alice', 'p1'): 100, ('bob', 'p1'): 80}))\n"
+        f"s = PriceService(PriceDatabase({LEAK_PRICES!r}))\n"
         "for user in ('alice', 'bob'):\n"
         "    print(user, 'p1', s.price(user, 'p1'))\n"
     )
@@ -239,5 +242,5 @@ def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int]]:
     out = []
     for line in obs.output.splitlines():
         user, product, price = line.split()
-        out.append((user, product, int(price)))
+        out.append((user, product, int(price), LEAK_PRICES[(user, product)]))
     return out
