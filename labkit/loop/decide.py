@@ -14,6 +14,8 @@ validator as the failure:
   missing check, a changed check version, a new high-severity failure, or light fixes
   masking a more severe new failure never count as progress, whatever ΔF says. Its
   judgement comes before the protective and size rules so the record says why.
+- "always": keep every child (an intrinsic strategy decides by itself, e.g. Self-Refine's
+  own critique; the visible verdict is still recorded, it just does not gate).
 
 Before any mode: a re-test on another suite or validator, or a quarantined verdict, stops
 the case (integrity); a child over the patch-size cap is rolled back as not attributable.
@@ -31,8 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KEEP_MODES", "Keep", "assess", "best", "decide", "delta_f"]
 
-Keep = Literal["progress", "no_worse", "resolved", "severity"]
-KEEP_MODES: tuple[Keep, ...] = ("progress", "no_worse", "resolved", "severity")
+Keep = Literal["progress", "no_worse", "resolved", "severity", "always"]
+KEEP_MODES: tuple[Keep, ...] = ("progress", "no_worse", "resolved", "severity", "always")
 
 
 def assess(verdict: Verdict) -> DecisionRecord:
@@ -106,6 +108,8 @@ def decide(
         return DecisionRecord(
             Decision.ROLL_BACK, f"green or not, not attributable: {size_problem}", "patch-size"
         )
+    if keep == "always":
+        return DecisionRecord(Decision.KEEP, "kept without a visible gate: the strategy decides", "always")
     if keep == "resolved":
         if after.resolved:
             return DecisionRecord(Decision.KEEP, "all visible tests pass", "resolved")

@@ -229,7 +229,8 @@ def propose(
             situation.case, situation.state, situation.suite,
         )  # fmt: skip
         try:
-            proposal = rec.pay(payment, partial(strategy.propose, here), rnd)
+            bill = payment if payment is not REFLECT else Payment(Kind.REFLECT, upper_of(strategy), REFLECT.measure)
+            proposal = rec.pay(bill, partial(strategy.propose, here), rnd)
         except ModelError as exc:  # recorded, not fatal: the case holds this round
             rec.log(task, rnd, Role.REFLECTOR, Kind.ERROR, detail={"error": f"{type(exc).__name__}: {exc}"})
             if model_errors == "raise":
@@ -311,6 +312,13 @@ def prepare(
     if build is not None:
         build(patched)
     return Prepared(child, patched, size, problem)
+
+
+def upper_of(strategy: Strategy) -> Usage:
+    """What one proposal may cost at most: the strategy's own `upper` (several calls per
+    proposal, e.g. a critic and a reviser), else one call of REFLECT_UPPER."""
+    upper = getattr(strategy, "upper", None)
+    return upper if isinstance(upper, Usage) else REFLECT_UPPER
 
 
 def situation_for(rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str) -> Situation:

@@ -1,0 +1,239 @@
+"""Who writes the code an arm proposes: a simulated policy (fast, labelled simulated) or a model.
+
+Every policy answers the same five requests, each one model call (`Act`, with its usage):
+
+- `draft(s, k)`: a fresh solution from the task alone (sample `k`; no test results);
+- `revise(s, evidence)`: a new solution given the failing *visible* tests' messages;
+- `critique(s, critic)`: a critique of the held code by the model itself (`critic=False`,
+  Self-Refine) or by a separate critic call (`critic=True`, evaluator-optimizer); it sees
+  no test result; `Act.ok` says whether it accepts the code;
+- `refine(s, critique)`: a new solution given that critique (no test feedback);
+- `write_tests(s)`: test code the model writes for its own use (Reflexion's HumanEval setup).
+
+A `Situation` holds the visible suite only, so nothing here can show a hidden test.
+
+SIMULATED policy parameters: p(fix | evidence), p(fix | no evidence), p(break | correct)
+(a correct answer revised without evidence turns wrong), the correlation between samples
+of one case (a Gaussian copula: a case's latent difficulty is shared by its samples), the
+share of wrong answers that overfit the visible tests, and the share of self-written test
+files that are weak (only check the function runs). Every draw is seeded by
+(seed, case, round, request, k), so results do not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+from typing import Protocol
+
+from labkit.core.types import Candidate, Usage
+from labkit.experiments.arms.suites import MODULE, ArmCase, StateKind
+from labkit.loop.strategy import Situation
+
+__all__ = ["Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
+
+_N = NormalDist()
+_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
+SIM_USAGE = Usage(tokens=300, calls=1, cost_units=1.0)  # nominal: one simulated call
+
+
+@dataclass(frozen=True)
+class Act:
+    text: str = ""
+    candidate: Candidate | None = None
+    usage: Usage = field(default_factory=Usage)
+    ok: bool = False  # a critique accepts the code
+    state: str = ""  # the simulated state reached ("" for a model)
+    prompt: str = ""  # the request as sent (for the stepper and the hidden-text test)
+
+
+class Policy(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def simulated(self) -> bool: ...
+
+    def draft(self, s: Situation, k: int) -> Act: ...
+    def revise(self, s: Situation, evidence: str) -> Act: ...
+    def critique(self, s: Situation, critic: bool) -> Act: ...
+    def refine(self, s: Situation, critique: str) -> Act: ...
+    def write_tests(self, s: Situation) -> Act: ...
+
+
+def evidence_of(s: Situation, limit: int = 1200) -> str:
+    """The failing visible tests' ids and messages, bounded to `limit` characters."""
+    lines = [f"- {r.nodeid}: {r.outcome}: {r.message[:300]}" for r in s.verdict.evidence.results if r.outcome != "passed"]
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[: limit - 15] + "\n… (truncated)"
+
+
+def _visible_tests(s: Situation) -> str:
+    if s.suite is None:
+        return ""
+    return "\n".join(str(s.suite.tests[p]) for p in sorted(s.suite.tests))
+
+
+def _u(*key: object) -> float:
+    h = hashlib.sha256(":".join(map(str, key)).encode()).digest()
+    return (int.from_bytes(h[:8], "big") + 0.5) / 2**64
+
+
+@dataclass(frozen=True)
+class SimulatedPolicy:
+    """SIMULATED: picks among each case's measured states (see module docstring)."""
+
+    p_fix_evidence: float = 0.6
+    p_fix_blind: float = 0.3
+    p_break: float = 0.15
+    rho: float = 0.5
+    overfit: float = 0.3
+    weak_tests: float = 0.4
+    critic_accuracy: float = 0.7  # P(critique says "ok" exactly when the code is right on what it sees)
+    seed: int = 0
+    name: str = "simulated policy"
+    simulated: bool = True
+    cases: Mapping[str, ArmCase] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for what in ("p_fix_evidence", "p_fix_blind", "p_break", "overfit", "weak_tests", "critic_accuracy"):
+            v = getattr(self, what)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"SimulatedPolicy.{what} must be in [0, 1], got {v!r}")
+        if not 0.0 <= self.rho < 1.0:
+            raise ValueError(f"SimulatedPolicy.rho must be in [0, 1), got {self.rho!r}")
+
+    def bind(self, cases: tuple[ArmCase, ...] | list[ArmCase]) -> SimulatedPolicy:
+        return replace(self, cases={c.id: c for c in cases})
+
+    def _case(self, s: Situation) -> ArmCase:
+        c = self.cases.get(s.case)
+        if c is None:
+            raise KeyError(f"SimulatedPolicy knows no case {s.case!r}: bind the cases first")
+        return c
+
+    def _kind(self, c: ArmCase, s: Situation) -> StateKind:
+        if s.state in c.states:
+            return c.states[s.state][1]
+        return c.start_kind
+
+    def _success(self, c: ArmCase, p: float, *key: object) -> bool:
+        """Correlated Bernoulli(p): latent sqrt(rho)·z_case + sqrt(1-rho)·e below the p-quantile."""
+        if p <= 0.0:
+            return False
+        if p >= 1.0:
+            return True
+        z = _N.inv_cdf(_u(self.seed, c.id, "case"))
+        e = _N.inv_cdf(_u(self.seed, c.id, *key))
+        latent = self.rho**0.5 * z + (1 - self.rho) ** 0.5 * e
+        return latent < _N.inv_cdf(p)
+
+    def _pick(self, c: ArmCase, good: bool, *key: object) -> Act:
+        if good and c.of_kind("correct"):
+            name = c.of_kind("correct")[0]
+        else:
+            over, wrong = c.of_kind("overfit"), c.of_kind("wrong")
+            pool = over if over and (_u(self.seed, c.id, "overfit", *key) < self.overfit or not wrong) else wrong
+            pool = pool or c.of_kind("correct")
+            name = pool[int(_u(self.seed, c.id, "which", *key) * len(pool))]
+        return Act(text=f"[simulated] {name}", candidate=c.states[name][0], usage=SIM_USAGE, state=name)
+
+    def draft(self, s: Situation, k: int) -> Act:
+        c = self._case(s)
+        return self._pick(c, self._success(c, self.p_fix_blind, "draft", k), "draft", k)
+
+    def revise(self, s: Situation, evidence: str) -> Act:
+        c = self._case(s)
+        if not evidence:  # nothing fails visibly: a revision may still break a correct answer
+            return self._blind(c, s, "revise")
+        return self._pick(c, self._success(c, self.p_fix_evidence, "revise", s.round), "revise", s.round)
+
+    def _blind(self, c: ArmCase, s: Situation, what: str) -> Act:
+        if self._kind(c, s) == "correct":
+            broken = _u(self.seed, c.id, what, "break", s.round) < self.p_break
+            return self._pick(c, not broken, what, s.round)
+        return self._pick(c, self._success(c, self.p_fix_blind, what, s.round), what, s.round)
+
+    def critique(self, s: Situation, critic: bool) -> Act:
+        c = self._case(s)
+        right = self._kind(c, s) == "correct"
+        truthful = _u(self.seed, c.id, "critique", critic, s.round) < self.critic_accuracy
+        ok = right if truthful else not right
+        return Act(text="[simulated] looks correct" if ok else "[simulated] there is a bug", usage=SIM_USAGE, ok=ok)
+
+    def refine(self, s: Situation, critique: str) -> Act:
+        return self._blind(self._case(s), s, "refine")
+
+    def write_tests(self, s: Situation) -> Act:
+        c = self._case(s)
+        weak = _u(self.seed, c.id, "tests", s.round) < self.weak_tests
+        text = "import solution\n\n\ndef test_self_runs():\n    assert solution\n" if weak else _visible_tests(s)
+        return Act(text=text, usage=SIM_USAGE)
+
+
+# ----------------------------------------------------------------------------- a model
+
+
+_SYSTEM = "You write correct Python. Reply with the complete module in one ```python block."
+
+
+@dataclass(frozen=True)
+class ModelPolicy:
+    """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name)."""
+
+    model: str
+    max_tokens: int = 384
+    temperature: float = 0.8  # drafts are samples; revisions too (seeded per request)
+    seed: int = 0
+    name: str = ""
+    ledger_run: str = ""
+
+    @property
+    def simulated(self) -> bool:
+        from labkit.models.gateway import is_simulated
+
+        return is_simulated(self.model)
+
+    def _ask(self, user: str, system: str, key: str) -> Act:
+        from labkit.models.gateway import complete
+
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        seed = int(_u(self.seed, key) * 2**31)
+        reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
+        return Act(text=reply.text, usage=reply.usage, prompt=user)
+
+    def _code(self, s: Situation, act: Act) -> Act:
+        m = _FENCE.search(act.text)
+        if m is None:
+            return act
+        code = m.group(1) if m.group(1).endswith("\n") else m.group(1) + "\n"
+        cand = s.candidate.with_files({**s.candidate.files, MODULE: code}, label="model")
+        return replace(act, candidate=cand)
+
+    def _task(self, s: Situation) -> str:
+        return f"Module {MODULE}:\n```python\n{s.candidate.files.get(MODULE, '')}```\n\nVisible tests:\n```python\n{_visible_tests(s)}```"
+
+    def draft(self, s: Situation, k: int) -> Act:
+        return self._code(s, self._ask(f"{self._task(s)}\n\nWrite the complete module so the function is correct.", _SYSTEM, f"{s.case}:draft:{k}"))
+
+    def revise(self, s: Situation, evidence: str) -> Act:
+        ask = f"These visible tests fail:\n{evidence}\nFix the module." if evidence else "The visible tests pass. Fix any real bug."
+        return self._code(s, self._ask(f"{self._task(s)}\n\n{ask}", _SYSTEM, f"{s.case}:revise:{s.round}"))
+
+    def critique(self, s: Situation, critic: bool) -> Act:
+        system = ("You review Python code written by someone else. " if critic else "You wrote this code; review it. ") + \
+            "Answer with one line: OK if it is correct, else BUG: <what is wrong>."  # fmt: skip
+        act = self._ask(self._task(s), system, f"{s.case}:critique:{critic}:{s.round}")
+        return replace(act, ok=act.text.strip().upper().startswith("OK"))
+
+    def refine(self, s: Situation, critique: str) -> Act:
+        return self._code(s, self._ask(f"{self._task(s)}\n\nReview: {critique[:600]}\nRewrite the module accordingly.", _SYSTEM, f"{s.case}:refine:{s.round}"))
+
+    def write_tests(self, s: Situation) -> Act:
+        user = f"{self._task(s)}\n\nWrite pytest tests (import solution; plain assert statements) for this function. Tests only."
+        act = self._ask(user, "You write pytest tests. Reply with one ```python block.", f"{s.case}:tests:{s.round}")
+        m = _FENCE.search(act.text)
+        return replace(act, text=m.group(1) if m else "")
