@@ -46,6 +46,11 @@ def _upper(calls: int, wall: float = 0.0) -> Usage:
     return Usage(tokens=calls * CALL_TOKENS, calls=calls, wall_seconds=calls * CALL_WALL + wall, cost_units=float(calls))
 
 
+def _shown(act: Act) -> str:
+    """What the ledger keeps of one call: the prompt as sent (if any) and the reply."""
+    return f"<prompt>\n{act.prompt}\n</prompt>\n{act.text}" if act.prompt else act.text
+
+
 def self_test_suite(text: str) -> AcceptanceSuite | None:
     """The model's own tests as a suite (every top-level test_* function), or None if unusable."""
     try:
@@ -119,24 +124,25 @@ class Arm:
             crit = self.policy.critique(s, critic=self.kind == "eval_opt")
             if crit.ok:
                 self.accepted.add(s.case)
-                return Proposal(raw=crit.text, usage=crit.usage, note="critique accepts the code")
+                return Proposal(raw=_shown(crit), usage=crit.usage, note="critique accepts the code")
             return self._one(self.policy.refine(s, crit.text), "refine", before=crit)
         if self.kind == "self_tests":
             return self._self_tests(s, first)
         raise ValueError(f"unknown arm {self.kind!r}; arms are {ARMS}")
 
     def _self_tests(self, s: Situation, first: bool) -> Proposal:
-        spent = Usage()
+        wrote: Act | None = None
         if s.case not in self.tests:
             wrote = self.policy.write_tests(s)
             self.tests[s.case] = wrote.text
-            spent = spent + wrote.usage
         if first and s.state in ("stub", "start"):
-            return self._one(self.policy.draft(s, 0), "draft", spent=spent)
+            return self._one(self.policy.draft(s, 0), "draft", before=wrote)
+        spent = wrote.usage if wrote is not None else Usage()
         suite = self_test_suite(self.tests[s.case])
         if suite is None:
             self.accepted.add(s.case)
-            return Proposal(usage=spent, note=json.dumps({"self_tests": "unusable", "candidate": s.candidate.digest}))
+            note = json.dumps({"self_tests": "unusable", "candidate": s.candidate.digest})
+            return Proposal(usage=spent, raw=_shown(wrote) if wrote else "", note=note)
         from labkit.grading.validator import Validator
 
         verdict = Validator().run(s.candidate, suite, use_cache=False)
@@ -144,14 +150,15 @@ class Arm:
         judged: dict[str, Any] = {"self_tests": "pass" if verdict.resolved else "fail", "candidate": s.candidate.digest}
         if verdict.resolved:
             self.accepted.add(s.case)
-            return Proposal(usage=spent, note=json.dumps(judged))
+            return Proposal(usage=spent, raw=_shown(wrote) if wrote else "", note=json.dumps(judged))
         failing = "\n".join(f"- {r.nodeid}: {r.outcome}: {r.message[:300]}" for r in verdict.evidence.results if r.outcome != "passed")
-        out = self._one(self.policy.revise(s, failing[:1200]), "revise", spent=spent)
-        return Proposal(out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged))
+        out = self._one(self.policy.revise(s, failing[:1200]), "revise", before=wrote)
+        return Proposal(out.children, raw=out.raw, usage=out.usage + Usage(wall_seconds=verdict.evidence.wall_seconds),
+                        failure=out.failure, note=json.dumps(judged))  # fmt: skip
 
-    def _one(self, act: Act, source: str, before: Act | None = None, spent: Usage | None = None) -> Proposal:
-        usage = act.usage + (before.usage if before else Usage()) + (spent or Usage())
-        raw = (before.text + "\n---\n" if before else "") + act.text
+    def _one(self, act: Act, source: str, before: Act | None = None) -> Proposal:
+        usage = act.usage + (before.usage if before else Usage())
+        raw = "\n---\n".join(_shown(a) for a in (before, act) if a is not None)
         if act.candidate is None:
             return Proposal(failure="reply has no ```python block", raw=raw, usage=usage)
         child = Child(target=act.candidate, name=act.state or f"model:{act.candidate.digest[:8]}", source=source)
@@ -163,7 +170,7 @@ class Arm:
             Child(target=a.candidate, name=a.state or f"model:{a.candidate.digest[:8]}", source=f"{source}{k}")
             for k, a in enumerate(acts) if a.candidate is not None
         )  # fmt: skip
-        return Proposal(children, raw="\n---\n".join(a.text for a in acts), usage=usage, note=f"{len(children)}/{len(acts)} usable")
+        return Proposal(children, raw="\n---\n".join(_shown(a) for a in acts), usage=usage, note=f"{len(children)}/{len(acts)} usable")
 
 
 def make_arm(kind: str, policy: Policy, *, n: int = 4, max_rounds: int = 4) -> Arm:

@@ -185,7 +185,7 @@ class ModelPolicy:
     """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name)."""
 
     model: str
-    max_tokens: int = 384
+    max_tokens: int = 256
     temperature: float = 0.8  # drafts are samples; revisions too (seeded per request)
     seed: int = 0
     name: str = ""
