@@ -99,7 +99,9 @@ class Arm:
 
     @property
     def upper(self) -> Usage:
-        calls = {"best_of_n": self.n, "self_refine": 2, "eval_opt": 2, "self_tests": 2}.get(self.kind, 1)
+        calls = {"best_of_n": self.n, "self_refine": 2, "eval_opt": 2}.get(self.kind, 1)
+        if self.kind == "self_tests" and not self.tests:  # round 1 also writes the tests
+            calls = 2
         wall = 90.0 if self.kind == "self_tests" else 0.0  # running its own tests
         return _upper(calls, wall)
 

@@ -131,6 +131,9 @@ def run_job(plan: Plan, job: Job) -> JobResult:
                       "rule": "not available", "reason": "no stronger model named: the arm is not run (never stood in for)"})  # fmt: skip
         return JobResult(job, _export(ledger, job.run_id), "not available", time.perf_counter() - t0, 0.0)
     arm = make_arm(job.arm, policy, n=plan.n, max_rounds=plan.rounds)
+    ledger.record(job.run_id, 0, "experiment", "define", detail={
+        "case": case.id, "slice": job.suite, "arm": job.arm, "policy": policy.name, "simulated": policy.simulated,
+        "limit": plan.limit.as_dict(), "upper": arm.upper.as_dict(), "keep": arm.keep, "rounds": arm.rounds})  # fmt: skip
     budget = Budget(plan.limit, ledger=ledger, run_id=job.run_id)
     out = run([case.task], arm, _checker(), rounds=arm.rounds, keep=arm.keep, stop_at_green=arm.stop_at_green,
               ledger=ledger, budget=budget, run_id=job.run_id)  # fmt: skip
@@ -164,7 +167,7 @@ def merge(ledger: Ledger, results: Sequence[JobResult]) -> int:
                 evidence=json.loads(e["evidence"]) if e["evidence"] else None,
                 usage=Usage(e["tokens"], e["calls"], e["wall_seconds"], e["cost_units"]),
                 started_at=e["started_at"], ended_at=e["ended_at"], detail={**e["detail"], "arm": r.job.arm, "seed": r.job.seed,
-                                                                            "status": r.status},
+                                                                            "job_status": r.status},
             )  # fmt: skip
         have.add(r.job.run_id)
         added += 1
