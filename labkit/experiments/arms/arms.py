@@ -8,7 +8,7 @@ how the engine should run it (`keep`, `stop_at_green`, `max_rounds`):
 |---|---|---|---|
 | direct | one draft in round 1, then nothing | none | progress |
 | best_of_n | n drafts in round 1 as rival children; the engine keeps the best on the visible tests | selection only | progress |
-| reflect | revise with the failing visible tests' messages (bounded) | visible tests | progress |
+| reflect | revise with the failing visible tests' messages (bounded) | visible tests | no_worse |
 | self_refine | draft; then the model critiques its own code and refines (≤ 4 rounds) | none | always |
 | eval_opt | draft; then a separate critic call accepts or asks for a rewrite | none | always |
 | self_tests | draft + the model writes tests; then its own tests' failures drive revisions | its own tests | always |
@@ -87,7 +87,9 @@ class Arm:
 
     @property
     def keep(self) -> Keep:
-        return "always" if self.kind in ("self_refine", "eval_opt", "self_tests") else "progress"
+        if self.kind in ("self_refine", "eval_opt", "self_tests"):
+            return "always"
+        return "no_worse" if self.kind == "reflect" else "progress"  # reflect holds its last attempt to reflect on
 
     @property
     def stop_at_green(self) -> bool:

@@ -30,7 +30,8 @@ from statistics import NormalDist
 from typing import Protocol
 
 from labkit.core.types import Candidate, Usage
-from labkit.experiments.arms.suites import MODULE, ArmCase, StateKind
+from labkit.experiments.arms.suites import ArmCase, StateKind
+from labkit.loop.strategies import module_of
 from labkit.loop.strategy import Situation
 
 __all__ = ["Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
@@ -170,7 +171,8 @@ class SimulatedPolicy:
     def write_tests(self, s: Situation) -> Act:
         c = self._case(s)
         weak = _u(self.seed, c.id, "tests", s.round) < self.weak_tests
-        text = "import solution\n\n\ndef test_self_runs():\n    assert solution\n" if weak else _visible_tests(s)
+        mod = module_of(s.candidate)[:-3].replace("/", ".")
+        text = f"import {mod}\n\n\ndef test_self_runs():\n    assert {mod}\n" if weak else _visible_tests(s)
         return Act(text=text, usage=SIM_USAGE)
 
 
@@ -210,11 +212,12 @@ class ModelPolicy:
         if m is None:
             return act
         code = m.group(1) if m.group(1).endswith("\n") else m.group(1) + "\n"
-        cand = s.candidate.with_files({**s.candidate.files, MODULE: code}, label="model")
+        cand = s.candidate.with_files({**s.candidate.files, module_of(s.candidate): code}, label="model")
         return replace(act, candidate=cand)
 
     def _task(self, s: Situation) -> str:
-        return f"Module {MODULE}:\n```python\n{s.candidate.files.get(MODULE, '')}```\n\nVisible tests:\n```python\n{_visible_tests(s)}```"
+        mod = module_of(s.candidate)
+        return f"Module {mod}:\n```python\n{s.candidate.files[mod]}```\n\nVisible tests:\n```python\n{_visible_tests(s)}```"
 
     def draft(self, s: Situation, k: int) -> Act:
         return self._code(s, self._ask(f"{self._task(s)}\n\nWrite the complete module so the function is correct.", _SYSTEM, f"{s.case}:draft:{k}"))
@@ -233,7 +236,8 @@ class ModelPolicy:
         return self._code(s, self._ask(f"{self._task(s)}\n\nReview: {critique[:600]}\nRewrite the module accordingly.", _SYSTEM, f"{s.case}:refine:{s.round}"))
 
     def write_tests(self, s: Situation) -> Act:
-        user = f"{self._task(s)}\n\nWrite pytest tests (import solution; plain assert statements) for this function. Tests only."
+        mod = module_of(s.candidate)[:-3].replace("/", ".")
+        user = f"{self._task(s)}\n\nWrite pytest tests (import {mod}; plain assert statements) for this code. Tests only."
         act = self._ask(user, "You write pytest tests. Reply with one ```python block.", f"{s.case}:tests:{s.round}")
         m = _FENCE.search(act.text)
         return replace(act, text=m.group(1) if m else "")
