@@ -194,18 +194,18 @@ def sweep(plan: Plan, jobs: Sequence[Job], *, backend: Backend = "local", worker
                 if on_done:
                     on_done(done[j.run_id])
             continue
+        pool = ProcessPoolExecutor(max_workers=max(1, workers))
         try:
-            with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-                futures = {pool.submit(run_job, plan, j): j for j in todo}
-                for fut, j in futures.items():
-                    try:
-                        done[j.run_id] = fut.result()
-                    except BrokenProcessPool:
-                        continue
-                    if on_done:
-                        on_done(done[j.run_id])
-        except BrokenProcessPool:
-            continue
+            futures = {pool.submit(run_job, plan, j): j for j in todo}
+            for fut, j in futures.items():
+                try:
+                    done[j.run_id] = fut.result()
+                except BrokenProcessPool:  # a worker died: the rest of this pool is lost, re-run below
+                    break
+                if on_done:
+                    on_done(done[j.run_id])
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
     missing = [j.run_id for j in jobs if j.run_id not in done]
     if missing:
         raise RuntimeError(f"{len(missing)} job(s) never finished after {retries} retries: {missing[:3]}")
