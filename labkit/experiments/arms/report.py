@@ -43,7 +43,8 @@ def markdown(ledger: Ledger) -> str:
             f"{_i(r.rounds, pct=False)} | {r.rollback:.0%} | {_i(r.incomplete)} | {calls} | {toks} | {_i(r.tokens_per_success, pct=False)} |"
         )  # fmt: skip
     wrong = judged.filter(~pl.col("hidden_pass"))
-    fp = f"{wrong['own_pass'].mean():.0%} of {wrong.height}" if wrong.height else "no wrong code was judged"
+    rate = sum(bool(x) for x in wrong["own_pass"].to_list()) / wrong.height if wrong.height else 0.0
+    fp = f"{rate:.0%} of {wrong.height}" if wrong.height else "no wrong code was judged"
     lines.append("")
     lines.append(f"Self-written tests: {judged.height} judgements; passed code the hidden tests fail: {fp}.")
     return "\n".join(lines)
