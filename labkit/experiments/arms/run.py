@@ -16,6 +16,7 @@ so the same plan and seeds give the same ledger content on either backend.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -194,7 +195,8 @@ def sweep(plan: Plan, jobs: Sequence[Job], *, backend: Backend = "local", worker
                 if on_done:
                     on_done(done[j.run_id])
             continue
-        pool = ProcessPoolExecutor(max_workers=max(1, workers))
+        # spawn, not fork: a fork of a process holding threads (verdict cache, ledger) can deadlock
+        pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn"))
         try:
             futures = {pool.submit(run_job, plan, j): j for j in todo}
             for fut, j in futures.items():
