@@ -70,7 +70,7 @@ def self_test_suite(text: str) -> AcceptanceSuite | None:
 class Arm:
     """One arm: a strategy the engine asks each round. One instance per (case, run)."""
 
-    kind: str
+    form: str
     policy: Policy
     n: int = 1  # best_of_n: samples; others: unused
     max_rounds: int = 4
@@ -79,7 +79,7 @@ class Arm:
 
     @property
     def name(self) -> str:
-        return f"{self.kind} ({self.policy.name})"
+        return f"{self.form} ({self.policy.name})"
 
     @property
     def simulated(self) -> bool:
@@ -87,9 +87,9 @@ class Arm:
 
     @property
     def keep(self) -> Keep:
-        if self.kind in ("self_refine", "eval_opt", "self_tests"):
+        if self.form in ("self_refine", "eval_opt", "self_tests"):
             return "always"
-        return "no_worse" if self.kind == "reflect" else "progress"  # reflect holds its last attempt to reflect on
+        return "no_worse" if self.form == "reflect" else "progress"  # reflect holds its last attempt to reflect on
 
     @property
     def stop_at_green(self) -> bool:
@@ -97,42 +97,42 @@ class Arm:
 
     @property
     def rounds(self) -> int:
-        return 1 if self.kind in ("direct", "best_of_n", "stronger") else self.max_rounds
+        return 1 if self.form in ("direct", "best_of_n", "stronger") else self.max_rounds
 
     @property
     def upper(self) -> Usage:
-        calls = {"best_of_n": self.n, "self_refine": 2, "eval_opt": 2}.get(self.kind, 1)
-        if self.kind == "self_tests" and not self.tests:  # round 1 also writes the tests
+        calls = {"best_of_n": self.n, "self_refine": 2, "eval_opt": 2}.get(self.form, 1)
+        if self.form == "self_tests" and not self.tests:  # round 1 also writes the tests
             calls = 2
-        wall = 90.0 if self.kind == "self_tests" else 0.0  # running its own tests
+        wall = 90.0 if self.form == "self_tests" else 0.0  # running its own tests
         return _upper(calls, wall)
 
     def propose(self, s: Situation) -> Proposal:
         first = s.round == 1
-        if self.kind in ("direct", "stronger"):
+        if self.form in ("direct", "stronger"):
             return self._one(self.policy.draft(s, 0), "draft") if first else Proposal(note="one sample only")
-        if self.kind == "best_of_n":
+        if self.form == "best_of_n":
             if not first:
                 return Proposal(note="the n samples were drawn in round 1")
             acts = [self.policy.draft(s, k) for k in range(self.n)]
             return self._many(acts, "sample")
-        if self.kind == "reflect":
+        if self.form == "reflect":
             if s.state in ("stub", "start"):  # a stub's failure says nothing yet: the first answer is a draft
                 return self._one(self.policy.draft(s, 0), "draft")
             return self._one(self.policy.revise(s, evidence_of(s)), "reflect")
         if s.case in self.accepted:
             return Proposal(note="accepted by its own check: stopped")
-        if self.kind in ("self_refine", "eval_opt"):
+        if self.form in ("self_refine", "eval_opt"):
             if first and s.state in ("stub", "start"):
                 return self._one(self.policy.draft(s, 0), "draft")
-            crit = self.policy.critique(s, critic=self.kind == "eval_opt")
+            crit = self.policy.critique(s, critic=self.form == "eval_opt")
             if crit.ok:
                 self.accepted.add(s.case)
                 return Proposal(raw=_shown(crit), usage=crit.usage, note="critique accepts the code")
             return self._one(self.policy.refine(s, crit.text), "refine", before=crit)
-        if self.kind == "self_tests":
+        if self.form == "self_tests":
             return self._self_tests(s, first)
-        raise ValueError(f"unknown arm {self.kind!r}; arms are {ARMS}")
+        raise ValueError(f"unknown arm {self.form!r}; arms are {ARMS}")
 
     def _self_tests(self, s: Situation, first: bool) -> Proposal:
         wrote: Act | None = None

@@ -29,6 +29,7 @@ import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean, resample_indices
 from labkit.loop import accounting
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 
 __all__ = ["ArmRow", "flips", "runs", "self_test_judgements", "table"]
@@ -42,17 +43,17 @@ def _parts(run_id: str) -> tuple[str, str, str, int]:
 def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
     suite, case, arm, seed = _parts(run_id)
     scores = sorted((e.round, bool(e.detail["correct"]), bool(e.detail["visible"]), str(e.detail.get("candidate", "")))
-                     for e in events if e.kind == "score" and e.role == "scorer")  # fmt: skip
+                     for e in events if e.kind == Kind.SCORE and e.role == Role.SCORER)  # fmt: skip
     status = next((str(e.detail["job_status"]) for e in events if "job_status" in e.detail), "complete")
-    stops = [e for e in events if e.kind == "stop"]
+    stops = [e for e in events if e.kind == Kind.STOP]
     if any(e.detail.get("rule") == "not available" for e in stops):
         status = "not available"
     elif any(e.detail.get("rule") == "budget" for e in stops):
         status = "incomplete"
-    budget = [e for e in events if e.role == "budget"]  # only settlements carry usage (reservations, refusals: 0)
-    define = next((e for e in events if e.role == "experiment" and e.kind == "define"), None)
-    worked = {e.round for e in events if e.role == "reflector" and e.kind == "reflect" and e.detail.get("children")}
-    children = [ch for e in events if e.kind == "decide" for ch in e.detail.get("children", [])]
+    budget = [e for e in events if e.role == Role.BUDGET]  # only settlements carry usage (reservations, refusals: 0)
+    define = next((e for e in events if e.role == Role.EXPERIMENT and e.kind == Kind.DEFINE), None)
+    worked = {e.round for e in events if e.role == Role.REFLECTOR and e.kind == Kind.REFLECT and e.detail.get("children")}
+    children = [ch for e in events if e.kind == Kind.DECIDE for ch in e.detail.get("children", [])]
     by_round = {r: (c, v) for r, c, v, _ in scores}
     last = max(by_round) if by_round else 0
     return {
@@ -89,9 +90,9 @@ def self_test_judgements(ledger: Ledger) -> pl.DataFrame:
         if e.run_id.startswith("arms/") and e.run_id.split("/")[3] == "self_tests":
             groups.setdefault(e.run_id, []).append(e)
     for rid, evs in groups.items():
-        hidden = {str(e.detail.get("candidate")): bool(e.detail["correct"]) for e in evs if e.kind == "score" and e.role == "scorer"}
+        hidden = {str(e.detail.get("candidate")): bool(e.detail["correct"]) for e in evs if e.kind == Kind.SCORE and e.role == Role.SCORER}
         for e in evs:
-            note = str(e.detail.get("note", "")) if e.role == "reflector" else ""
+            note = str(e.detail.get("note", "")) if e.role == Role.REFLECTOR else ""
             if note.startswith("{") and "self_tests" in note:
                 j = json.loads(note)
                 if j["self_tests"] in ("pass", "fail") and j["candidate"] in hidden:

@@ -31,6 +31,7 @@ from labkit.core.types import Usage
 from labkit.experiments.arms.arms import ARMS, make_arm
 from labkit.experiments.arms.policy import ModelPolicy, Policy, SimulatedPolicy
 from labkit.experiments.arms.suites import ArmCase, humaneval_cases, repair_arm_cases
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 __all__ = ["Job", "JobResult", "Plan", "jobs_for", "merge", "run_job", "sweep"]
@@ -128,11 +129,11 @@ def run_job(plan: Plan, job: Job) -> JobResult:
     ledger = Ledger()
     policy = _policy(plan, job, case)
     if policy is None:
-        ledger.record(job.run_id, 0, "experiment", "stop", detail={"case": case.id, "slice": job.suite, "arm": job.arm,
+        ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.STOP, detail={"case": case.id, "slice": job.suite, "arm": job.arm,
                       "rule": "not available", "reason": "no stronger model named: the arm is not run (never stood in for)"})  # fmt: skip
         return JobResult(job, _export(ledger, job.run_id), "not available", time.perf_counter() - t0, 0.0)
     arm = make_arm(job.arm, policy, n=plan.n, max_rounds=plan.rounds)
-    ledger.record(job.run_id, 0, "experiment", "define", detail={
+    ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.DEFINE, detail={
         "case": case.id, "slice": job.suite, "arm": job.arm, "policy": policy.name, "simulated": policy.simulated,
         "limit": plan.limit.as_dict(), "upper": arm.upper.as_dict(), "keep": arm.keep, "rounds": arm.rounds})  # fmt: skip
     budget = Budget(plan.limit, ledger=ledger, run_id=job.run_id)
