@@ -30,9 +30,10 @@ def _():
 
     from labkit.views import charts_rounds as charts
     from labkit.views import rounds as views
-    from labkit.views.tables import rounded
+    from labkit.views.tables import frame_html
+    import polars as pl
 
-    return accounting, charts, repair, rounded, views
+    return accounting, charts, frame_html, pl, repair, views
 
 
 @app.cell
@@ -85,13 +86,13 @@ def _(chapter, mo, page, stats):
 
 
 @app.cell
-def _(accounting, chapter, charts, mo, rounded, views):
+def _(accounting, chapter, charts, frame_html, mo, views):
     _slices = accounting.per_slice(chapter, resamples=1000)
     mo.vstack(
         [
             mo.md("### Per slice: the average hides where the damage is"),
             charts.slices_chart(_slices),
-            rounded(views.slice_table(_slices)),
+            mo.Html(frame_html(views.slice_table(_slices))),
         ]
     )
     return
@@ -151,13 +152,13 @@ def _(
 
 
 @app.cell
-def _(charts, mo, page, project, result, rounded, threshold, views):
+def _(charts, frame_html, mo, page, project, result, threshold, views):
     real_table = result.per_round(resamples=1000)
     mo.vstack(
         [
             mo.md(page.real_md(result, threshold.value, project.value)),
             charts.paradox_chart(real_table),
-            rounded(views.round_table(real_table)),
+            mo.Html(frame_html(views.round_table(real_table))),
         ]
     )
     return (real_table,)
@@ -173,8 +174,8 @@ def _(mo, page, result):
 
 
 @app.cell
-def _(mo, result, rounded, views):
-    mo.vstack([mo.md("### Per slice on the real cases"), rounded(views.slice_table(result.per_slice(resamples=1000)))])
+def _(frame_html, mo, result, views):
+    mo.vstack([mo.md("### Per slice on the real cases"), mo.Html(frame_html(views.slice_table(result.per_slice(resamples=1000))))])
     return
 
 
@@ -192,14 +193,9 @@ def _(mo):
 
 
 @app.cell
-def _(cases, checker, mo, page, stability):
+def _(cases, checker, frame_html, mo, page, pl, stability):
     _rows = page.stability_rows(checker, cases, every=stability.value)
-    mo.vstack(
-        [
-            mo.md(page.STABILITY),
-            mo.ui.table(_rows, selection=None),
-        ]
-    )
+    mo.vstack([mo.md(page.STABILITY), mo.Html(frame_html(pl.DataFrame(_rows)))])
     return
 
 

@@ -21,6 +21,7 @@ from labkit.views.export import (
 
 LOCAL = ("file:", "data:", "blob:")
 _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
+_APP_TITLE = re.compile(r'app_title="([^"]+)"')  # else the app's title (its text lives in labkit)
 
 
 # Module scope: Playwright's sync API keeps an event loop running in this thread while
@@ -47,8 +48,8 @@ def test_exported_notebook_opens_offline(chromium, notebook):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     source = notebook.read_text(encoding="utf-8")
-    title = _H1.search(source)
-    assert title, f"{notebook.name} has no markdown title cell to look for"
+    title = _H1.search(source) or _APP_TITLE.search(source)
+    assert title, f"{notebook.name} has no markdown title cell or app_title to look for"
     ctx = chromium.context()
     try:
         asked: list[str] = []
@@ -68,7 +69,7 @@ def test_exported_notebook_opens_offline(chromium, notebook):
         page.locator("h1", has_text=title.group(1).strip()).first.wait_for(
             timeout=e2e.RENDER_TIMEOUT * 1000
         )
-        if "Stepper(" in source:
+        if "Stepper(" in source or "mo.ui.anywidget(" in source:
             label = page.locator(".labkit-stepper .labkit-label").first
             label.wait_for()
             assert re.search(r"\b1 of \d+", label.inner_text()), label.inner_text()
