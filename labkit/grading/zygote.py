@@ -45,7 +45,7 @@ except ImportError:  # imported as labkit.grading.zygote (tools, tests): the sam
     from labkit.grading import cgroups, harness
 
 NEWNS, NEWUTS, NEWIPC, NEWPID = 0x00020000, 0x04000000, 0x08000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 0x4000, 1 << 18
 MNT_DETACH, PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 2, 1, 38
 REPORT_CAP = 4 * 1024 * 1024  # bytes of report stream kept; more is a flood: the run is killed
 ERR_TAIL = 8192  # bytes of stderr kept (the rest is read and dropped)
@@ -149,6 +149,14 @@ class Run:
                 "stderr": self.err.decode("utf-8", "replace"), "stderr_bytes": self.err_bytes}  # fmt: skip
 
 
+def _mounts_under(top: str) -> list[str]:
+    """Mount points strictly below `top` (outermost first), from this namespace's mountinfo."""
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4] for line in f]
+    below = sorted({p for p in points if p.startswith(top + "/")}, key=len)
+    return [p for p in below if not any(p.startswith(q + "/") for q in below if q != p)]
+
+
 def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: int,
            groups: list[str]) -> None:  # fmt: skip
     """C: new namespaces, workspace, cgroups; fork P (PID 1 there) and wait for it."""
@@ -159,7 +167,16 @@ def _child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: in
     if os.path.ismount(cgroups.ROOT):
         _ok(_libc.umount2(cgroups.ROOT.encode(), MNT_DETACH), "umount cgroup")
     lim = job["limits"]
+    # The interpreter's installation may itself live under /tmp (a checkout cloned there): keep
+    # those read-only binds visible through the run's private /tmp, or its subprocesses fail.
+    kept = _mounts_under("/tmp")
+    for i, path in enumerate(kept):
+        os.makedirs(f"/run/labkit-keep/{i}", exist_ok=True)
+        _mount(path, f"/run/labkit-keep/{i}", None, MS_BIND | MS_REC, None)
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={lim['tmp_mb']}m,mode=1777")
+    for i, path in enumerate(kept):
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/run/labkit-keep/{i}", path, None, MS_BIND | MS_REC, None)
     ws = f"/tmp/ws-{secrets.token_hex(8)}"
     _lay_out(ws, job, uid)
     pid = os.fork()
