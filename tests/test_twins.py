@@ -9,7 +9,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-SHARED = {"diminishing_returns": "labkit.views.diminishing", "judge_bias": "labkit.views.judge_page"}
+SHARED = {
+    "diminishing_returns": "labkit.views.diminishing",
+    "judge_bias": "labkit.views.judge_page",
+    "lessons": "labkit.views.lessons",
+}
 
 
 def _ipynb_code(stem: str) -> str:
