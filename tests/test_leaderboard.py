@@ -141,3 +141,28 @@ def test_chart_frame_marks_the_null_model_the_baseline_and_the_movers(board, ana
     raw, lc = cl.length_charts(frame, analysis)
     assert "0.658" in str(raw.to_dict()) and "0.506" in str(lc.to_dict())  # the correlation is in the subtitle
     assert cl.rank_moves_chart(frame).to_dict()
+
+
+def test_the_rank_movers_names_do_not_overlap_where_ranks_are_close(board, analysis):
+    # read where the rendered SVG puts each model name on the right: consecutive names at least
+    # a line apart (two movers four ranks apart used to print on top of each other)
+    import re
+
+    from labkit.views import charts_leaderboard as cl
+    from labkit.views.jupyter import static_chart
+
+    svg = static_chart(cl.rank_moves_chart(cl.leaderboard_frame(board, analysis)))._repr_svg_()
+    texts = re.findall(r'<text[^>]*"text mark"[^>]*translate\([\d.]+,([\d.]+)\)[^>]*font-size="(\d+)px"[^>]*>([^<]*)<', svg)
+    assert len(texts) == 12 and "internlm2-chat-7b-ExPO" in {name for _, _, name in texts}
+    ys = sorted(float(y) for y, _, _ in texts)
+    size = max(int(s) for _, s, _ in texts)
+    assert min(b - a for a, b in zip(ys, ys[1:])) >= size + 1, ys
+
+
+def test_spread_keeps_labels_apart_in_order_inside_the_plot_and_near_their_points():
+    from labkit.views.charts_leaderboard import spread
+
+    assert spread([50.0, 150.0], 12, 0, 300) == [50.0, 150.0]  # nothing to move
+    assert spread([100.0, 104.0], 12, 0, 300) == [96.0, 108.0]  # centred on the pair
+    assert spread([1.0, 0.0, 2.0], 12, 0, 300) == [12.0, 0.0, 24.0]  # kept in order, not above the top
+    assert spread([299.0, 300.0], 12, 0, 300) == [288.0, 300.0]  # nor below the bottom

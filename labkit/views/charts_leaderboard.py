@@ -14,6 +14,8 @@ import polars as pl
 from labkit.experiments.judging.leaderboard import Leaderboard, LengthAnalysis, Line
 from labkit.experiments.judging.simjudge import VariantError
 
+__all__ = ["ROLES", "leaderboard_frame", "length_charts", "rank_moves_chart", "spread", "variant_chart"]
+
 ROLES = ("NullModel (one constant reply)", "the baseline (judged against itself)", "gained most under LC", "lost most under LC",
          "other models")
 _COLOURS = ("#d62728", "#444444", "#2ca02c", "#ff7f0e", "#9ecae1")
@@ -63,8 +65,40 @@ def length_charts(frame: pl.DataFrame, a: LengthAnalysis) -> tuple[alt.LayerChar
             _scatter(frame, "lc", a.lc, "Length-controlled win rate"))
 
 
+def spread(ys: Sequence[float], gap: float, lo: float, hi: float) -> list[float]:
+    """Label positions near `ys` (pixels, in order given) at least `gap` apart, within [lo, hi].
+
+    Labels that would collide are grouped and each group is centred on its members' points,
+    then pushed apart and back inside the plot. Positions keep the order of the points.
+    """
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    groups: list[tuple[float, list[int]]] = []  # (first label's position, members in order)
+    for i in order:
+        groups.append((ys[i], [i]))
+        while len(groups) > 1 and groups[-2][0] + gap * len(groups[-2][1]) > groups[-1][0]:
+            members = groups[-2][1] + groups[-1][1]
+            centre = sum(ys[j] for j in members) / len(members)
+            groups[-2:] = [(centre - gap * (len(members) - 1) / 2, members)]
+    placed = [start + gap * k for start, members in groups for k in range(len(members))]
+    for k in range(len(placed)):  # inside the plot, still `gap` apart
+        placed[k] = max(placed[k], lo, placed[k - 1] + gap if k else lo)
+    for k in reversed(range(len(placed))):
+        placed[k] = min(placed[k], hi, placed[k + 1] - gap if k + 1 < len(placed) else hi)
+    out = [0.0] * len(ys)
+    for k, i in enumerate(order):
+        out[i] = placed[k]
+    return out
+
+
+_MOVES_HEIGHT, _LABEL_SIZE = 320, 10
+
+
 def rank_moves_chart(frame: pl.DataFrame) -> alt.LayerChart:
-    """Rank under raw and under LC win rate for the biggest movers and the null model (1 = top)."""
+    """Rank under raw and under LC win rate for the biggest movers and the null model (1 = top).
+
+    The model names on the right sit beside their points, spread apart where ranks are close
+    (`spread`), so no two names overlap.
+    """
     shown = frame.filter(pl.col("role").is_in(list(ROLES[:4])))
     long = pl.concat([
         shown.select("model", "role", pl.lit("raw win rate").alias("ranking"), pl.col("raw_rank").alias("rank")),
@@ -73,13 +107,17 @@ def rank_moves_chart(frame: pl.DataFrame) -> alt.LayerChart:
     colour = alt.Color("role:N", sort=list(ROLES), scale=alt.Scale(domain=list(ROLES), range=list(_COLOURS)),
                        legend=None)
     x = alt.X("ranking:N", sort=["raw win rate", "length-controlled"], title=None, axis=alt.Axis(labelAngle=0))
-    y = alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=(1, int(frame.height))), title="rank (1 = top)")
+    top, bottom = 1, int(frame.height)
+    y = alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=(top, bottom)), title="rank (1 = top)")
     lines = alt.Chart(long).mark_line(point=True).encode(x=x, y=y, color=colour, detail="model:N",
                                                          tooltip=["model", "ranking", "rank"])
-    labels = alt.Chart(long.filter(pl.col("ranking") == "length-controlled")).mark_text(
-        align="left", dx=6, fontSize=10).encode(x=x, y=y, text="model:N", color=colour)
+    right = long.filter(pl.col("ranking") == "length-controlled")
+    at = [(r - top) / max(bottom - top, 1) * _MOVES_HEIGHT for r in right["rank"].to_list()]
+    right = right.with_columns(label_y=pl.Series(spread(at, _LABEL_SIZE + 2, 0, _MOVES_HEIGHT)))
+    labels = alt.Chart(right).mark_text(align="left", dx=6, fontSize=_LABEL_SIZE).encode(
+        x=x, y=alt.Y("label_y:Q", scale=None, axis=None), text="model:N", color=colour)
     return cast(alt.LayerChart, alt.layer(lines, labels).properties(title="Who moves between the two rankings",
-                                                                     width=300, height=320))
+                                                                     width=300, height=_MOVES_HEIGHT))
 
 
 def variant_chart(errors: Sequence[VariantError]) -> alt.Chart:
