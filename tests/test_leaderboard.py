@@ -156,7 +156,7 @@ def test_the_rank_movers_names_do_not_overlap_where_ranks_are_close(board, analy
     assert len(texts) == 12 and "internlm2-chat-7b-ExPO" in {name for _, _, name in texts}
     ys = sorted(float(y) for y, _, _ in texts)
     size = max(int(s) for _, s, _ in texts)
-    assert min(b - a for a, b in zip(ys, ys[1:])) >= size + 1, ys
+    assert min(b - a for a, b in zip(ys, ys[1:], strict=False)) >= size + 1, ys
 
 
 def test_spread_keeps_labels_apart_in_order_inside_the_plot_and_near_their_points():

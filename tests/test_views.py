@@ -81,6 +81,34 @@ def test_glossary_explains_the_terms_and_refuses_unknown_ones():
         glossary_html(["nope"])
 
 
+def test_a_term_links_to_its_glossary_entry_at_its_first_use_only():
+    from labkit.views.glossary import link_first_uses
+
+    texts = ["# F2P in a heading\nThe `F2P` bucket in code, then F2P in prose; F2P again.", "Later F2P and F2F."]
+    linked = link_first_uses(texts, ["f2p"])
+    link = '<a class="labkit-term" href="#labkit-glossary-f2p" data-term="f2p"'
+    assert linked[0].count(link) == 1 and linked[1] == texts[1]  # once across all the texts
+    assert linked[0].startswith("# F2P in a heading\nThe `F2P` bucket in code, then " + link)
+    assert linked[0].endswith(">F2P</a> in prose; F2P again.")
+    # a word inside another word, a placeholder or a tag is not a use
+    assert link_first_uses(["unfair F2Pish {F2P} <b title='F2P'>x</b>"], ["f2p"]) == [
+        "unfair F2Pish {F2P} <b title='F2P'>x</b>"
+    ]
+    with pytest.raises(KeyError, match="no glossary entry"):
+        link_first_uses(texts, ["nope"])
+
+
+def test_the_lessons_prose_links_each_of_its_terms_once_and_shows_their_entries():
+    from labkit.views import lessons as page
+
+    prose = "".join([page.INTRO, page.COVERAGE, page.COVERAGE_CAPTION, page.TEST_CHANGE, page.BOUND,
+                     page.EFFECTS, page.METRICS, page.METRICS_CAPTION])  # fmt: skip
+    for key in page.GLOSSARY:
+        assert prose.count(f'data-term="{key}"') == 1, key
+        assert f'id="labkit-glossary-{key}"' in page.glossary()
+    assert 'data-term="p2p"' in page.COVERAGE and 'data-term="error_classes"' in page.BOUND
+
+
 def test_a_run_downloads_as_csv_parquet_and_json_with_the_same_rows():
     import io
     import json

@@ -43,7 +43,7 @@ Seeds 000 and 002 end with lessons that are easy to nod at and easy to forget. H
 is a short run on case material: the engine, the validator, the budget and the ledger are
 the real ones; where a tool, an outbox or a reflector is **simulated or scripted**, the
 section says so. Every number below is read from what the run recorded and asserted in
-`tests/test_lessons.py`. Underlined terms open their entry in the glossary at the end."""
+`tests/test_lessons.py`. A linked term opens its entry in the glossary at the end."""
 
 _COVERAGE = """## 1 · The coverage counterfactual
 

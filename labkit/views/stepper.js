@@ -1,3 +1,33 @@
+// Glossary links (labkit/views/glossary.py: <a class="labkit-term" data-term="KEY">) open the
+// glossary and scroll to the term's entry. One capturing listener per page, installed by the
+// first stepper shown: it sees clicks in the prose and inside step cards (a shadow DOM in
+// marimo, which a plain #fragment link cannot leave), and finds the entry wherever it lives.
+function findEntry(root, id) {
+  const hit = root.getElementById(id);
+  if (hit) return hit;
+  for (const node of root.querySelectorAll("*")) {
+    const inner = node.shadowRoot && findEntry(node.shadowRoot, id);
+    if (inner) return inner;
+  }
+  return null;
+}
+function openTerm(event) {
+  const link = event.composedPath().find((n) => n instanceof Element && n.matches("a.labkit-term"));
+  const entry = link && findEntry(document, `labkit-glossary-${link.dataset.term}`);
+  if (!entry) return; // no glossary on this page: the link's own href and tooltip remain
+  event.preventDefault();
+  event.stopPropagation();
+  const box = entry.closest("details");
+  if (box) box.open = true;
+  entry.scrollIntoView({ block: "center" });
+  entry.style.background = "#fff3b0";
+  setTimeout(() => { entry.style.background = ""; }, 2500);
+}
+if (!globalThis.__labkitGlossaryLinks) {
+  globalThis.__labkitGlossaryLinks = true;
+  document.addEventListener("click", openTerm, true);
+}
+
 // A round stepper: previous / next buttons, a slider and the arrow keys choose which
 // round to SHOW. It only moves `index`; the loop was computed once, in Python.
 function render({ model, el }) {
