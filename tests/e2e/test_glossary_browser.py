@@ -1,0 +1,65 @@
+"""A glossary term's first use is a link: clicking it opens the glossary at the entry.
+
+In the prose (light DOM) and inside a step card (the stepper's shadow DOM in marimo, which a
+plain #fragment link cannot leave): labkit/views/stepper.js handles both clicks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from e2e import browser as e2e
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+_SHOWN = """(entry) => {
+  const box = entry.closest('details');
+  const r = entry.getBoundingClientRect();
+  return {open: !!box && box.open, visible: r.top >= 0 && r.bottom <= innerHeight && r.height > 0};
+}"""
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with e2e.shared_chromium() as c:
+        yield c
+
+
+def click_opens_entry(page: Any, link: Any, term: str) -> None:
+    """Close the glossary, scroll to the top, click `link`: the entry for `term` is open and on screen."""
+    entry = page.locator(f"#labkit-glossary-{term}")
+    entry.evaluate("(e) => { e.closest('details').open = false; }")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    assert entry.evaluate(_SHOWN) == {"open": False, "visible": False}
+    link.click()
+    e2e.wait_until(lambda: entry.evaluate(_SHOWN)["visible"] or None, 10, f"the {term} entry on screen")
+    assert entry.evaluate(_SHOWN) == {"open": True, "visible": True}
+
+
+def test_a_first_use_link_opens_its_glossary_entry_in_marimo(chromium):
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        runs = e2e.MarimoRuns(page)
+        with e2e.marimo_run(e2e.NOTEBOOKS / "lessons.py") as server:
+            page.goto(server.url, wait_until="domcontentloaded")
+            try:
+                e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
+                page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "glossary-lessons-FAILED.png"))
+                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+            # the prose links each term once, at its first use
+            prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
+            assert prose.count() == 1
+            click_opens_entry(page, prose, "error_classes")
+            # inside the step card (shadow DOM): the first event is a checkpoint, the second an effect
+            page.locator(".labkit-next").first.click()
+            card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
+            card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+            click_opens_entry(page, card, "idempotency")
+            page.screenshot(path=str(e2e.BUILD / "glossary-lessons.png"))
+    finally:
+        ctx.close()
