@@ -172,8 +172,8 @@ def glossary_html(keys: list[str] | tuple[str, ...] | None = None, *, open_: boo
     chosen = list(keys) if keys is not None else list(TERMS)
     _unknown(chosen)
     items = "".join(
-        f'<dt id="labkit-glossary-{k}" style="font-weight:600;margin-top:0.5em">'
-        f"{html.escape(TERMS[k][0])}</dt><dd style='margin-left:1.2em'>{html.escape(TERMS[k][1])}</dd>"
+        f'<dt id="labkit-glossary-{k}" style="font-weight:600;margin-top:0.5em;float:none;width:auto">'
+        f"{html.escape(TERMS[k][0])}</dt><dd style='margin-left:1.2em;width:auto'>{html.escape(TERMS[k][1])}</dd>"
         for k in chosen
     )
     return (

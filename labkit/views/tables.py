@@ -1,7 +1,8 @@
 """Frames as a class reads them: no dtype rows, no quotes, floats to a few decimals, every row.
 
 `frame_html` is for HTML pages (step cards, stepper pages, exported notebooks): a plain table
-that wraps long text instead of clipping it. `rounded` keeps a frame a frame (for marimo's
+that wraps long text instead of clipping it (a long test id breaks too, so a column never runs
+out of its notebook: overflow-wrap:anywhere). `rounded` keeps a frame a frame (for marimo's
 own table widget) with its floats rounded for display.
 """
 
@@ -17,8 +18,8 @@ from labkit.core.stats import Interval
 __all__ = ["TABLE_STYLE", "bounded", "cell_text", "frame_html", "rounded"]
 
 TABLE_STYLE = "border-collapse:collapse;margin:0.4em 0;font-size:0.95em"
-_CELL = "padding:0.2em 0.7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top"
-_HEAD = _CELL + ";border-bottom:2px solid #999;font-weight:600;white-space:nowrap"
+_CELL = "padding:0.2em 0.7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;overflow-wrap:anywhere"
+_HEAD = _CELL + ";border-bottom:2px solid #999;font-weight:600;overflow-wrap:normal"  # breaks between words
 
 
 def cell_text(value: object, digits: int = 3) -> str:

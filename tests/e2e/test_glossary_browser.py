@@ -1,4 +1,5 @@
 """A glossary term's first use is a link: clicking it opens the glossary at the entry.
+(On the way, on the same page: no table of lessons runs past its output, in either front end.)
 
 In the prose (light DOM) and inside a step card (the stepper's shadow DOM in marimo, which a
 plain #fragment link cannot leave): labkit/views/stepper.js handles both clicks.
@@ -21,6 +22,12 @@ _SHOWN = """(entry) => {
 }"""
 
 
+# Tables (views.tables.frame_html) wider than the output that holds them: a clipped column.
+_WIDE_TABLES = """() => [...document.querySelectorAll('table.labkit-table')]
+  .filter(t => t.getBoundingClientRect().width > t.parentElement.getBoundingClientRect().width + 1)
+  .map(t => t.querySelector('th').textContent + ' ' + Math.round(t.getBoundingClientRect().width) + ' > ' + Math.round(t.parentElement.getBoundingClientRect().width))"""
+
+
 @pytest.fixture(scope="module")
 def chromium():
     with e2e.shared_chromium() as c:
@@ -31,7 +38,7 @@ def click_opens_entry(page: Any, link: Any, term: str) -> None:
     """Close the glossary, scroll to the top, click `link`: the entry for `term` is open and on screen."""
     entry = page.locator(f"#labkit-glossary-{term}")
     entry.evaluate("(e) => { e.closest('details').open = false; }")
-    page.evaluate("() => window.scrollTo(0, 0)")
+    link.scroll_into_view_if_needed()  # the link on screen, the entry (far below, closed) not
     assert entry.evaluate(_SHOWN) == {"open": False, "visible": False}
     link.click()
     e2e.wait_until(lambda: entry.evaluate(_SHOWN)["visible"] or None, 10, f"the {term} entry on screen")
@@ -51,6 +58,7 @@ def test_a_first_use_link_opens_its_glossary_entry_in_marimo(chromium):
             except Exception as err:
                 page.screenshot(path=str(e2e.BUILD / "glossary-lessons-FAILED.png"))
                 raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+            assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output
             # the prose links each term once, at its first use
             prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
             assert prose.count() == 1
@@ -61,5 +69,39 @@ def test_a_first_use_link_opens_its_glossary_entry_in_marimo(chromium):
             card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
             click_opens_entry(page, card, "idempotency")
             page.screenshot(path=str(e2e.BUILD / "glossary-lessons.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_first_use_link_opens_its_glossary_entry_in_jupyterlab(chromium):
+    from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
+
+    notebook = e2e.NOTEBOOKS / "lessons.ipynb"
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        with e2e.jupyter_lab(notebook) as server:
+            try:
+                page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
+                page.wait_for_function(
+                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+                    timeout=e2e.SERVER_TIMEOUT * 1000,
+                )
+                _one_idle_kernel(server, notebook.name)
+                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+                assert all(c["count"] is not None for c in page.evaluate(_CELLS))
+                page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "glossary-jupyter-lessons-FAILED.png"))
+                raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
+            assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output (a clipped column)
+            prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
+            assert prose.count() == 1
+            click_opens_entry(page, prose, "error_classes")
+            page.locator(".labkit-next").first.click()
+            card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
+            card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+            click_opens_entry(page, card, "idempotency")
+            page.screenshot(path=str(e2e.BUILD / "glossary-jupyter-lessons.png"))
     finally:
         ctx.close()
