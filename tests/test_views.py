@@ -81,6 +81,18 @@ def test_glossary_explains_the_terms_and_refuses_unknown_ones():
         glossary_html(["nope"])
 
 
+def test_frame_html_lets_only_long_tokens_break_anywhere():
+    import polars as pl
+
+    from labkit.views.tables import frame_html
+
+    page = frame_html(pl.DataFrame({"why": ["tests/test_cache_hits.py::test_repeat_request_is_served_from_cache"],
+                                    "cost": [14.0], "status": ["invalid_environment"]}))  # fmt: skip
+    cells = page.split("<td ")[1:]
+    assert "overflow-wrap:anywhere" in cells[0]  # a test id may break: the table fits its notebook
+    assert not any("overflow-wrap" in c for c in cells[1:])  # numbers and words stay whole
+
+
 def test_a_term_links_to_its_glossary_entry_at_its_first_use_only():
     from labkit.views.glossary import link_first_uses
 

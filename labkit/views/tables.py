@@ -1,8 +1,8 @@
 """Frames as a class reads them: no dtype rows, no quotes, floats to a few decimals, every row.
 
 `frame_html` is for HTML pages (step cards, stepper pages, exported notebooks): a plain table
-that wraps long text instead of clipping it (a long test id breaks too, so a column never runs
-out of its notebook: overflow-wrap:anywhere). `rounded` keeps a frame a frame (for marimo's
+that wraps long text instead of clipping it (a long test id or path breaks too, numbers and
+short words never do, so a table fits its notebook). `rounded` keeps a frame a frame (for marimo's
 own table widget) with its floats rounded for display.
 """
 
@@ -18,8 +18,9 @@ from labkit.core.stats import Interval
 __all__ = ["TABLE_STYLE", "bounded", "cell_text", "frame_html", "rounded"]
 
 TABLE_STYLE = "border-collapse:collapse;margin:0.4em 0;font-size:0.95em"
-_CELL = "padding:0.2em 0.7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;overflow-wrap:anywhere"
-_HEAD = _CELL + ";border-bottom:2px solid #999;font-weight:600;overflow-wrap:normal"  # breaks between words
+_CELL = "padding:0.2em 0.7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top"
+_HEAD = _CELL + ";border-bottom:2px solid #999;font-weight:600"  # a long header breaks between words
+_LONG = 24  # a token longer than this (a test id, a path) may break anywhere; shorter ones never do
 
 
 def cell_text(value: object, digits: int = 3) -> str:
@@ -50,6 +51,8 @@ def frame_html(
             text = cell_text(value, digits)
             colour = (colours or {}).get(col, {}).get(text)
             style = _CELL + (f";color:{colour};font-weight:600" if colour else "")
+            if any(len(word) > _LONG for word in text.split()):
+                style += ";overflow-wrap:anywhere"
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 style += ";text-align:right;font-variant-numeric:tabular-nums"
             cells.append(f'<td style="{style}">{e(text)}</td>')
