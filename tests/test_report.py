@@ -113,6 +113,9 @@ def test_step_card_reads_as_prose_and_plain_tables(run):
     # ledger rows: a plain table, no polars dtype row, no quoted strings
     assert "<table" in card and "shape:" not in card and "&quot;reflect&quot;" not in card
     assert ">str<" not in card and ">f64<" not in card
+    # each card links its first use of a bucket to the glossary, once
+    assert card.count('data-term="f2p"') == 1 and card.count('data-term="p2p"') == 1
+    assert 'href="#labkit-glossary-f2p"' in card
 
 
 def test_a_rounds_raw_reply_is_on_its_card():

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from labkit.views.glossary import link_first_uses
 from labkit.views.report import StepView, ledger_rows, step_view
 from labkit.views.tables import frame_html
 
@@ -106,7 +107,10 @@ def _expected_text(expected: object) -> str:
 def trace_pages(
     trace: Trace, suite: AcceptanceSuite | None = None, ledger: pl.DataFrame | None = None
 ) -> list[str]:
-    """One HTML page per step (card, plus that step's ledger rows if a ledger frame is given)."""
+    """One HTML page per step (card, plus that step's ledger rows if a ledger frame is given).
+
+    Each card links its first use of a bucket or of the patch-size notation to the glossary.
+    """
     pages = []
     for i in range(len(trace.rounds) + 1):
         page = step_html(step_view(trace, i, suite))
@@ -116,5 +120,8 @@ def trace_pages(
                 f"<p style='margin-top:0.8em'><b>Ledger rows of step {i}</b> "
                 "(every action, its cost and its evidence hash)</p>" + frame_html(rows)
             )
-        pages.append(page)
+        pages.append(link_first_uses([page], CARD_TERMS)[0])
     return pages
+
+
+CARD_TERMS = ("f2p", "p2p", "patch_size")  # the glossary entries a step card links to
