@@ -28,6 +28,11 @@ _WIDE_TABLES = """() => [...document.querySelectorAll('table.labkit-table')]
   .map(t => t.querySelector('th').textContent + ' ' + Math.round(t.getBoundingClientRect().width) + ' > ' + Math.round(t.parentElement.getBoundingClientRect().width))"""
 
 
+# A link inside the stepper's shadow DOM gets none of the page's link styles: stepper.css gives it one.
+_LOOKS_LIKE_A_LINK = """(a) => getComputedStyle(a).color !== getComputedStyle(a.parentElement).color
+  && getComputedStyle(a).textDecorationLine.includes('underline')"""
+
+
 @pytest.fixture(scope="module")
 def chromium():
     with e2e.shared_chromium() as c:
@@ -67,6 +72,9 @@ def test_a_first_use_link_opens_its_glossary_entry_in_marimo(chromium):
             page.locator(".labkit-next").first.click()
             card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
             card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+            assert card.evaluate(_LOOKS_LIKE_A_LINK), "the card's term link looks like plain text"
+            card.scroll_into_view_if_needed()
+            page.screenshot(path=str(e2e.BUILD / "glossary-lessons-card.png"))
             click_opens_entry(page, card, "idempotency")
             page.screenshot(path=str(e2e.BUILD / "glossary-lessons.png"))
     finally:
