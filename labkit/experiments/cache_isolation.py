@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.core.types import Candidate, Decision, DecisionRecord, Patch, Verdict
+from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.cases import Case, load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Reflection, Situation, Trace, assess, run_loop
-from labkit.loop.reflection import Experience, InvalidRecord, check_record
+from labkit.loop.engine import Trace, assess, run_loop
+from labkit.loop.handwritten import HandWritten
+from labkit.loop.reflection import Experience
 from labkit.loop.reflector import ModelReflector
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ def distill(trace: Trace, model: str | None = None, branch: str = "main") -> Exp
 
 # What a student starts from: a well-formed diff of the one line that decides the cache key,
 # changed only by a comment. Run as is, it fixes nothing (and the loop says so).
+PHENOMENON = "user B is served user A's cached price"
 PATCH_TEMPLATE = """--- a/pricing.py
 +++ b/pricing.py
 @@ -27,2 +27,2 @@
@@ -150,42 +152,6 @@ PATCH_TEMPLATE = """--- a/pricing.py
 -        return product_id
 +        return product_id  # edit this line: what must the key contain?
 """
-
-
-@dataclass(frozen=True)
-class HandWritten:
-    """A reflector for one round whose record and diff a person wrote, checked like a model's."""
-
-    hypothesis: str
-    diff: str
-    refuted_if: str = ""
-    name: str = "you (a hand-written hypothesis and patch)"
-    simulated: bool = False
-
-    def reflect(self, situation: Situation) -> Reflection:
-        suite = case().suite
-        failing = [r.nodeid for r in situation.verdict.evidence.results if r.outcome != "passed"]
-        data = {
-            "phenomenon": "user B is served user A's cached price",
-            "evidence_ref": failing[0] if failing else "",
-            "environment": case().environment,
-            "hypothesis": {
-                "cause": self.hypothesis,
-                "refuted_if": self.refuted_if or "the isolation tests still fail after the patch",
-            },
-            "action": "apply this one patch",
-            "expected": {
-                "acceptance": list(suite.groups["isolation"]),
-                "protective": list(suite.groups["same-user hit"]),
-            },
-        }
-        try:
-            record = check_record(data)
-        except InvalidRecord as exc:
-            return Reflection(failure=str(exc), raw=self.diff)
-        if not self.diff.strip():
-            return Reflection(record=record, failure="no diff: write the change to test", raw="")
-        return Reflection(record=record, patch=Patch(self.diff, "your patch"), raw=self.diff)
 
 
 def try_patch(
@@ -205,7 +171,7 @@ def try_patch(
         c.start,
         c.suite,
         validator or Validator(),
-        HandWritten(hypothesis.strip(), diff, refuted_if.strip()),
+        HandWritten(hypothesis, diff, refuted_if, PHENOMENON, c.environment),
         max_rounds=1,
         patch_cap=dict(c.patch_cap),
         ledger=ledger,
