@@ -7,23 +7,27 @@ come from `labkit.loop.accounting` and `labkit.experiments.repair`; nothing here
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from labkit.core.paths import CHECKOUT
-from labkit.experiments import repair
+from labkit.experiments import repair, repair_yours
 from labkit.loop import stopping
 from labkit.loop.stopping import RoundStats
 from labkit.views import rounds as views
 from labkit.views.controls import Slider
+from labkit.views.report import step_view
+from labkit.views.step_card import step_html
 from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "INTRO", "REPAIR", "STABILITY", "STOP_PROJECT_LABEL", "STOP_THRESHOLD", "cases_md", "chapter_stepper", "oscillation_md",
-    "paradox_md", "real_md", "real_stepper", "repairer", "stability_rows", "stop_md", "verdict_checker",
+    "INTRO", "REPAIR", "STABILITY", "STOP_PROJECT_LABEL", "STOP_THRESHOLD", "YOURS", "YOURS_WAIT", "cases_md",
+    "chapter_stepper", "oscillation_md", "paradox_md", "real_md", "real_stepper", "repairer", "stability_rows",
+    "stop_md", "verdict_checker", "yours_case_md", "yours_choices", "yours_html",
 ]  # fmt: skip
 
 INTRO = """# Diminishing returns: when another round of repair hurts
@@ -137,3 +141,55 @@ come back with a test flipped and stops: **{stop.rule if stop else "no stop"}** 
 def stability_rows(checker: repair.Checker, cases: Sequence[repair.RepairCase], every: bool) -> list[dict[str, object]]:
     """Re-run the known-flaky originals (or, with `every`, every original) uncached."""
     return repair.stability(checker, cases if every else [c for c in cases if c.flaky])
+
+
+# -- try your own patch on one case ----------------------------------------------------------
+
+YOURS = """## Try your own patch on a repair case
+
+Pick a case, read its buggy module and its visible tests, then write a hypothesis and edit the
+diff (it starts as a comment on the line the bug is on: run as is, it fixes nothing). Your patch
+is one round of **the same repair run** as above: the same validator (the visible tests, a real
+pytest run), the same patch cap (none: a model repairer rewrites whole modules) and the same
+decision — keep unless the visible failures grow or a protective test breaks. So a patch that
+fixes nothing is kept too; that is how unseen breakage gets in. The hidden tests score what the
+loop holds **after** it decided, exactly as in every round above. Editing the tests is refused."""
+
+YOURS_WAIT = "_Pick a case, write a hypothesis, edit the diff, then press **Test my patch**._"
+
+
+def yours_choices(cases: Sequence[repair.RepairCase]) -> dict[str, str]:
+    """Dropdown label -> case id, buggy cases first (a correct case has nothing to fix)."""
+    ordered = sorted(cases, key=lambda c: (c.initially_correct, c.id))
+    return {f"{c.id}: {c.title}{' (already correct)' if c.initially_correct else ''}": c.id for c in ordered}
+
+
+def yours_case_md(case: repair.RepairCase) -> str:
+    """The case as a repairer sees it: the buggy module, the visible tests, which of them fail."""
+    failing = ", ".join(f"`{n.split('::')[-1]}`" for n in repair_yours.failing_tests(case)) or "none"
+    tests = "\n\n".join(
+        f"`{path}`\n\n```python\n{text}\n```" for path, text in case.visible.tests.items() if isinstance(text, str)
+    )
+    return f"""**{case.id}** ({case.slice}): {case.title}. Visible tests failing now: {failing}.
+
+`{case.module}`
+
+```python
+{case.original.files[case.module]}
+```
+
+{tests}"""
+
+
+def yours_html(result: repair.RepairRun, case: repair.RepairCase) -> str:
+    """Your round's step card (like any other round's), then the hidden tests' score after the decision."""
+    trace = result.traces[case.id]
+    card = step_html(step_view(trace, 1, case.visible))
+    h = repair_yours.hidden(result, case.id)
+    colour = "#2e7d32" if h.correct_after else "#c62828"
+    return (
+        card
+        + '<div class="labkit-hidden" style="margin:0.6em 0;padding:0.4em 0.6em;border-left:4px solid '
+        + f'{colour}"><b>Hidden tests</b> (scored after the decision, never shown to the repairer): '
+        + f"{html.escape(h.line())}</div>"
+    )

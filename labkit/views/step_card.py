@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from labkit.loop.handwritten import YOU
 from labkit.views.glossary import link_first_uses
 from labkit.views.report import StepView, ledger_rows, step_view
 from labkit.views.tables import frame_html
@@ -38,6 +39,8 @@ def step_html(view: StepView) -> str:
     label = (
         "scripted reflector — authored teaching material"
         if view.simulated
+        else view.reflector
+        if view.reflector == YOU
         else f"model: {view.reflector}"
     )
     parts = [
