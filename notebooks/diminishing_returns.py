@@ -200,6 +200,50 @@ def _(cases, checker, frame_html, mo, page, pl, stability):
 
 
 @app.cell(hide_code=True)
+def _(cases, mo, page):
+    from labkit.views.export import STATIC_NOTE, is_static_export
+
+    yours_static = is_static_export()
+    yours_pick = mo.ui.dropdown(options=page.yours_choices(cases), value=next(iter(page.yours_choices(cases))),
+                                label="Case", disabled=yours_static)  # fmt: skip
+    mo.vstack([mo.md(page.YOURS), yours_pick, mo.md(f"_{STATIC_NOTE}_") if yours_static else mo.md("")])
+    return yours_pick, yours_static
+
+
+@app.cell(hide_code=True)
+def _(cases, mo, page, yours_pick, yours_static):
+    from labkit.experiments import repair_yours
+
+    yours_case = next(c for c in cases if c.id == yours_pick.value)
+    yours_hypothesis = mo.ui.text_area(
+        value="",
+        label="Your hypothesis (one falsifiable cause)",
+        placeholder="e.g. the condition treats some inputs as the wrong kind",
+        full_width=True,
+        disabled=yours_static,
+    )
+    yours_diff = mo.ui.code_editor(value=repair_yours.template(yours_case), language="diff",
+                                   label=f"Your patch (a unified diff of {yours_case.module})", disabled=yours_static)  # fmt: skip
+    yours_run = mo.ui.run_button(label="Test my patch", disabled=yours_static)
+    mo.vstack([
+        mo.md(page.yours_case_md(yours_case)),
+        yours_hypothesis,
+        yours_diff,
+        yours_run,
+    ])
+    return repair_yours, yours_case, yours_diff, yours_hypothesis, yours_run
+
+
+@app.cell
+def _(checker, mo, page, repair_yours, yours_case, yours_diff, yours_hypothesis, yours_run):
+    mo.stop(not yours_run.value, mo.md(page.YOURS_WAIT))
+    with mo.status.spinner(title="Testing your patch (a real pytest run)…", remove_on_exit=True):
+        yours = repair_yours.try_patch(yours_case, yours_hypothesis.value, yours_diff.value, checker=checker)
+    mo.Html(page.yours_html(yours, yours_case))
+    return
+
+
+@app.cell(hide_code=True)
 def _(mo):
     from labkit.views.glossary import glossary_html
 
