@@ -60,6 +60,16 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
+def median_time(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
+    """Median seconds of `reps` calls of `fn`, and the last call's result."""
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
 def best_and_median(times: list[float]) -> tuple[float, float]:
     return min(times), statistics.median(times)
 

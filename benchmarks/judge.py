@@ -12,8 +12,9 @@ rates — every figure with a bootstrap interval over the same number of resampl
              length-controlled fit
   baseline   a plain-Python pass over the judgments for each metric, and a Python loop
              over resamples (index resampling, recompute); the length-controlled fit
-             in that loop uses numpy Newton per resample (a pure-Python fit would be
-             a straw man)
+             in that loop builds labkit's one design (lengthctl.length_design) and
+             solves it with a plain, unpenalised numpy Newton per resample (a pure-Python
+             fit would be a straw man)
 
 It checks both give the same point estimates, then prints medians over --reps and ratios.
 """
@@ -22,16 +23,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
-from _common import figure
+from _common import figure, median_time
 
 from labkit.core.stats import Interval
-from labkit.experiments.judging import bias
+from labkit.experiments.judging import bias, lengthctl
 from labkit.experiments.judging.judge import Swap
 from labkit.experiments.judging.pairs import make_questions, writer_pairs
 from labkit.experiments.judging.simjudge import SimulatedJudge
@@ -120,70 +119,43 @@ def _plain_metrics(rows: Sequence[Row], judge: str) -> dict[str, float]:
     }
 
 
-def _lc_design(rows: Sequence[Row]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    xs, ys, models = [], [], []
-    for w12, w21, _, l1, l2, m1, m2 in rows:
-        if w12 < 0 or w21 < 0 or (m1 == BASELINE) == (m2 == BASELINE):
-            continue
-        side = 1 if m2 == BASELINE else 2
-        models.append(m1 if side == 1 else m2)
-        ys.append((_score(w12, side) + _score(w21, side)) / 2)
-        xs.append(l1 - l2 if side == 1 else l2 - l1)
-    names = sorted(set(models))
-    dlen = np.array(xs, dtype=float)
-    x = np.zeros((len(ys), len(names) + 1))
-    x[np.arange(len(ys)), [names.index(m) for m in models]] = 1.0
-    x[:, -1] = np.tanh(dlen / dlen.std(ddof=1))
-    return names, x, np.array(ys)
-
-
-def _newton(x: np.ndarray, y: np.ndarray, ridge: float = 1e-3) -> np.ndarray:
+def _newton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Plain Newton-Raphson for the logistic likelihood (no penalty): the same maximum as labkit's fit."""
     theta = np.zeros(x.shape[1])
     for _ in range(60):
         mu = 1 / (1 + np.exp(-x @ theta))
-        step = np.linalg.solve((x * (mu * (1 - mu))[:, None]).T @ x + ridge * np.eye(x.shape[1]),
-                               x.T @ (y - mu) - ridge * theta)
+        step = np.linalg.solve((x * (mu * (1 - mu))[:, None]).T @ x, x.T @ (y - mu))
         theta += np.clip(step, -5, 5)
-        if np.abs(step).max() < 1e-9:
+        if np.abs(step).max() < 1e-10:
             break
     return theta
 
 
-def _plain_lc(rows: Sequence[Row]) -> dict[str, float]:
-    names, x, y = _lc_design(rows)
-    theta = _newton(x, y)
+def _plain_lc(t: bias.SwapTable) -> dict[str, float]:
+    design = lengthctl.length_design(t, BASELINE)  # labkit's one builder of this regression
+    theta = _newton(design.x, design.y)
     out = {}
-    for i, m in enumerate(names):
-        out[f"raw {m}"] = float(y[x[:, i] == 1].mean())
+    for i, m in enumerate(design.columns[:-1]):
+        out[f"raw {m}"] = float(design.y[design.x[:, i] == 1].mean())
         out[f"lc {m}"] = float(1 / (1 + np.exp(-theta[i])))
     return out
 
 
 def analyse_baseline(swaps: Sequence[Swap], judge: str, resamples: int) -> dict[str, Interval]:
     rows = _rows(swaps)
-    point = _plain_metrics(rows, judge) | _plain_lc(rows)
+    t = bias.table(swaps)  # same rows, as columns, for the length-controlled design
+    point = _plain_metrics(rows, judge) | _plain_lc(t)
     rng = random.Random(0)
     n = len(rows)
     boots: list[dict[str, float]] = []
     for _ in range(resamples):
-        sample = [rows[rng.randrange(n)] for _ in range(n)]
-        boots.append(_plain_metrics(sample, judge) | _plain_lc(sample))
+        idx = [rng.randrange(n) for _ in range(n)]
+        boots.append(_plain_metrics([rows[i] for i in idx], judge) | _plain_lc(t.take(idx)))
     out = {}
     for key, est in point.items():  # percentile intervals, as labkit reports
         low, high = np.quantile([b[key] for b in boots], [0.025, 0.975])
         out[key] = Interval(est, float(low), float(high))
     return out
-
-
-# --- timing ----------------------------------------------------------------------------------
-
-def _median_time(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main() -> None:
@@ -198,12 +170,12 @@ def main() -> None:
     print(f"{2 * len(swaps):,} judgments of {len(swaps):,} pairs by the simulated judge "
           f"(simulated; made in {time.perf_counter() - t0:.1f} s)")
 
-    t_lab, lab = _median_time(lambda: analyse_labkit(swaps, args.resamples), args.reps)
-    t_lab_default, _ = _median_time(lambda: analyse_labkit(swaps, 1000), 1)
-    t_base, base = _median_time(lambda: analyse_baseline(swaps, judge, args.resamples), 1)
+    t_lab, lab = median_time(lambda: analyse_labkit(swaps, args.resamples), args.reps)
+    t_lab_default, _ = median_time(lambda: analyse_labkit(swaps, 1000), 1)
+    t_base, base = median_time(lambda: analyse_baseline(swaps, judge, args.resamples), 1)
 
     worst = max(abs(lab[k].estimate - base[k].estimate) for k in base)
-    assert set(lab) == set(base) and worst < 1e-3, f"point estimates differ by {worst}"
+    assert set(lab) == set(base) and worst < 1e-6, f"point estimates differ by {worst}"
     print(f"point estimates agree (largest difference {worst:.1e}); intervals, labkit | baseline:")
     for key in ("consistency", "net_position", "verbosity", "raw writer/padded", "lc writer/padded"):
         print(f"  {key:18s} {lab[key]}  |  {base[key]}")

@@ -20,14 +20,11 @@ It checks the point estimates agree to 1e-6 and prints medians over --reps and t
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import statsmodels.api as sm
+from _common import median_time
 
 from labkit.core.stats import resample_indices
 from labkit.experiments.judging import bias, lengthctl
@@ -53,15 +50,6 @@ def reference(design: Design, resamples: int) -> tuple[np.ndarray, np.ndarray]:
     boot = np.array([fit(np.concatenate([rows_of[u] for u in idx]))
                      for idx in resample_indices(n, resamples, seed=1)])
     return point, np.quantile(boot, [0.025, 0.975], axis=0)
-
-
-def median_time(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main() -> None:

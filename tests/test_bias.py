@@ -162,6 +162,14 @@ def test_table_slicing_by_kind():
     assert t.where([True, False]).pair_ids.tolist() == ["a"]
 
 
+def test_table_take_is_an_index_resample_with_repeats():
+    rows = [swap("a", 1, 1, out1="xx"), swap("b", 2, 1), swap("c", 0, 2)]
+    taken = bias.table(rows).take([2, 0, 0])
+    again = bias.table([rows[2], rows[0], rows[0]])
+    for col in ("pair_ids", "w12", "w21", "label", "len_1", "len_2", "model_1", "model_2", "kind"):
+        assert getattr(taken, col).tolist() == getattr(again, col).tolist(), col
+
+
 def test_report_measures_every_set_of_a_battery():
     from labkit.experiments.judging import pairs as P
     from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own

@@ -78,6 +78,13 @@ class SwapTable:
                          self.quality_1[m], self.quality_2[m], self.model_1[m], self.model_2[m], self.kind[m],
                          self.judge, self.simulated)
 
+    def take(self, rows: npt.ArrayLike) -> SwapTable:
+        """The rows at integer positions `rows`, repeats allowed (an index resample)."""
+        i = np.asarray(rows, dtype=np.intp)
+        return SwapTable(self.pair_ids[i], self.w12[i], self.w21[i], self.label[i], self.len_1[i], self.len_2[i],
+                         self.quality_1[i], self.quality_2[i], self.model_1[i], self.model_2[i], self.kind[i],
+                         self.judge, self.simulated)
+
     def of_kind(self, *kinds: str) -> SwapTable:
         return self.where(np.isin(self.kind, kinds))
 
