@@ -11,7 +11,7 @@ from labkit.grading.cases import load_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.bound import BoundReflection, check_bound
 from labkit.loop.test_change import Requirement, change_test
-from labkit.record.events import DETAILS, Kind, undeclared
+from labkit.record.events import DETAILS, Kind, Role, undeclared
 from labkit.record.ledger import Ledger
 
 MINE = {Kind.TEST_CHANGE, Kind.TOOL, Kind.EFFECT, Kind.ESCALATE, Kind.REFLECT, Kind.CHECKPOINT}
@@ -204,8 +204,9 @@ def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> No
     from labkit.loop.layer_metrics import layer_metrics
 
     led = Ledger()
-    for branch in range(3):
+    for branch in range(3):  # what a search writes per branch: the branch, and the child step 4 built
         led.record("r1", 1, "search", "branch", detail={"unit": "task-1", "branch": branch})
+        led.record("r1", 1, Role.EXECUTOR, Kind.GENERATE, detail={"candidate": f"c{branch}", "parent": "c"})
     led.record("r1", 1, "search", Kind.STOP, detail={"unit": "task-1", "status": "success", "confirmed": True})
     m = layer_metrics(led, ["task-1", "task-2"])
     assert (m.trusted, m.units, m.candidates_per_task) == (1, 2, 1.5)

@@ -6,11 +6,17 @@ Over a list of experimental units assigned before the runs (`loop.units`):
   author did not see when that unit had one (a search's sealed confirmation), with no
   duplicated side effect — over **every** assigned unit (invalid_environment and not
   returned stay in the denominator);
-- candidates per task: candidates executed (search branches, tool commands tried), all
-  branches of one task counted inside that one unit;
+- candidates per task: candidates executed (every child step 4 built — a search branch, an
+  engine round's patch or rewrite — and tool commands tried), all branches of one task
+  counted inside that one unit;
 - cost per trusted completion: every unit's settled budget cost, failures included, divided
   by the trusted completions (None when there are none);
 - duplicated side effects, no-progress stops, human takeovers (escalations).
+
+A unit is named by the "unit" of its events' details; its ending is a STOP event with a
+"status" (record/events.py `StopDetail`). Searches, tool tasks and effect runs write that;
+so does every one-task engine run (its run id is the unit: an arms job, a repair or cache run).
+Candidates and cost are counted per run and belong to the unit the run names.
 """
 
 from __future__ import annotations
@@ -30,7 +36,12 @@ __all__ = ["LayerMetrics", "NO_PROGRESS", "UnitRow", "layer_metrics"]
 
 NO_PROGRESS = ("stalled", "no_progress")  # stop reasons that mean "no progress"
 _CHARGED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
-_CANDIDATES = {("search", "branch"), (Role.TOOL, Kind.TOOL)}  # an external effect is an action, not a candidate
+_TOOL = (Role.TOOL, Kind.TOOL)  # a command tried; an external effect is an action, not a candidate
+
+
+def _candidate(role: str, kind: str, detail: dict[str, object]) -> bool:
+    """A candidate executed: a child built from a parent by step 4, or a tool command tried."""
+    return (role, kind) == _TOOL or (role == Role.EXECUTOR and kind == Kind.GENERATE and "parent" in detail)
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,6 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
     """The metrics over `assigned` units from what `ledger` recorded (a unit with no stop is not returned)."""
     unit_of_run: dict[str, str] = {}
     stops: dict[str, dict[str, object]] = {}
-    cands: dict[str, int] = dict.fromkeys(assigned, 0)
     takeovers: dict[str, int] = dict.fromkeys(assigned, 0)
     events = ledger.events()
     for e in events:
@@ -76,12 +86,14 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
         unit_of_run.setdefault(e.run_id, str(unit))
         if e.kind == Kind.STOP and "status" in e.detail:
             stops[str(unit)] = dict(e.detail)
-        if (e.role, e.kind) in _CANDIDATES and str(unit) in cands:
-            cands[str(unit)] += 1
         if e.kind == Kind.ESCALATE and str(unit) in takeovers:
             takeovers[str(unit)] += 1
+    cands: dict[str, int] = dict.fromkeys(assigned, 0)
     cost: dict[str, float] = dict.fromkeys(assigned, 0.0)
     for e in events:
+        unit = str(e.detail.get("unit", unit_of_run.get(e.run_id)))
+        if unit in cands and _candidate(e.role, e.kind, e.detail):
+            cands[unit] += 1
         if e.role == Role.BUDGET and e.detail.get("status") in _CHARGED and unit_of_run.get(e.run_id) in cost:
             cost[unit_of_run[e.run_id]] += e.cost_units
     rows = []

@@ -20,7 +20,7 @@ from labkit.loop import accounting
 from labkit.loop import resume as resuming
 from labkit.loop.decide import Keep, assess, best, decide
 from labkit.loop.probe import Observation
-from labkit.loop.steps import Prepared, Recorder, candidate_json, detail_of, prepare, situation_for
+from labkit.loop.steps import Prepared, Recorder, candidate_json, detail_of, prepare, situation_for, unit_end
 from labkit.loop.steps import propose as ask
 from labkit.loop.stopping import History, Rule, Step, Stop, StopRecord, Verification, check
 from labkit.loop.strategy import Proposal, Strategy
@@ -354,11 +354,12 @@ class Runner:
         single = self.tasks[0] if len(self.tasks) == 1 else None
         held = next(iter(self.cases.values()), None) if single else None
         try:
+            unit = unit_end(self.rec.ledger, self.rec.run_id, held.candidate, record.rule, error) if held else {}
             self.rec.log(single, self.reached, Role.DECISION, Kind.STOP,
                          outputs=candidate_json(held.candidate) if held else None,
                          detail={**detail_of(record), "outcome": str(record.outcome), "run": True,
                                  "candidate": held.candidate.digest if held else "",
-                                 "error": f"{type(error).__name__}: {error}" if error else ""})  # fmt: skip
+                                 "error": f"{type(error).__name__}: {error}" if error else "", **unit})  # fmt: skip
         except LedgerError:
             if error is None:
                 raise

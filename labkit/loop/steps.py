@@ -335,3 +335,21 @@ def checker_for(validator: Validator | Checker | None, cache: VerdictCache | Non
 
 def detail_of(d: DecisionRecord) -> dict[str, Any]:
     return {"decision": d.decision.value, "reason": d.reason, "rule": d.rule}
+
+
+def unit_end(ledger: Ledger, run_id: str, held: Candidate, rule: str, error: BaseException | None) -> dict[str, Any]:
+    """A one-task run is one experimental unit: its stop says how the unit ended, in the layer
+    vocabulary (`StopDetail`: unit, status, confirmed) that `loop.layer_metrics` reads.
+
+    status: "success" when the held candidate was scored correct (on the hidden tests where the
+    task has them — a check its author never saw, so `confirmed`), else "incomplete" when the
+    budget or an error ended the run, else "failed"."""
+    score = next((e.detail for e in reversed(ledger.events(run_id))
+                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held.digest), None)  # fmt: skip
+    correct = bool(score and score.get("correct"))
+    status = "success" if correct else "incomplete" if error is not None or rule == "budget" else "failed"
+    out: dict[str, Any] = {"unit": run_id, "status": status}
+    if score is not None and score.get("scored_on") == "hidden":
+        out["confirmed"] = correct
+    return out
+

@@ -291,6 +291,7 @@ class ResumeDetail(CaseDetail, total=False):
 class StopDetail(CaseDetail, total=False):
     unit: str  # the experimental unit that ended (tool and effect runs, search)
     status: str  # success | incomplete | failed | invalid_environment
+    confirmed: bool  # a success held up on a check its author never saw (sealed / hidden tests)
     decision: str
     reason: str
     rule: str
