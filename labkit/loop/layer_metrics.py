@@ -21,7 +21,7 @@ Candidates and cost are counted per run and belong to the unit the run names.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,7 +39,7 @@ _CHARGED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 _TOOL = (Role.TOOL, Kind.TOOL)  # a command tried; an external effect is an action, not a candidate
 
 
-def _candidate(role: str, kind: str, detail: dict[str, object]) -> bool:
+def _candidate(role: str, kind: str, detail: Mapping[str, object]) -> bool:
     """A candidate executed: a child built from a parent by step 4, or a tool command tried."""
     return (role, kind) == _TOOL or (role == Role.EXECUTOR and kind == Kind.GENERATE and "parent" in detail)
 

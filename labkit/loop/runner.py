@@ -20,7 +20,15 @@ from labkit.loop import accounting
 from labkit.loop import resume as resuming
 from labkit.loop.decide import Keep, assess, best, decide
 from labkit.loop.probe import Observation
-from labkit.loop.steps import Prepared, Recorder, candidate_json, detail_of, prepare, situation_for, unit_end
+from labkit.loop.steps import (
+    Prepared,
+    Recorder,
+    candidate_json,
+    detail_of,
+    prepare,
+    situation_for,
+    unit_end,
+)
 from labkit.loop.steps import propose as ask
 from labkit.loop.stopping import History, Rule, Step, Stop, StopRecord, Verification, check
 from labkit.loop.strategy import Proposal, Strategy
