@@ -147,7 +147,7 @@ def _(
     repairer = page.repairer(p_fix.value, fix_decay.value, p_break.value, break_growth.value, seed.value)
     with mo.status.spinner(title=f"running {len(cases)} cases through the engine (real pytest runs, cached)"):
         result = repair.run(cases, repairer, rounds=n_rounds.value, checker=checker, rules=())
-    checker.cache.save()
+    _saved = checker.cache.save()  # (not shown: the path is no result)
     return (result,)
 
 
