@@ -7,6 +7,9 @@ ledger; `layer_metrics` over the planned jobs is checked against what the arms' 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -62,3 +65,22 @@ def test_an_engine_runs_stop_speaks_the_layer_vocabulary(swept: tuple[Ledger, li
         (stop,) = [e for e in ledger.events(unit) if e.kind == Kind.STOP and e.detail.get("run")]
         assert stop.detail["unit"] == unit and stop.detail["status"] in ("success", "incomplete", "failed")
         assert stop.detail["confirmed"] is (stop.detail["status"] == "success")  # scored on the hidden tests
+
+
+@pytest.mark.parametrize("name", ["smollm2_repair", "smollm2_humaneval"])
+def test_the_recorded_smollm2_arms_ledgers_are_read_through_the_same_unit_end(name: str, tmp_path: Path) -> None:
+    from labkit.core.paths import DATA
+
+    copy = tmp_path / f"{name}.sqlite"  # opening writes -wal/-shm files beside it: not into data/
+    shutil.copy(DATA / "arms" / f"{name}.sqlite", copy)
+    ledger = Ledger(copy, read_only=True)
+    frame = metrics.runs(ledger).filter(pl.col("status") != "not available")
+    assigned = frame["run"].to_list()
+    m = layer_metrics(ledger, assigned)
+    assert m.units == len(assigned) > 0 and all(r.status != "not_returned" for r in m.rows)
+    for r, job in zip(m.rows, frame.iter_rows(named=True), strict=True):
+        assert r.unit == job["run"] and r.trusted == job["correct"]
+        assert r.cost == pytest.approx(job["cost"]) and job["cost"] > 0
+        assert r.status == ("success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed")
+    assert m.trusted == int(frame["correct"].sum()) and m.cost == pytest.approx(frame["cost"].sum())
+    assert m.candidates_per_task > 0

@@ -15,7 +15,8 @@ Over a list of experimental units assigned before the runs (`loop.units`):
 
 A unit is named by the "unit" of its events' details; its ending is a STOP event with a
 "status" (record/events.py `StopDetail`). Searches, tool tasks and effect runs write that;
-so does every one-task engine run (its run id is the unit: an arms job, a repair or cache run).
+so does every one-task engine run (its run id is the unit: an arms job, a repair or cache run);
+for such a run recorded before its stop said so, the same `steps.unit_end` reads it back.
 Candidates and cost are counted per run and belong to the unit the run names.
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from labkit.loop.effects import duplicated_effects
+from labkit.loop.steps import unit_end
 from labkit.loop.units import UnitOutcome, completion_rate
 from labkit.record.events import BudgetStatus, Kind, Role
 
@@ -75,6 +77,7 @@ class LayerMetrics:
 
 def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
     """The metrics over `assigned` units from what `ledger` recorded (a unit with no stop is not returned)."""
+    wanted = set(assigned)
     unit_of_run: dict[str, str] = {}
     stops: dict[str, dict[str, object]] = {}
     takeovers: dict[str, int] = dict.fromkeys(assigned, 0)
@@ -88,6 +91,12 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
             stops[str(unit)] = dict(e.detail)
         if e.kind == Kind.ESCALATE and str(unit) in takeovers:
             takeovers[str(unit)] += 1
+    for e in events:  # a one-task engine run recorded before its stop named its unit (e.g. data/arms)
+        if e.kind == Kind.STOP and e.detail.get("run") is True and "unit" not in e.detail and e.run_id in wanted:
+            stop = unit_end(ledger, e.run_id, str(e.detail.get("candidate", "")), str(e.detail.get("rule", "")),
+                            bool(e.detail.get("error")))  # fmt: skip
+            unit_of_run.setdefault(e.run_id, e.run_id)
+            stops.setdefault(e.run_id, {**e.detail, **stop})
     cands: dict[str, int] = dict.fromkeys(assigned, 0)
     cost: dict[str, float] = dict.fromkeys(assigned, 0.0)
     for e in events:

@@ -362,7 +362,8 @@ class Runner:
         single = self.tasks[0] if len(self.tasks) == 1 else None
         held = next(iter(self.cases.values()), None) if single else None
         try:
-            unit = unit_end(self.rec.ledger, self.rec.run_id, held.candidate, record.rule, error) if held else {}
+            rid = self.rec.run_id
+            unit = unit_end(self.rec.ledger, rid, held.candidate.digest, record.rule, error is not None) if held else {}
             self.rec.log(single, self.reached, Role.DECISION, Kind.STOP,
                          outputs=candidate_json(held.candidate) if held else None,
                          detail={**detail_of(record), "outcome": str(record.outcome), "run": True,

@@ -337,17 +337,19 @@ def detail_of(d: DecisionRecord) -> dict[str, Any]:
     return {"decision": d.decision.value, "reason": d.reason, "rule": d.rule}
 
 
-def unit_end(ledger: Ledger, run_id: str, held: Candidate, rule: str, error: BaseException | None) -> dict[str, Any]:
+def unit_end(ledger: Ledger, run_id: str, held: str, rule: str, error: bool) -> dict[str, Any]:
     """A one-task run is one experimental unit: its stop says how the unit ended, in the layer
-    vocabulary (`StopDetail`: unit, status, confirmed) that `loop.layer_metrics` reads.
+    vocabulary (`StopDetail`: unit, status, confirmed) that `loop.layer_metrics` reads (and, for
+    a run recorded before stops carried it, derives with this same function from the stop's
+    candidate, rule and error). `held` is the held candidate's digest.
 
     status: "success" when the held candidate was scored correct (on the hidden tests where the
     task has them — a check its author never saw, so `confirmed`), else "incomplete" when the
     budget or an error ended the run, else "failed"."""
     score = next((e.detail for e in reversed(ledger.events(run_id))
-                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held.digest), None)  # fmt: skip
+                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held), None)  # fmt: skip
     correct = bool(score and score.get("correct"))
-    status = "success" if correct else "incomplete" if error is not None or rule == "budget" else "failed"
+    status = "success" if correct else "incomplete" if error or rule == "budget" else "failed"
     out: dict[str, Any] = {"unit": run_id, "status": status}
     if score is not None and score.get("scored_on") == "hidden":
         out["confirmed"] = correct
