@@ -13,6 +13,7 @@ SHARED = {
     "diminishing_returns": "labkit.views.diminishing",
     "judge_bias": "labkit.views.judge_page",
     "lessons": "labkit.views.lessons",
+    "memory": "labkit.views.memory_pages",
 }
 
 

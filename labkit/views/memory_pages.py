@@ -1,19 +1,68 @@
-"""Pages for the memory notebook (and the cache notebook's counterexample): prepared here,
-shown by the notebooks; nothing is recomputed when a widget moves."""
+"""The memory notebook's text, runs, tables and stepper, built once for both notebooks (and the
+cache notebook's counterexample).
+
+`notebooks/memory.py` (marimo) and `notebooks/memory.ipynb` (JupyterLab) call these functions
+and differ only in how they display the result: markdown strings, HTML tables
+(`views.tables.frame_html`) and an anywidget `Stepper` over precomputed pages. Numbers come
+from `labkit.experiments.memory`; nothing is recomputed when a widget moves.
+"""
 
 from __future__ import annotations
 
 import html
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import polars as pl
+import polars as pl
 
+from labkit.views.stepper import Stepper
+from labkit.views.tables import frame_html
+
+if TYPE_CHECKING:
     from labkit.experiments.memory.counterexample import Run
+    from labkit.experiments.repair import RepairCase
     from labkit.loop.memory.episodic import Reflexion
     from labkit.loop.memory.store import Retrieval
 
-__all__ = ["counterexample_md", "reflexion_pages", "retrieval_md"]
+__all__ = [
+    "COUNTEREXAMPLE", "INTRO", "REFLEXION", "REPLAY", "SKILLS", "counterexample_md", "counterexample_run",
+    "counterexample_section", "reflexion_demo", "reflexion_pages", "reflexion_stepper", "replay_html",
+    "retrieval_md", "skills_html",
+]  # fmt: skip
+
+INTRO = """# Memory across tasks: what to keep, and when not to use it
+
+A reflection loop can carry what it learned into the next trial (Reflexion's episodic
+buffer) and into the next task (conditioned experience, verified skills, replayed
+examples). Each kind of memory helps only under a condition, and each has a failure mode.
+Every number below comes from a run; **simulated** parts (the actor, the critic, the task
+mixes) are labelled, and the patches, validators and caches they act on are real."""
+
+REFLEXION = """## 1. Reflexion: a buffer of verbal reflections, trial by trial
+
+**Simulated actor** (it picks among each case's real patches); real visible tests decide
+keep or roll back, hidden tests score. After a rolled-back trial the wrapper writes a short
+reflection — action, error class, artifact, what is not yet ruled out — and prepends the
+buffer to the next trial. Step through one case:"""
+
+COUNTEREXAMPLE = """## 2. A conditioned lesson, and the counterexample run for real
+
+The lesson "multi-tenant cache keys must cover the tenant boundary" is written to the store
+only from a kept, validated change in a real cache-isolation run. Applied where its
+condition fails — a public catalogue, one price for everyone — adding `user_id` to the key
+changes nothing about correctness and a lot about the cache:"""
+
+SKILLS = """## 3. A verified skill library with progressive disclosure
+
+**Synthetic skills**, each checked by a real oracle (its code run in a separate process
+against an independent reference) before it may be stored. L1 is one metadata line per
+skill, always in the prompt; L2 the full text of the top retrieved skills; L3 one bundled
+file on demand. What grows with the library is L1:"""
+
+REPLAY = """## 4. Raw transcript vs distilled lesson; replay and hindsight (simulated)
+
+A raw transcript carries its rejected actions into the next task; the distilled lesson
+comes back only where its preconditions hold. A replayed example helps only when the
+retrieval is right; hindsight relabelling turns failed trajectories into examples."""
 
 
 def retrieval_md(title: str, got: Retrieval) -> str:
@@ -64,3 +113,60 @@ def reflexion_pages(strategy: Reflexion, frame: pl.DataFrame, case: str) -> tupl
             f"truncated):</p><pre style='white-space:pre-wrap'>{text}</pre><p>After the trial: <b>{verdict}</b></p>"
         )
     return labels, pages
+
+
+def reflexion_demo(n_cases: int = 3, trials: int = 4, seed: int = 2) -> tuple[RepairCase, pl.DataFrame, Reflexion]:
+    """The notebook's Reflexion run: the buffer arm on the first `n_cases` cases (SIMULATED actor,
+    real pytest verdicts). Returns (the case to step through, per-trial correctness, the wrapper)."""
+    from labkit.experiments.memory import reflexion
+    from labkit.grading.verdicts import Checker
+
+    cases = reflexion.cases()[:n_cases]
+    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=trials, seed=seed)
+    return cases[0], frame, strategy
+
+
+def reflexion_stepper(case: RepairCase, frame: pl.DataFrame, strategy: Reflexion) -> tuple[str, Stepper]:
+    """(caption, stepper): trial by trial through what `case`'s actor read from the buffer."""
+    labels, pages = reflexion_pages(strategy, frame, case.id)
+    return f"**Case `{case.id}`** — {case.title}", Stepper(len(pages), labels, unit="trial", pages=pages)
+
+
+def counterexample_run() -> Run:
+    """The counterexample on the notebook's seeded request mix (the tests run their own)."""
+    from labkit.experiments.memory import counterexample
+
+    return counterexample.run(counterexample.Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3)))
+
+
+def counterexample_section(run: Run) -> str:
+    """The measured cache numbers and the store's retrieval for the public-catalogue task."""
+    title = "Retrieval for the public-catalogue task (preconditions re-checked)"
+    return counterexample_md(run) + "\n\n" + retrieval_md(title, run.catalogue)
+
+
+def skills_html() -> str:
+    """Prompt tokens per disclosure level and retrieval precision as the library grows (a run)."""
+    from labkit.experiments.memory import skills
+
+    return frame_html(skills.measure())
+
+
+def replay_html(run: Run) -> str:
+    """Raw transcript vs distilled lesson, experience-following, hindsight: three SIMULATED runs."""
+    from labkit.experiments.cache_isolation import case
+    from labkit.experiments.memory import replay
+
+    p = replay.pollution(run.store, case().environment)
+    rows = pl.DataFrame([
+        {"arm": a, "success": p.success[a].estimate, "95% CI": f"{p.success[a].low:.3f}–{p.success[a].high:.3f}",
+         "acted on a rolled-back action": p.rejected_copied[a].estimate}
+        for a in p.success
+    ])  # fmt: skip
+    her = replay.hindsight()
+    hindsight = "; ".join(f"{k}: {v.estimate:.3f} ({v.low:.3f}–{v.high:.3f})" for k, v in her.items())
+    return "".join([
+        "<p><b>Next-task success (simulated actor, p_copy = 0.6, p_own = 0.6)</b></p>", frame_html(rows),
+        "<p><b>Experience-following: success vs retrieval quality</b></p>", frame_html(replay.experience_following()),
+        f"<p><b>Hindsight relabelling</b> — {html.escape(hindsight)}</p>",
+    ])  # fmt: skip
