@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 
@@ -22,12 +23,35 @@ from labkit.core.stats import Interval, bootstrap_mean
 from labkit.core.types import Usage
 from labkit.experiments import repair
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory.episodic import EpisodicBuffer, Reflexion, Signal, Window
+from labkit.loop.memory.episodic import EpisodicBuffer, Reflexion, Signal, Truncation, Window
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
-__all__ = ["ARMS", "Arm", "ModelActor", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
+if TYPE_CHECKING:
+    from labkit.core.types import Candidate
+    from labkit.experiments.memory.humaneval import HumanEvalCase
+
+__all__ = ["ARMS", "Arm", "ModelActor", "Options", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+class Options(Protocol):
+    """What the simulated actor picks among: a repair case's patches or a HumanEval problem's states."""
+
+    @property
+    def patches(self) -> Sequence[_Named]: ...
+
+    def patch(self, name: str) -> _Named: ...
+
+    def candidate(self, name: str) -> Candidate: ...
 
 
 @dataclass
@@ -36,7 +60,7 @@ class SimActor:
     rest shared by the wrong patches; ruled-out actions are removed and the prior renormalised;
     a live recommendation in the window is followed. Seeded per (seed, case, trial)."""
 
-    cases: Mapping[str, repair.RepairCase]
+    cases: Mapping[str, Options]
     p_fix: float = 0.3
     seed: int = 0
     blind: bool = False  # does not read the verdict (self-critique: it cannot tell it passed)
@@ -132,9 +156,11 @@ def cases() -> tuple[repair.RepairCase, ...]:
     return tuple(c for c in repair.load_cases() if not c.initially_correct and not c.flaky and not c.oscillates)
 
 
-def run_arm(arm: Arm, cs: Sequence[repair.RepairCase], checker: Checker, *, trials: int = 4,
-            seed: int = 0, p_fix: float = 0.3) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
-    """One arm, one seed, through the engine. Returns (case, trial, correct) and the wrapper."""
+def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
+            trials: int = 4, seed: int = 0, p_fix: float = 0.3,
+            truncate: Truncation = "newest") -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
+    """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
+    Returns (case, trial, correct) and the wrapper."""
     actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed)
     first = set()
 
@@ -144,10 +170,16 @@ def run_arm(arm: Arm, cs: Sequence[repair.RepairCase], checker: Checker, *, tria
         first.add(case)
         return True
 
-    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget) if arm.memory else None, arm.signal,
-                         believe if arm.false_belief else None, arm.revise_after)  # fmt: skip
+    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget, truncate=truncate) if arm.memory else None,
+                         arm.signal, believe if arm.false_belief else None, arm.revise_after)  # fmt: skip
+    if cs and not isinstance(cs[0], repair.RepairCase):
+        from labkit.experiments.memory.humaneval import run_tasks
+
+        he = [c for c in cs if not isinstance(c, repair.RepairCase)]
+        return run_tasks(strategy, he, checker, trials=trials, run_id=f"reflexion-{arm.name}-{seed}"), strategy
     ledger = Ledger()
-    repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
+    rc = [c for c in cs if isinstance(c, repair.RepairCase)]
+    repair.run(rc, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
                run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
     rows = [
         {"case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
@@ -179,15 +211,16 @@ class Result:
 
 def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
             checker: Checker | None = None, p_fix: float = 0.3,
-            among: Sequence[repair.RepairCase] | None = None) -> Result:  # fmt: skip
+            among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None,
+            truncate: Truncation = "newest") -> Result:  # fmt: skip
     """Every arm on every seed at the same number of trials; intervals over (seed, case) units.
-    `among`: the cases (default: all of `cases()`)."""
-    cs = tuple(among) if among is not None else cases()
+    `among`: the cases, repair or HumanEval (default: all of `cases()`)."""
+    cs = among if among is not None else cases()
     checker = checker or Checker()
     frames = []
     for arm in arms:
         for seed in seeds:
-            f, _ = run_arm(arm, cs, checker, trials=trials, seed=seed, p_fix=p_fix)
+            f, _ = run_arm(arm, cs, checker, trials=trials, seed=seed, p_fix=p_fix, truncate=truncate)
             frames.append(f.with_columns(pl.lit(arm.name).alias("arm"), pl.lit(seed).alias("seed")))
     frame = pl.concat(frames)
     success = {}

@@ -3,12 +3,17 @@
 After a failed trial on an external signal, a short verbal reflection — the action taken, the
 error class the signal shows, the artifact, and the explanations not yet ruled out — is
 appended to a persistent buffer; on the next trial the buffer is prepended to what the
-wrapped actor reads. The buffer is truncated under a token budget (newest first), so what the
-actor reads is the rendered window, not the whole history.
+wrapped actor reads. The buffer is cut to a token budget, so what the actor reads is the
+rendered window, not the whole history. How it is cut (`Truncation`):
+- "newest": keep the newest reflections that fit, drop the oldest first (the default);
+- "oldest": keep the oldest that fit, drop the newest;
+- "summarise": drop the oldest first, but fold what they ruled out into one summary line
+  ("Earlier trials (summarised) ruled out: a, b.") that counts against the same budget.
 
-The external signal is the engine's own validation of the rolled-back child on the visible
-suite, read back through the verdict cache (`Checker.check` hits the entry the engine wrote):
-the wrapper never sees hidden tests and runs no validation of its own.
+The external signal is the engine's own validation of the last trial's child on the visible
+suite (rolled back, or kept as progress that still fails), read back through the verdict cache
+(`Checker.check` hits the entry the engine wrote): the wrapper never sees hidden tests and runs
+no validation of its own.
 
 Two failure modes (seed 001) are parameters, not accidents:
 - `signal="sparse"`: the reflection gets pass/fail only — no failing test, no message — so it
@@ -31,9 +36,11 @@ if TYPE_CHECKING:
     from labkit.core.types import Verdict
     from labkit.grading.verdicts import Checker
 
-__all__ = ["Actor", "EpisodicBuffer", "Reflection", "Reflexion", "Window", "error_class", "tokens"]
+__all__ = ["Actor", "EpisodicBuffer", "Reflection", "Reflexion", "Truncation", "Window", "error_class", "tokens"]
 
 Signal = Literal["message", "sparse"]
+Truncation = Literal["newest", "oldest", "summarise"]
+_SUMMARY = "Earlier trials (summarised) ruled out: "
 
 
 def tokens(text: str) -> int:
@@ -78,11 +85,12 @@ class Window:
     reflections: tuple[Reflection, ...]
     text: str
     tokens: int
-    dropped: int  # older reflections truncated away
+    dropped: int  # reflections not shown in full (truncated away, or only summarised)
+    summarised: frozenset[str] = frozenset()  # actions the summary line rules out
 
     @property
     def ruled_out(self) -> frozenset[str]:
-        return frozenset(r.rules_out for r in self.reflections if r.rules_out)
+        return frozenset(r.rules_out for r in self.reflections if r.rules_out) | self.summarised
 
     @property
     def recommended(self) -> str:
@@ -92,26 +100,40 @@ class Window:
 
 @dataclass
 class EpisodicBuffer:
-    """The persistent buffer of reflections, per case, rendered under `budget` tokens."""
+    """The persistent buffer of reflections, per case, rendered under `budget` tokens, cut as `truncate` says."""
 
     budget: int = 400
     items: dict[str, list[Reflection]] = field(default_factory=dict)
+    truncate: Truncation = "newest"
 
     def append(self, case: str, r: Reflection) -> None:
         self.items.setdefault(case, []).append(r)
 
     def window(self, case: str) -> Window:
-        kept: list[Reflection] = []
-        used = 0
-        for r in reversed(self.items.get(case, [])):
-            cost = tokens(r.text()) + 1
-            if used + cost > self.budget:
-                break
-            kept.append(r)
-            used += cost
-        kept.reverse()
+        items = self.items.get(case, [])
+        if self.truncate == "summarise":
+            return self._summarised(items)
+        order = items if self.truncate == "oldest" else list(reversed(items))
+        kept = _fit(order, self.budget)
+        if self.truncate == "newest":
+            kept.reverse()
         text = "\n".join(r.text() for r in kept)
-        return Window(tuple(kept), text, tokens(text) if text else 0, len(self.items.get(case, [])) - len(kept))
+        return Window(tuple(kept), text, tokens(text) if text else 0, len(items) - len(kept))
+
+    def _summarised(self, items: list[Reflection]) -> Window:
+        """The most recent reflections in full, and what every older one ruled out in one line."""
+        for k in range(len(items), -1, -1):  # show k newest in full, summarise the rest
+            older, newer = items[: len(items) - k], items[len(items) - k :]
+            names = list(dict.fromkeys(r.rules_out for r in older if r.rules_out))
+            summary = _SUMMARY + ", ".join(names) + "." if names else ""
+            room = self.budget - (tokens(summary) + 1 if summary else 0)
+            if room >= 0 and sum(tokens(r.text()) + 1 for r in newer) <= room:
+                break
+        while names and tokens(summary) + 1 > self.budget:  # even alone it does not fit: keep the newest names
+            names = names[1:]
+            summary = _SUMMARY + ", ".join(names) + "." if names else ""
+        text = "\n".join(([summary] if summary else []) + [r.text() for r in newer])
+        return Window(tuple(newer), text, tokens(text) if text else 0, len(older), frozenset(names))
 
     def refute(self, case: str, action: str, revise_after: int | None) -> None:
         """The environment refuted a retry of `action`: count it against every live
@@ -124,6 +146,19 @@ class EpisodicBuffer:
                     r = replace(r, struck=True, recommends="")
             out.append(r)
         self.items[case] = out
+
+
+def _fit(order: list[Reflection], budget: int) -> list[Reflection]:
+    """The leading reflections of `order` whose texts fit in `budget` tokens (one per line break)."""
+    kept: list[Reflection] = []
+    used = 0
+    for r in order:
+        cost = tokens(r.text()) + 1
+        if used + cost > budget:
+            break
+        kept.append(r)
+        used += cost
+    return kept
 
 
 class Actor(Protocol):
@@ -198,10 +233,11 @@ class Reflexion:
         return p
 
     def _reflect(self, s: Situation) -> None:
-        """If the last trial's child was not kept, reflect on the engine's verdict of it."""
+        """If the last trial's child failed the visible suite — rolled back, or kept as progress
+        that still fails (a stub start keeps any partial answer) — reflect on its verdict."""
         assert self.buffer is not None
         prev = self.last.pop(s.case, None)
-        if prev is None or s.state == prev[0] or s.suite is None:
+        if prev is None or s.suite is None:
             return
         action, target = prev
         verdict = self.checker.check(target, s.suite).verdict  # type: ignore[arg-type]
