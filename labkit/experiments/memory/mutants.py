@@ -55,7 +55,7 @@ def _mutate(node: ast.AST, variant: str) -> None:
         node.op = _BIN[type(node.op)]()
     elif isinstance(node, ast.BoolOp):
         node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-    elif isinstance(node, ast.Constant):
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
         node.value = node.value + (1 if variant == "+1" else -1)
     elif isinstance(node, (ast.If, ast.While)):
         node.test = ast.UnaryOp(ast.Not(), node.test)
@@ -87,16 +87,17 @@ def failing_mutants(case: ArmCase, checker: Checker, limit: int) -> list[tuple[s
     hidden = "".join(str(t) for t in case.task.hidden.tests.values()) if case.task.hidden else ""
     found = re.search(r"check\(solution\.(\w+)\)", hidden)
     entry = found.group(1) if found else ""  # the entry point the hidden suite calls
-    out: list[tuple[str, Candidate]] = []
     seen: set[str] = set()
+    named: list[tuple[str, Candidate]] = []
     for k, (what, text) in enumerate(mutants(source, entry), 1):
+        if text not in seen:
+            seen.add(text)
+            named.append((f"mutant{k} ({what})", Candidate({MODULE: text}, label=f"mutant{k} ({what})")))
+    out: list[tuple[str, Candidate]] = []
+    for start in range(0, len(named), 2 * limit):  # validate a batch at a time, two workers
+        batch = named[start : start + 2 * limit]
+        checker.warm([(c, case.task.suite) for _, c in batch], workers=2)
+        out += [(n, c) for n, c in batch if not checker.check(c, case.task.suite).verdict.resolved]
         if len(out) >= limit:
             break
-        if text in seen:
-            continue
-        seen.add(text)
-        name = f"mutant{k} ({what})"
-        cand = Candidate({MODULE: text}, label=name)
-        if not checker.check(cand, case.task.suite).verdict.resolved:
-            out.append((name, cand))
-    return out
+    return out[:limit]

@@ -139,6 +139,7 @@ class Arm:
     false_belief: bool = False  # the first reflection on each case recommends retrying what failed
     revise_after: int | None = None
     budget: int = 400
+    truncate: Truncation = "newest"  # how the buffer is cut to `budget` (see loop.memory.episodic)
 
 
 ARMS: tuple[Arm, ...] = (
@@ -157,8 +158,7 @@ def cases() -> tuple[repair.RepairCase, ...]:
 
 
 def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
-            trials: int = 4, seed: int = 0, p_fix: float = 0.3,
-            truncate: Truncation = "newest") -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
+            trials: int = 4, seed: int = 0, p_fix: float = 0.3) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
     Returns (case, trial, correct) and the wrapper."""
     actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed)
@@ -170,7 +170,7 @@ def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase],
         first.add(case)
         return True
 
-    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget, truncate=truncate) if arm.memory else None,
+    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget, truncate=arm.truncate) if arm.memory else None,
                          arm.signal, believe if arm.false_belief else None, arm.revise_after)  # fmt: skip
     if cs and not isinstance(cs[0], repair.RepairCase):
         from labkit.experiments.memory.humaneval import run_tasks
@@ -211,8 +211,7 @@ class Result:
 
 def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
             checker: Checker | None = None, p_fix: float = 0.3,
-            among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None,
-            truncate: Truncation = "newest") -> Result:  # fmt: skip
+            among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None) -> Result:  # fmt: skip
     """Every arm on every seed at the same number of trials; intervals over (seed, case) units.
     `among`: the cases, repair or HumanEval (default: all of `cases()`)."""
     cs = among if among is not None else cases()
@@ -220,7 +219,7 @@ def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(12)),
     frames = []
     for arm in arms:
         for seed in seeds:
-            f, _ = run_arm(arm, cs, checker, trials=trials, seed=seed, p_fix=p_fix, truncate=truncate)
+            f, _ = run_arm(arm, cs, checker, trials=trials, seed=seed, p_fix=p_fix)
             frames.append(f.with_columns(pl.lit(arm.name).alias("arm"), pl.lit(seed).alias("seed")))
     frame = pl.concat(frames)
     success = {}
