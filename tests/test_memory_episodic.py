@@ -65,3 +65,32 @@ def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() 
         assert ("Reflections on your earlier failed trials" in prompts[1]) is memory
         assert ("TEST_FAILURE: protective regression" in prompts[1]) is memory
         assert all("test_hidden" not in p for p in prompts)
+
+
+def test_the_three_truncations_keep_different_reflections_under_one_budget() -> None:
+    items = [r(i + 1, f"wrong_{i}") for i in range(6)]
+    one = tokens(items[0].text()) + 1
+    windows = {}
+    for how in ("newest", "oldest", "summarise"):
+        buf = EpisodicBuffer(budget=2 * one + 2, truncate=how)  # type: ignore[arg-type]
+        for it in items:
+            buf.append("c", it)
+        windows[how] = buf.window("c")
+        assert windows[how].tokens <= buf.budget
+    assert [x.action for x in windows["newest"].reflections] == ["wrong_4", "wrong_5"]
+    assert [x.action for x in windows["oldest"].reflections] == ["wrong_0", "wrong_1"]
+    # summarise: the newest in full, and every older action still ruled out through one line
+    s = windows["summarise"]
+    assert s.reflections and s.reflections[-1].action == "wrong_5"
+    assert s.ruled_out == {f"wrong_{i}" for i in range(6)}
+    assert s.text.startswith("Earlier trials (summarised) ruled out: wrong_0")
+    assert windows["newest"].ruled_out == {"wrong_4", "wrong_5"}
+
+
+def test_a_summary_that_cannot_fit_keeps_its_newest_names() -> None:
+    buf = EpisodicBuffer(budget=14, truncate="summarise")
+    for i in range(8):
+        buf.append("c", r(i + 1, f"wrong_{i}"))
+    w = buf.window("c")
+    assert w.tokens <= 14 and not w.reflections and w.summarised and "wrong_7" in w.summarised
+    assert "wrong_0" not in w.summarised
