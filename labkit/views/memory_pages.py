@@ -40,7 +40,7 @@ mixes) are labelled, and the patches, validators and caches they act on are real
 REFLEXION = """## 1. Reflexion: a buffer of verbal reflections, trial by trial
 
 **Simulated actor** (it picks among each case's real patches); real visible tests decide
-keep or roll back, hidden tests score. After a rolled-back trial the wrapper writes a short
+keep or roll back, hidden tests score. After a trial that still fails the visible tests the wrapper writes a short
 reflection — action, error class, artifact, what is not yet ruled out — and prepends the
 buffer to the next trial. Step through one case:"""
 
@@ -117,13 +117,15 @@ def reflexion_pages(strategy: Reflexion, frame: pl.DataFrame, case: str) -> tupl
 
 def reflexion_demo(n_cases: int = 3, trials: int = 4, seed: int = 2) -> tuple[RepairCase, pl.DataFrame, Reflexion]:
     """The notebook's Reflexion run: the buffer arm on the first `n_cases` cases (SIMULATED actor,
-    real pytest verdicts). Returns (the case to step through, per-trial correctness, the wrapper)."""
+    real pytest verdicts). Returns (the case to step through — the first whose buffer got a
+    reflection in this run, so there is something to step through — per-trial correctness, the wrapper)."""
     from labkit.experiments.memory import reflexion
     from labkit.grading.verdicts import Checker
 
     cases = reflexion.cases()[:n_cases]
     frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=trials, seed=seed)
-    return cases[0], frame, strategy
+    reflected = {c for c, _, w in strategy.windows if w.reflections}
+    return next((c for c in cases if c.id in reflected), cases[0]), frame, strategy
 
 
 def reflexion_stepper(case: RepairCase, frame: pl.DataFrame, strategy: Reflexion) -> tuple[str, Stepper]:
