@@ -148,10 +148,19 @@ def counterexample_section(run: Run) -> str:
 
 
 def skills_html() -> str:
-    """Prompt tokens per disclosure level and retrieval precision as the library grows (a run)."""
+    """Prompt tokens per disclosure level, then retrieval precision, as the library grows (one
+    run, shown as two narrow tables so nothing is clipped at a laptop's width)."""
     from labkit.experiments.memory import skills
 
-    return frame_html(skills.measure())
+    m = skills.measure()
+    short = {c: c.replace(" tokens", "").replace(" (", ", ").rstrip(")") for c in m.columns if "tokens" in c}
+    costs = m.select("skills", pl.col("refused by the gate").alias("refused"), "composites",
+                     *[pl.col(c).round(1).alias(n) for c, n in short.items()])  # fmt: skip
+    hits = m.select("skills", "tasks", *[c for c in m.columns if c.startswith(("precision", "recall"))])
+    return "".join([
+        "<p><b>Mean prompt tokens per task, by disclosure level</b> (refused: candidates the gate turned away)</p>", frame_html(costs, digits=1),
+        "<p><b>Retrieval on held-out tasks</b> (precision@1 low: the 95% bootstrap lower bound)</p>", frame_html(hits),
+    ])  # fmt: skip
 
 
 def replay_html(run: Run) -> str:

@@ -1,6 +1,7 @@
 """Wrong answers for a HumanEval problem that are not strawmen: single-site mutants of its
 canonical solution (a comparison flipped, an operator swapped, a constant off by one, `and`
-for `or`), kept only when the problem's visible examples reject them — measured by a real
+for `or`, an `if` negated), kept only when the problem's visible examples reject them (and
+not by running into the wall limit) — measured by a real
 validation, never assumed. They give the Reflexion experiments problems with many plausible
 wrong options, so a buffer of reflections grows long enough for its budget to matter.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from labkit.core.types import Candidate
 
 if TYPE_CHECKING:
+    from labkit.core.types import Verdict
     from labkit.experiments.arms.suites import ArmCase
     from labkit.grading.verdicts import Checker
 
@@ -44,7 +46,7 @@ def _sites(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, str, str]]:
         elif isinstance(node, ast.Constant) and type(node.value) is int:
             yield node, "+1", f"{node.value} → {node.value + 1}"
             yield node, "-1", f"{node.value} → {node.value - 1}"
-        elif isinstance(node, (ast.If, ast.While)):
+        elif isinstance(node, ast.If):  # not a `while`: a negated loop condition mostly hangs
             yield node, "not", "condition negated"
 
 
@@ -57,7 +59,7 @@ def _mutate(node: ast.AST, variant: str) -> None:
         node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         node.value = node.value + (1 if variant == "+1" else -1)
-    elif isinstance(node, (ast.If, ast.While)):
+    elif isinstance(node, ast.If):
         node.test = ast.UnaryOp(ast.Not(), node.test)
 
 
@@ -97,7 +99,13 @@ def failing_mutants(case: ArmCase, checker: Checker, limit: int) -> list[tuple[s
     for start in range(0, len(named), 2 * limit):  # validate a batch at a time, two workers
         batch = named[start : start + 2 * limit]
         checker.warm([(c, case.task.suite) for _, c in batch], workers=2)
-        out += [(n, c) for n, c in batch if not checker.check(c, case.task.suite).verdict.resolved]
+        verdicts = [(n, c, checker.check(c, case.task.suite).verdict) for n, c in batch]
+        # a mutant killed at the wall limit (it loops) is left out: each of its runs costs the whole limit
+        out += [(n, c) for n, c, v in verdicts if not v.resolved and not _hung(v)]
         if len(out) >= limit:
             break
     return out[:limit]
+
+
+def _hung(verdict: Verdict) -> bool:
+    return any("wall limit" in f.message for f in verdict.evidence.failures)

@@ -40,16 +40,16 @@ __all__ = ["Setting", "arms", "measure", "problems", "reflection_tokens"]
 class Setting:
     """Every parameter of the truncation measurement, explicit."""
 
-    problems: int = 8  # drawn, before the min_failing filter
+    problems: int = 6  # drawn, before the min_failing filter
     draw_seed: int = 7
     min_sites: int = 12
     mutants: int = 8
     min_failing: int = 6
-    trials: int = 10
+    trials: int = 8
     generous: int = 4000  # tokens: never binds here
     tight: int = 150  # tokens: about one reflection
     p_fix: float = 0.1
-    seeds: tuple[int, ...] = tuple(range(16))
+    seeds: tuple[int, ...] = tuple(range(12))
 
 
 def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
@@ -65,7 +65,11 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
             pool.append(c.task.id)
     ids = random.Random(setting.draw_seed).sample(sorted(pool), setting.problems)
     loaded = load(sorted(ids, key=lambda i: int(i.split("-")[1])), mutants=setting.mutants, checker=checker)
-    return tuple(c for c in loaded if sum(p.name.startswith("mutant") for p in c.patches) >= setting.min_failing)
+    kept = tuple(c for c in loaded if sum(p.name.startswith("mutant") for p in c.patches) >= setting.min_failing)
+    # every state may be kept as progress over the stub and then scored: validate them all up front, two at a time
+    checker.warm([(cand, s) for c in kept for cand in c.states.values() for s in (c.task.suite, c.task.hidden)
+                  if s is not None], workers=2)  # fmt: skip
+    return kept
 
 
 def arms(setting: Setting) -> tuple[Arm, ...]:
