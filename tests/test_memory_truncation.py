@@ -30,11 +30,11 @@ def run(checker: Checker) -> tuple[tuple, rx.Result]:  # type: ignore[type-arg]
 def test_the_tight_budget_really_truncates_realistic_reflections(run: tuple, checker: Checker) -> None:  # type: ignore[type-arg]
     problems, _ = run
     assert len(problems) >= 4 and all(sum(p.name.startswith("mutant") for p in c.patches) >= 6 for c in problems)
-    assert tr.reflection_tokens(problems, checker, SETTING).low > SETTING.tight / 2  # one reflection fits, not two
+    assert tr.reflection_tokens(problems, checker, SETTING).low > 50  # realistic length (measured ~78)
     _, strategy = rx.run_arm(tr.arms(SETTING)[2], problems, checker, trials=LAST, seed=0, p_fix=SETTING.p_fix)
     windows = [w for _, _, w in strategy.windows]
     assert all(w.tokens <= SETTING.tight for w in windows)
-    assert max(w.dropped for w in windows) >= 3
+    assert max(len(w.reflections) for w in windows) == 1 and max(w.dropped for w in windows) >= 3
 
 
 def test_a_tight_budget_costs_success_whichever_end_it_keeps(run: tuple) -> None:  # type: ignore[type-arg]
