@@ -11,6 +11,9 @@ from labkit.experiments.memory import humaneval as he
 from labkit.experiments.memory import reflexion as rx
 from labkit.grading.verdicts import Checker
 
+# real validation of every state (a few hundred pytest runs through the sandbox): minutes on a shared CPU
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+
 TRIALS = 4
 
 

@@ -12,6 +12,9 @@ from labkit.experiments.memory import reflexion as rx
 from labkit.experiments.memory import truncation as tr
 from labkit.grading.verdicts import Checker
 
+# real validation of every state (a few hundred pytest runs through the sandbox): minutes on a shared CPU
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+
 SETTING = tr.Setting()  # 6 drawn problems, up to 8 mutants, 8 trials, 4000 vs 150 tokens, 12 seeds
 LAST = SETTING.trials
 NONE, GENEROUS, NEWEST, OLDEST, SUMMARY = (a.name for a in tr.arms(SETTING))
