@@ -1,0 +1,199 @@
+"""Is reflection worth it? The notebook's text, controls, tables and charts, built once for both twins.
+
+`notebooks/reflection_worth_it.py` (marimo) and `notebooks/reflection_worth_it.ipynb`
+(JupyterLab) call these functions and differ only in how they display the result. Every
+number comes from a ledger through `labkit.experiments.arms.metrics`: the SIMULATED sweep
+(`simulated_sweep`, computed here by labkit and cached per setting, so a slider only chooses
+which one to show) and the recorded real run (SmolLM2-135M, `data/arms/*.sqlite`, read
+offline; no model is called).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from labkit.core.paths import data_root
+from labkit.core.stats import Interval
+from labkit.core.types import Usage
+from labkit.experiments.arms import metrics
+from labkit.record.ledger import Ledger
+from labkit.views.controls import Slider
+from labkit.views.tables import cell_text
+
+__all__ = [
+    "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "REAL_MODEL", "SIM", "SIM_CASES", "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD",
+    "arms_chart", "arms_frame", "budget_md", "flip_frame", "real_ledgers", "real_md", "sim_settings", "simulated_sweep",
+]  # fmt: skip
+
+ARM_ORDER = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
+REAL_MODEL = "SmolLM2-135M"
+# 6 buggy repair cases and 2 already correct (the correct-original slice), fixed here.
+SIM_CASES = ("camel_to_snake", "chunks", "flatten", "is_palindrome", "median", "pluralize", "safe_div", "slugify")
+SIM_SEEDS = (0, 1, 2, 3)
+
+INTRO = """# Is reflection worth it? Same budget, hidden tests
+
+Reflection can only help when it brings **new evidence**: here, the failing visible tests'
+messages. So compare, under one budget (calls, tokens, wall time, reserved before every step),
+one draft, n samples plus selection, reflection on test failures, three intrinsic arms that
+only critique themselves (Self-Refine, a separate critic, self-written tests) and a stronger
+model in one shot — and score every arm on **hidden** tests its prompts never saw.
+
+First the arms side by side from a **SIMULATED** policy (its parameters are sliders; the engine,
+the budget and the validator are real); then a **REAL** run recorded with SmolLM2-135M, which
+solved nothing."""
+
+SIM_TITLE = "SIMULATED policy: solved on the hidden tests, per arm"
+FLIPS_MD = """## Who flipped, round by round
+
+Per arm and round, jobs that went **wrong → right** and **right → wrong** on the hidden tests (and
+those that stayed). Reflecting on failing tests fixes; the intrinsic arms and blind revisions can also
+break an answer that was already right (SIMULATED, the sweep above)."""
+STEPPER_MD = """## One case, every arm, round by round (REAL run, SmolLM2-135M)
+
+Each step is one round of one arm on the same problem: the prompt exactly as sent (visible tests and
+their results only; the hidden tests never reach a prompt), the reply, each candidate's code and
+visible results, its hidden result (pass or fail, nothing more) and the spend against the limit."""
+
+BUDGET = Slider(1, 4, 3, 1, "budget per job (model calls; tokens = 1024 × calls)")
+SIM = {
+    "p_fix_evidence": Slider(0.0, 1.0, 0.6, 0.05, "P(fix | failing-test evidence)"),
+    "p_fix_blind": Slider(0.0, 1.0, 0.3, 0.05, "P(fix | no evidence)"),
+    "p_break": Slider(0.0, 0.5, 0.15, 0.05, "P(break | correct, revised blind)"),
+    "rho": Slider(0.0, 0.9, 0.5, 0.1, "correlation between samples"),
+}
+
+
+def sim_settings(chosen: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The simulated policy's parameters: the sliders' defaults, overridden by `chosen`."""
+    unknown = set(chosen or {}) - set(SIM)
+    if unknown:
+        raise ValueError(f"unknown simulated-policy parameter(s) {sorted(unknown)}; they are {sorted(SIM)}")
+    return {k: float((chosen or {}).get(k, spec.value)) for k, spec in SIM.items()}
+
+
+@functools.lru_cache(maxsize=24)
+def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: float = 0.3, p_break: float = 0.15,
+                    rho: float = 0.5) -> Ledger:  # fmt: skip
+    """SIMULATED: every arm on SIM_CASES × SIM_SEEDS under a budget of `calls` calls; an in-memory ledger.
+
+    Cached per setting: a slider that returns to a setting shows it at once. The stronger arm is
+    a simulated stronger policy (P(fix | no evidence) 0.6), labelled as such.
+    """
+    from labkit.experiments.arms.run import Plan, jobs_for, merge, sweep
+
+    calls = int(calls)
+    if calls < 1:
+        raise ValueError(f"a budget needs at least 1 call, got {calls}")
+    sim = {"p_fix_evidence": float(p_fix_evidence), "p_fix_blind": float(p_fix_blind), "p_break": float(p_break), "rho": float(rho)}
+    plan = Plan(limit=Usage(tokens=1024 * calls, calls=calls, wall_seconds=600.0, cost_units=float(3 * calls + 2)),
+                sim=sim, stronger="sim", n=calls, rounds=calls)  # fmt: skip
+    results = sweep(plan, jobs_for("repair", SIM_CASES, ARM_ORDER, SIM_SEEDS), workers=1)
+    ledger = Ledger()
+    merge(ledger, results)
+    return ledger
+
+
+def real_ledgers(folder: Path | None = None) -> dict[str, tuple[Ledger, dict[str, Any]]]:
+    """The recorded real runs: suite -> (ledger, its .json summary), from data/arms (read only)."""
+    out = {}
+    for path in sorted((folder or data_root() / "arms").glob("*.sqlite")):
+        meta_path = path.with_suffix(".json")
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        out[str(meta.get("suite", path.stem))] = (Ledger(path, read_only=True), meta)
+    return out
+
+
+def _iv(x: Interval | None) -> str:
+    return "—" if x is None else f"{cell_text(x.estimate)} [{cell_text(x.low)}, {cell_text(x.high)}]"
+
+
+def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
+    rank = {a: k for k, a in enumerate(ARM_ORDER)}
+    return sorted(rows, key=lambda r: rank.get(r.arm, len(rank)))
+
+
+def arms_frame(ledger: Ledger) -> pl.DataFrame:
+    """One row per arm from the ledger: hidden success, visible, gap, broken, rounds, incomplete, spend beside the limit."""
+    rows = []
+    for r in _ordered(metrics.table(metrics.runs(ledger))):
+        s = r.spend or {}
+        rows.append({
+            "arm": r.arm, "jobs": r.jobs,
+            "solved (hidden) [95% CI]": r.status or _iv(r.success), "visible": _iv(r.visible), "visible − hidden": _iv(r.gap),
+            "right at round 1, wrong at end": _iv(r.broken_first), "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
+            "calls (limit)": f"{s['calls_mean']:.2f} ({s.get('limit_calls', float('nan')):.0f})" if s else "—",
+            "tokens (limit)": f"{s['tokens_mean']:.0f} ({s.get('limit_tokens', float('nan')):.0f})" if s else "—",
+        })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
+    """Hidden-test success per arm with its 95% bootstrap interval (arms not available are left out)."""
+    rows = [{"arm": r.arm, "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
+            for r in _ordered(metrics.table(metrics.runs(ledger))) if r.success is not None]  # fmt: skip
+    frame = pl.DataFrame(rows)
+    order = [str(r["arm"]) for r in rows]
+    y = alt.Y("arm:N", sort=order, title=None)
+    title, scale = "solved on the hidden tests (95% bootstrap interval)", alt.Scale(domain=[0, 1])
+    bar = alt.Chart(frame).mark_rule(strokeWidth=2, color="#4c78a8")
+    rule = bar.encode(y=y, x=alt.X("low:Q", scale=scale, title=title), x2="high:Q")
+    tip = ["arm", "solved", "low", "high"]
+    dot = alt.Chart(frame).mark_point(filled=True, size=80, color="#1f4e79").encode(
+        y=y, x=alt.X("solved:Q", scale=scale, title=title), tooltip=tip
+    )
+    return (rule + dot).properties(width=460, height=24 * max(1, len(rows)), title=title)
+
+
+def flip_frame(ledger: Ledger) -> pl.DataFrame:
+    """Per arm and round: how many jobs went wrong→right and right→wrong (and stayed), from the ledger."""
+    frame = metrics.runs(ledger)
+    out = []
+    for arm in (a for a in ARM_ORDER if a in set(frame["arm"])):
+        try:
+            t = metrics.flips(frame, arm)
+        except ValueError:  # not available: no scored job
+            continue
+        for rnd in t["round"].unique(maintain_order=True).to_list():
+            cell = {(b, a): int(c) for b, a, c in t.filter(pl.col("round") == rnd).select("before", "after", "count").iter_rows()}
+            out.append({"arm": arm, "round": rnd, "wrong → right": cell.get(("wrong", "right"), 0),
+                        "right → wrong": cell.get(("right", "wrong"), 0), "stayed right": cell.get(("right", "right"), 0),
+                        "stayed wrong": cell.get(("wrong", "wrong"), 0)})  # fmt: skip
+    return pl.DataFrame(out)
+
+
+def budget_md(ledger: Ledger, calls: int) -> str:
+    """The simulated sweep at this budget, in words, every number read from its table."""
+    rows = {r.arm: r for r in metrics.table(metrics.runs(ledger)) if r.success is not None}
+    best = max(rows.values(), key=lambda r: r.success.estimate if r.success else 0.0)
+    direct, reflect = rows.get("direct"), rows.get("reflect")
+    said = (f"reflect with test feedback solves **{_iv(reflect.success)}**, one draft **{_iv(direct.success)}**"
+            if direct and reflect and direct.success and reflect.success else "")  # fmt: skip
+    n_jobs = sum(r.jobs for r in rows.values())
+    return (f"**SIMULATED**, {calls} call{'s' if calls != 1 else ''} per job: {said}; highest: **{best.arm}** "
+            f"({_iv(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
+            "each validated for real; intervals are 95% bootstraps over jobs.")
+
+
+def real_md(suite: str, ledger: Ledger, meta: dict[str, Any]) -> str:
+    """What the recorded real run is and what it found, counted from its ledger."""
+    frame = metrics.runs(ledger).filter(pl.col("status") != "not available")
+    solved = frame.filter(pl.col("correct"))
+    cases, solved_cases = frame["case"].n_unique(), solved["case"].n_unique()
+    verdict = (f"It solved **{solved.height} of {frame.height}** jobs ({solved_cases} of {cases} problems in any arm)."
+               if solved.height else
+               f"It solved **0 of {frame.height}** jobs: no arm solved any of the {cases} problems. A 135M model cannot "
+               "answer the question; the table shows the machinery (same budget, spend beside the limit, incomplete "
+               "jobs counted), not a difference between arms.")  # fmt: skip
+    took = f" in {meta['seconds']:.0f} s" if "seconds" in meta else ""
+    cmd = f"\n\nRecorded{took} by `{meta['command']}`." if "command" in meta else ""
+    stronger = meta.get("stronger", "")
+    extra = " The stronger arm had no second model: **not available**, never stood in for." if stronger == "not available" else ""
+    return f"### REAL run: {REAL_MODEL}, {suite} ({cases} cases)\n\n{verdict}{extra}{cmd}"
