@@ -14,6 +14,7 @@ SHARED = {
     "judge_bias": "labkit.views.judge_page",
     "lessons": "labkit.views.lessons",
     "memory": "labkit.views.memory_pages",
+    "reflection_worth_it": "labkit.views.arms_page",
 }
 
 

@@ -98,23 +98,31 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         parts.append("<p style='margin:2px 0'>no model call this round</p>")
     scored = {str(x.detail.get("candidate")): x for x in at if x.role == Role.SCORER and x.kind == Kind.SCORE}
     verified = {str(x.detail.get("candidate")): x for x in at if x.role == Role.VALIDATOR and x.kind == Kind.VERIFY}
-    decided = {str(x.detail.get("candidate")): x for x in at if x.kind == Kind.DECIDE}
+    decided: dict[str, dict[str, Any]] = {}
+    for x in (x for x in at if x.kind == Kind.DECIDE):
+        for ch in x.detail.get("children") or [dict(x.detail, name=x.detail.get("offered") or x.detail.get("proposal"))]:
+            decided[str(ch.get("name"))] = dict(ch)
     rows, details = [], []
     for g in (x for x in at if x.role == Role.EXECUTOR and x.kind == Kind.GENERATE):
         cand = str(g.detail.get("candidate"))
         vis = _visible(verified[cand]) if cand in verified else []
         passed = sum(v["outcome"] == "passed" for v in vis)
         hidden = scored.get(cand)
-        d = decided.get(cand)
-        rows.append({"candidate": str(g.detail.get("proposal") or cand[:8]), "visible passed": f"{passed}/{len(vis)}" if vis else "—",
-                     "hidden": ("pass" if hidden.detail.get("correct") else "fail") if hidden else "not scored",
-                     "decision": str(d.detail.get("decision")) if d else "—", "why": str(d.detail.get("reason", "")) if d else ""})  # fmt: skip
+        name = str(g.detail.get("proposal") or cand[:8])
+        d = decided.get(name, {})
+        rows.append({"candidate": name, "visible passed": f"{passed}/{len(vis)}" if vis else "—",
+                     "hidden": ("pass" if hidden.detail.get("correct") else "fail") if hidden else "— (not kept)",
+                     "decision": str(d.get("decision", "—")), "why": str(d.get("reason", ""))})  # fmt: skip
         table = frame_html(pl.DataFrame(vis), colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}}) if vis else ""
         details.append(f"<details><summary>{e(rows[-1]['candidate'])}: code and visible test results</summary>"
                        f"<pre style='{_PRE}'>{e(_code(ledger, g))}</pre>{table}</details>")  # fmt: skip
     if rows:
         parts.append(frame_html(pl.DataFrame(rows), colours={"hidden": {"pass": "#2e7d32", "fail": "#c62828"},
                                                              "decision": _DECISION}) + "".join(details))  # fmt: skip
+    for h in scored.values():
+        held = "pass" if h.detail.get("correct") else "fail"
+        parts.append(f"<p style='margin:2px 0'><b>held after this round</b>: {e(str(h.detail.get('state', '')))} · "
+                     f"visible {'pass' if h.detail.get('visible') else 'fail'} · <b>hidden {held}</b></p>")  # fmt: skip
     for s in (x for x in at if x.kind == Kind.STOP):
         parts.append(f"<p style='margin:2px 0'><b>stop</b>: {e(str(s.detail.get('reason', '')))}</p>")
     return "<div class='labkit-arms-step' style='line-height:1.4'>" + "".join(parts) + "</div>"

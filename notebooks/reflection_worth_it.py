@@ -1,0 +1,101 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(
+    width="medium",
+    app_title="Is reflection worth it? Same budget, hidden tests",
+)
+
+
+@app.cell(hide_code=True)
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import arms_page as page
+
+    mo.md(page.INTRO)
+    return (page,)
+
+
+@app.cell(hide_code=True)
+def _():
+    from labkit.views import arms_steps as steps
+    from labkit.views.tables import frame_html
+
+    return frame_html, steps
+
+
+@app.cell
+def _(mo, page):
+    def _slider(c):
+        return mo.ui.slider(c.start, c.stop, value=c.value, step=c.step, label=c.label, show_value=True)
+
+    budget = _slider(page.BUDGET)
+    policy = mo.ui.dictionary({k: _slider(c) for k, c in page.SIM.items()}).form(
+        submit_button_label="re-run the simulated sweep with these parameters", bordered=False
+    )
+    mo.vstack([budget, mo.accordion({"the simulated policy's parameters": policy})])
+    return budget, policy
+
+
+@app.cell
+def _(budget, mo, page, policy):
+    # labkit runs the sweep (real engine and validator, simulated policy) and caches it per setting
+    with mo.status.spinner(title="running the simulated sweep (first time per setting: tens of seconds)"):
+        sim = page.simulated_sweep(budget.value, **page.sim_settings(policy.value))
+    return (sim,)
+
+
+@app.cell
+def _(budget, frame_html, mo, page, sim):
+    mo.vstack(
+        [
+            mo.md(page.budget_md(sim, budget.value)),
+            page.arms_chart(sim, page.SIM_TITLE),
+            mo.Html(frame_html(page.arms_frame(sim))),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(frame_html, mo, page, sim):
+    mo.vstack([mo.md(page.FLIPS_MD), mo.Html(frame_html(page.flip_frame(sim)))])
+    return
+
+
+@app.cell
+def _(frame_html, mo, page):
+    real = page.real_ledgers()
+    mo.vstack(
+        [
+            mo.vstack([mo.md(page.real_md(suite, ledger, meta)), mo.Html(frame_html(page.arms_frame(ledger)))])
+            for suite, (ledger, meta) in real.items()
+        ]
+    )
+    return (real,)
+
+
+@app.cell
+def _(mo, page, real, steps):
+    # every page built once by labkit from the recorded ledger; stepping happens in the browser
+    arms_step = mo.ui.anywidget(steps.case_stepper(real["humaneval"][0]))
+    mo.vstack([mo.md(page.STEPPER_MD), arms_step])
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views.glossary import glossary_html
+
+    mo.Html(glossary_html(["f2p", "p2p", "stop_reasons", "decisions"]))
+    return
+
+
+if __name__ == "__main__":
+    app.run()
