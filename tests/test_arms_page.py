@@ -57,6 +57,8 @@ def test_budget_caption_and_settings_are_read_not_assumed() -> None:
     ledger = _ledger(["direct", "reflect"], [0], p_fix_blind=1.0)
     said = page.budget_md(ledger, 2)
     assert said.startswith("**SIMULATED**") and "1.000" in said
+    chart = page.arms_chart(ledger, page.SIM_TITLE).to_dict()
+    assert chart["title"] == page.SIM_TITLE and "SIMULATED" in chart["title"]
     assert page.sim_settings({"rho": 0.2}) == {**{k: c.value for k, c in page.SIM.items()}, "rho": 0.2}
     with pytest.raises(ValueError, match="unknown simulated-policy parameter"):
         page.sim_settings({"p_fix": 0.5})

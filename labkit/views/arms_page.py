@@ -112,7 +112,8 @@ def real_ledgers(folder: Path | None = None) -> dict[str, tuple[Ledger, dict[str
 
 
 def _iv(x: Interval | None) -> str:
-    return "—" if x is None else f"{cell_text(x.estimate)} [{cell_text(x.low)}, {cell_text(x.high)}]"
+    """estimate [low, high], 3 decimals; the bracket never breaks across lines."""
+    return "—" if x is None else f"{cell_text(x.estimate)} [{cell_text(x.low)},\u00a0{cell_text(x.high)}]"
 
 
 def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
@@ -142,12 +143,12 @@ def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
     frame = pl.DataFrame(rows)
     order = [str(r["arm"]) for r in rows]
     y = alt.Y("arm:N", sort=order, title=None)
-    title, scale = "solved on the hidden tests (95% bootstrap interval)", alt.Scale(domain=[0, 1])
+    axis, scale = "solved on the hidden tests (95% bootstrap interval)", alt.Scale(domain=[0, 1])
     bar = alt.Chart(frame).mark_rule(strokeWidth=2, color="#4c78a8")
-    rule = bar.encode(y=y, x=alt.X("low:Q", scale=scale, title=title), x2="high:Q")
+    rule = bar.encode(y=y, x=alt.X("low:Q", scale=scale, title=axis), x2="high:Q")
     tip = ["arm", "solved", "low", "high"]
     dot = alt.Chart(frame).mark_point(filled=True, size=80, color="#1f4e79").encode(
-        y=y, x=alt.X("solved:Q", scale=scale, title=title), tooltip=tip
+        y=y, x=alt.X("solved:Q", scale=scale, title=axis), tooltip=tip
     )
     return (rule + dot).properties(width=460, height=24 * max(1, len(rows)), title=title)
 

@@ -70,7 +70,7 @@ def _code(ledger: Ledger, e: Event) -> str:
 def _visible(e: Event) -> list[dict[str, Any]]:
     ev = e.evidence_value or {}
     results = ((ev.get("verdict") or {}).get("evidence") or {}).get("results") or []
-    return [{"test": str(r[0]).split("::")[-1], "outcome": str(r[1]), "message": str(r[2])[:300]} for r in results]
+    return [{"id": str(r[0]), "test": str(r[0]).split("::")[-1], "outcome": str(r[1]), "message": str(r[2])[:300]} for r in results]
 
 
 def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event], before: list[Event], limit: dict[str, Any], simulated: bool) -> str:  # fmt: skip
@@ -107,13 +107,14 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         cand = str(g.detail.get("candidate"))
         vis = _visible(verified[cand]) if cand in verified else []
         passed = sum(v["outcome"] == "passed" for v in vis)
+        n_tests = sum("::" in v["id"] for v in vis)
         hidden = scored.get(cand)
         name = str(g.detail.get("proposal") or cand[:8])
         d = decided.get(name, {})
-        rows.append({"candidate": name, "visible passed": f"{passed}/{len(vis)}" if vis else "—",
+        rows.append({"candidate": name, "visible passed": f"{passed}/{n_tests}" if vis else "—",
                      "hidden": ("pass" if hidden.detail.get("correct") else "fail") if hidden else "— (not kept)",
                      "decision": str(d.get("decision", "—")), "why": str(d.get("reason", ""))})  # fmt: skip
-        table = frame_html(pl.DataFrame(vis), colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}}) if vis else ""
+        table = frame_html(pl.DataFrame(vis).drop("id"), colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}}) if vis else ""
         details.append(f"<details><summary>{e(rows[-1]['candidate'])}: code and visible test results</summary>"
                        f"<pre style='{_PRE}'>{e(_code(ledger, g))}</pre>{table}</details>")  # fmt: skip
     if rows:
