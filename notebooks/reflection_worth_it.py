@@ -65,7 +65,8 @@ def _(budget, frame_html, mo, page, sim):
 
 @app.cell
 def _(frame_html, mo, page, sim):
-    mo.vstack([mo.md(page.FLIPS_MD), mo.Html(frame_html(page.flip_frame(sim)))])
+    _flips = page.flip_frame(sim)
+    mo.vstack([mo.md(page.FLIPS_MD), mo.md(page.flips_md(_flips)), mo.Html(frame_html(_flips))])
     return
 
 

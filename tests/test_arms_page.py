@@ -122,3 +122,14 @@ def test_opening_the_page_imports_no_model_client() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_flip_caption_counts_breaks_from_the_table() -> None:
+    breaking = Ledger()  # a critic that is always wrong sends right answers back; every blind revision breaks
+    plan = Plan(sim={"p_break": 1.0, "critic_accuracy": 0.0})
+    merge(breaking, sweep(plan, jobs_for("repair", ["is_palindrome"], ["self_refine"], [0]), workers=1))
+    flips = page.flip_frame(breaking)
+    assert flips["right → wrong"].sum() >= 1
+    assert "right answer(s) broke, in self_refine" in page.flips_md(flips)
+    calm = page.flip_frame(_ledger(["direct"], [0], p_fix_blind=1.0))
+    assert page.flips_md(calm).startswith("1 wrong answer(s) were fixed; no right answer broke")

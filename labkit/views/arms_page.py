@@ -29,7 +29,7 @@ from labkit.views.tables import cell_text
 
 __all__ = [
     "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "REAL_MODEL", "SIM", "SIM_CASES", "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD",
-    "arms_chart", "arms_frame", "budget_md", "flip_frame", "real_ledgers", "real_md", "sim_settings", "simulated_sweep",
+    "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md", "sim_settings", "simulated_sweep",
 ]  # fmt: skip
 
 ARM_ORDER = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
@@ -54,8 +54,7 @@ SIM_TITLE = "SIMULATED policy: solved on the hidden tests, per arm"
 FLIPS_MD = """## Who flipped, round by round
 
 Per arm and round, jobs that went **wrong → right** and **right → wrong** on the hidden tests (and
-those that stayed). Reflecting on failing tests fixes; the intrinsic arms and blind revisions can also
-break an answer that was already right (SIMULATED, the sweep above)."""
+those that stayed), SIMULATED, from the sweep above."""
 STEPPER_MD = """## One case, every arm, round by round (REAL run, SmolLM2-135M)
 
 Each step is one round of one arm on the same problem: the prompt exactly as sent (visible tests and
@@ -67,6 +66,7 @@ SIM = {
     "p_fix_evidence": Slider(0.0, 1.0, 0.6, 0.05, "P(fix | failing-test evidence)"),
     "p_fix_blind": Slider(0.0, 1.0, 0.3, 0.05, "P(fix | no evidence)"),
     "p_break": Slider(0.0, 0.5, 0.15, 0.05, "P(break | correct, revised blind)"),
+    "critic_accuracy": Slider(0.0, 1.0, 0.7, 0.05, "P(a critique is right about the code)"),
     "rho": Slider(0.0, 0.9, 0.5, 0.1, "correlation between samples"),
 }
 
@@ -81,7 +81,7 @@ def sim_settings(chosen: Mapping[str, float] | None = None) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=24)
 def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: float = 0.3, p_break: float = 0.15,
-                    rho: float = 0.5) -> Ledger:  # fmt: skip
+                    critic_accuracy: float = 0.7, rho: float = 0.5) -> Ledger:  # fmt: skip
     """SIMULATED: every arm on SIM_CASES × SIM_SEEDS under a budget of `calls` calls; an in-memory ledger.
 
     Cached per setting: a slider that returns to a setting shows it at once. The stronger arm is
@@ -92,7 +92,8 @@ def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: fl
     calls = int(calls)
     if calls < 1:
         raise ValueError(f"a budget needs at least 1 call, got {calls}")
-    sim = {"p_fix_evidence": float(p_fix_evidence), "p_fix_blind": float(p_fix_blind), "p_break": float(p_break), "rho": float(rho)}
+    sim = {"p_fix_evidence": float(p_fix_evidence), "p_fix_blind": float(p_fix_blind), "p_break": float(p_break),
+           "critic_accuracy": float(critic_accuracy), "rho": float(rho)}  # fmt: skip
     plan = Plan(limit=Usage(tokens=1024 * calls, calls=calls, wall_seconds=600.0, cost_units=float(3 * calls + 2)),
                 sim=sim, stronger="sim", n=calls, rounds=calls)  # fmt: skip
     results = sweep(plan, jobs_for("repair", SIM_CASES, ARM_ORDER, SIM_SEEDS), workers=1)
@@ -129,9 +130,10 @@ def arms_frame(ledger: Ledger) -> pl.DataFrame:
         rows.append({
             "arm": r.arm, "jobs": r.jobs,
             "solved (hidden) [95% CI]": r.status or _iv(r.success), "visible": _iv(r.visible), "visible − hidden": _iv(r.gap),
-            "right at round 1, wrong at end": _iv(r.broken_first), "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
-            "calls (limit)": f"{s['calls_mean']:.2f} ({s.get('limit_calls', float('nan')):.0f})" if s else "—",
-            "tokens (limit)": f"{s['tokens_mean']:.0f} ({s.get('limit_tokens', float('nan')):.0f})" if s else "—",
+            "broken after round 1": _iv(r.broken_first), "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
+            "spend: calls, tokens (limit)": (f"{s['calls_mean']:.2f}, {s['tokens_mean']:.0f} "
+                                             f"({s.get('limit_calls', float('nan')):.0f}, {s.get('limit_tokens', float('nan')):.0f})")
+            if s else "—",
         })  # fmt: skip
     return pl.DataFrame(rows)
 
@@ -168,6 +170,18 @@ def flip_frame(ledger: Ledger) -> pl.DataFrame:
                         "right → wrong": cell.get(("right", "wrong"), 0), "stayed right": cell.get(("right", "right"), 0),
                         "stayed wrong": cell.get(("wrong", "wrong"), 0)})  # fmt: skip
     return pl.DataFrame(out)
+
+
+def flips_md(frame: pl.DataFrame) -> str:
+    """The flip table's caption: how many answers broke, counted from the table itself."""
+    broke = int(frame["right → wrong"].sum()) if frame.height else 0
+    fixed = int(frame["wrong → right"].sum()) if frame.height else 0
+    where = ", ".join(sorted(set(frame.filter(pl.col("right → wrong") > 0)["arm"]))) if broke else ""
+    said = (f"{broke} right answer(s) broke, in {where}" if broke else
+            "no right answer broke here: a break that fails a visible protective test is rolled back, and a right "
+            "answer is only revised blind when a critique wrongly rejects it (lower the critic's accuracy and raise "
+            "P(break) to see breaks)")  # fmt: skip
+    return f"{fixed} wrong answer(s) were fixed; {said}."
 
 
 def budget_md(ledger: Ledger, calls: int) -> str:
