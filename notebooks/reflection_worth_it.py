@@ -58,6 +58,7 @@ def _(budget, frame_html, mo, page, sim):
             mo.md(page.budget_md(sim, budget.value)),
             page.arms_chart(sim, page.SIM_TITLE),
             mo.Html(frame_html(page.arms_frame(sim))),
+            mo.Html(frame_html(page.spend_frame(sim))),
         ]
     )
     return
@@ -75,7 +76,13 @@ def _(frame_html, mo, page):
     real = page.real_ledgers()
     mo.vstack(
         [
-            mo.vstack([mo.md(page.real_md(suite, ledger, meta)), mo.Html(frame_html(page.arms_frame(ledger)))])
+            mo.vstack(
+                [
+                    mo.md(page.real_md(suite, ledger, meta)),
+                    mo.Html(frame_html(page.arms_frame(ledger))),
+                    mo.Html(frame_html(page.spend_frame(ledger))),
+                ]
+            )
             for suite, (ledger, meta) in real.items()
         ]
     )

@@ -39,9 +39,13 @@ def test_arms_table_and_flips_come_from_the_ledger_and_change_with_it() -> None:
     for ledger in (never, always):
         frame, runs = page.arms_frame(ledger), metrics.runs(ledger)
         assert frame["arm"].to_list() == ["direct", "reflect"] and frame["jobs"].to_list() == [4, 4]
+        spend = page.spend_frame(ledger)
         for arm in ("direct", "reflect"):  # the shown estimate is the jobs' mean hidden success
             mean = runs.filter(pl.col("arm") == arm)["correct"].cast(pl.Float64).mean()
             assert _solved(frame, arm) == f"{mean:.3f}"
+            calls = runs.filter(pl.col("arm") == arm)["calls"]
+            shown = spend.filter(pl.col("arm") == arm)["calls: mean, max"][0]
+            assert shown == f"{calls.mean():.2f}, {calls.max():.0f} (limit {Plan().limit.calls})"
     # a buggy case never fixed vs always fixed; the already-correct case is right either way
     assert _solved(page.arms_frame(never), "direct") == "0.500"
     assert _solved(page.arms_frame(always), "direct") == "1.000"

@@ -29,7 +29,7 @@ from labkit.views.tables import cell_text
 
 __all__ = [
     "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "REAL_MODEL", "SIM", "SIM_CASES", "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD",
-    "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md", "sim_settings", "simulated_sweep",
+    "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md", "sim_settings", "simulated_sweep", "spend_frame",
 ]  # fmt: skip
 
 ARM_ORDER = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
@@ -61,7 +61,7 @@ Each step is one round of one arm on the same problem: the prompt exactly as sen
 their results only; the hidden tests never reach a prompt), the reply, each candidate's code and
 visible results, its hidden result (pass or fail, nothing more) and the spend against the limit."""
 
-BUDGET = Slider(1, 4, 3, 1, "budget per job (model calls; tokens = 1024 × calls)")
+BUDGET = Slider(1, 4, 3, 1, "budget: calls per job")
 SIM = {
     "p_fix_evidence": Slider(0.0, 1.0, 0.6, 0.05, "P(fix | failing-test evidence)"),
     "p_fix_blind": Slider(0.0, 1.0, 0.3, 0.05, "P(fix | no evidence)"),
@@ -123,17 +123,27 @@ def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
 
 
 def arms_frame(ledger: Ledger) -> pl.DataFrame:
-    """One row per arm from the ledger: hidden success, visible, gap, broken, rounds, incomplete, spend beside the limit."""
+    """One row per arm from the ledger: what it solved (hidden), visible, the gap, right answers broken."""
+    rows = []
+    for r in _ordered(metrics.table(metrics.runs(ledger))):
+        rows.append({
+            "arm": r.arm, "jobs": r.jobs, "solved (hidden) [95% CI]": r.status or _iv(r.success),
+            "visible": _iv(r.visible), "visible − hidden": _iv(r.gap), "right after round 1, wrong at end": _iv(r.broken_first),
+        })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def spend_frame(ledger: Ledger) -> pl.DataFrame:
+    """One row per arm: rounds worked, incomplete (out of budget, still counted), spend beside the limit."""
     rows = []
     for r in _ordered(metrics.table(metrics.runs(ledger))):
         s = r.spend or {}
+        lim = (f" (limit {s.get('limit_calls', float('nan')):.0f})", f" (limit {s.get('limit_tokens', float('nan')):.0f})")
         rows.append({
-            "arm": r.arm, "jobs": r.jobs,
-            "solved (hidden) [95% CI]": r.status or _iv(r.success), "visible": _iv(r.visible), "visible − hidden": _iv(r.gap),
-            "broken after round 1": _iv(r.broken_first), "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
-            "spend: calls, tokens (limit)": (f"{s['calls_mean']:.2f}, {s['tokens_mean']:.0f} "
-                                             f"({s.get('limit_calls', float('nan')):.0f}, {s.get('limit_tokens', float('nan')):.0f})")
-            if s else "—",
+            "arm": r.arm, "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
+            "calls: mean, max": f"{s['calls_mean']:.2f}, {s['calls_max']:.0f}{lim[0]}" if s else r.status,
+            "tokens: mean, max": f"{s['tokens_mean']:.0f}, {s['tokens_max']:.0f}{lim[1]}" if s else "—",
+            "tokens per success": _iv(r.tokens_per_success),
         })  # fmt: skip
     return pl.DataFrame(rows)
 
@@ -192,7 +202,7 @@ def budget_md(ledger: Ledger, calls: int) -> str:
     said = (f"reflect with test feedback solves **{_iv(reflect.success)}**, one draft **{_iv(direct.success)}**"
             if direct and reflect and direct.success and reflect.success else "")  # fmt: skip
     n_jobs = sum(r.jobs for r in rows.values())
-    return (f"**SIMULATED**, {calls} call{'s' if calls != 1 else ''} per job: {said}; highest: **{best.arm}** "
+    return (f"**SIMULATED**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{best.arm}** "
             f"({_iv(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
             "each validated for real; intervals are 95% bootstraps over jobs.")
 
