@@ -78,7 +78,8 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
     at = [x for x in evs if x.round == rnd]
     settled = [x for x in at if x.role == Role.BUDGET and x.calls + x.tokens + x.cost_units + x.wall_seconds > 0]
     so_far = [x for x in before if x.role == Role.BUDGET] + settled
-    spend = (f"<b>spend this round</b>: {sum(x.calls for x in settled)} calls, {sum(x.tokens for x in settled)} tokens, "
+    n_calls = sum(x.calls for x in settled)
+    spend = (f"<b>spend this round</b>: {n_calls} call{'' if n_calls == 1 else 's'}, {sum(x.tokens for x in settled)} tokens, "
              f"{sum(x.wall_seconds for x in settled):.1f} s · <b>so far</b>: {sum(x.calls for x in so_far)} of "
              f"{limit.get('calls', '?')} calls, {sum(x.tokens for x in so_far)} of {limit.get('tokens', '?')} tokens")  # fmt: skip
     who = "SIMULATED policy" if simulated else "real model"
