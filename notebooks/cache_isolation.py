@@ -31,6 +31,7 @@ def _():
     import polars as pl
 
     from labkit.experiments import cache_isolation as cache_case
+    from labkit.views import cache_page as page
     from labkit.views.report import scores_frame, step_labels
     from labkit.views.charts_trace import scores_chart
     from labkit.views.downloads import FORMATS, encode, steps_frame
@@ -49,6 +50,7 @@ def _():
         encode,
         frame_html,
         glossary_html,
+        page,
         pl,
         scores_chart,
         scores_frame,
@@ -189,24 +191,18 @@ def _(Stepper, ask_model, cache_case, mo, step_labels, suite, trace_pages):
 
 
 @app.cell(hide_code=True)
-def _(STATIC_NOTE, cache_case, mo, static):
+def _(STATIC_NOTE, cache_case, mo, page, static):
     your_hypothesis = mo.ui.text_area(
         value="",
-        label="Your hypothesis (one falsifiable cause)",
-        placeholder="e.g. the cache key leaves out something that makes a price differ",
+        label=page.YOURS_HYPOTHESIS_LABEL,
+        placeholder=page.YOURS_PLACEHOLDER,
         full_width=True,
         disabled=static,
     )
-    your_diff = mo.ui.code_editor(value=cache_case.PATCH_TEMPLATE, language="diff", label="Your patch (a unified diff of pricing.py)", disabled=static)
+    your_diff = mo.ui.code_editor(value=cache_case.PATCH_TEMPLATE, language="diff", label=page.YOURS_DIFF_LABEL, disabled=static)
     your_run = mo.ui.run_button(label="Test my patch", disabled=static)
     mo.vstack([
-        mo.md(
-            "## Try your own patch\n\n"
-            "Write a hypothesis and a diff of `pricing.py` (the code is shown in each card's diff; "
-            "the cache key is decided on line 28). Your patch goes through **the same protected "
-            "validator, patch-size cap and decision** as every round above, and its card shows "
-            "the outcome the same way. Editing the tests is not allowed: the validator will say so."
-        ),
+        mo.md(page.YOURS),
         your_hypothesis,
         your_diff,
         your_run,
@@ -216,14 +212,11 @@ def _(STATIC_NOTE, cache_case, mo, static):
 
 
 @app.cell
-def _(cache_case, mo, suite, your_diff, your_hypothesis, your_run):
-    mo.stop(not your_run.value, mo.md("_Write a hypothesis, edit the diff, then press **Test my patch**._"))
-    from labkit.views.step_card import step_html
-    from labkit.views.report import step_view
-
-    with mo.status.spinner(title="Testing your patch (a real pytest run)…", remove_on_exit=True):
+def _(cache_case, mo, page, suite, your_diff, your_hypothesis, your_run):
+    mo.stop(not your_run.value, mo.md(page.YOURS_WAIT))
+    with mo.status.spinner(title=page.YOURS_RUNNING, remove_on_exit=True):
         yours = cache_case.try_patch(your_hypothesis.value, your_diff.value)
-    mo.Html(step_html(step_view(yours, 1, suite)))
+    mo.Html(page.yours_html(yours, suite))
     return
 
 

@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 SHARED = {
+    "cache_isolation": "labkit.views.cache_page",
     "diminishing_returns": "labkit.views.diminishing",
     "judge_bias": "labkit.views.judge_page",
     "lessons": "labkit.views.lessons",

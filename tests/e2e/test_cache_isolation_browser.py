@@ -2,7 +2,8 @@
 
 with a real provider named in LABKIT_MODEL and no key, the scripted storylines stay scripted
 (the lesson is shown, nothing fails) and only "ask a real model" reads the setting; and a
-student's own hypothesis and diff come back as a step card with the loop's decision.
+student's own hypothesis and diff come back as a step card with the loop's decision — in
+marimo and in the JupyterLab twin (ipywidgets: a Textarea, a Button, an Output).
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import os
 import pytest
 
 from e2e import browser as e2e
+from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 NOTEBOOK = e2e.NOTEBOOKS / "cache_isolation.py"
+TWIN = e2e.NOTEBOOKS / "cache_isolation.ipynb"
+HYPOTHESIS = "the cache key leaves out the user, so users share one entry"
 COMPOSITE = (e2e.ROOT / "data" / "cache_isolation" / "patches" / "composite_key.diff").read_text()
 
 
@@ -69,6 +73,46 @@ def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeyp
                 page.screenshot(path=str(e2e.BUILD / "cache-isolation-class-FAILED.png"), full_page=True)
                 raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
             page.screenshot(path=str(e2e.BUILD / "cache-isolation-your-patch.png"), full_page=True)
+        assert not errors, f"uncaught errors in the page: {errors}"
+    finally:
+        ctx.close()
+
+
+def test_jupyterlab_try_your_own_patch(chromium):
+    ctx = chromium.context()
+    try:
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        with e2e.jupyter_lab(TWIN) as server:
+            try:
+                page.goto(f"{server.url}/lab/tree/{TWIN.name}?token={server.token}")
+                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
+                page.wait_for_function(
+                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+                    timeout=e2e.SERVER_TIMEOUT * 1000,
+                )
+                _one_idle_kernel(server, TWIN.name)
+                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+                cells = page.evaluate(_CELLS)
+                failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
+                assert not failed, f"cells not run or raised: {failed}"
+
+                page.get_by_text("Write a hypothesis, edit the diff, then press").wait_for()
+                diff = page.locator(".labkit-diff textarea")
+                assert "edit this line: what must the key contain?" in diff.input_value()  # the template
+                page.get_by_placeholder("e.g. the cache key leaves out").fill(HYPOTHESIS)
+                diff.fill(COMPOSITE)
+                page.get_by_role("button", name="Test my patch").click()
+                card = page.locator(".labkit-step", has_text=HYPOTHESIS)
+                card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+                text = card.inner_text()
+                assert "Round 1: keep" in text and "2 now pass" in text, text
+                page.get_by_role("button", name="Test my patch").scroll_into_view_if_needed()
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-your-patch-jupyter.png"))
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-your-patch-jupyter-FAILED.png"))
+                raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()
