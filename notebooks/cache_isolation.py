@@ -15,14 +15,8 @@ def _():
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    # User B sees user A's price
-
-    A pricing service caches each price after the first fetch. Prices are **per user**,
-    but the cache key is only `product_id`. Below, Alice reads product `p1` (her price: 100),
-    then Bob reads the same product (his price: 80). This is run for real, in a subprocess:
-    """)
+def _(mo, page):
+    mo.md(page.LEAK)
     return
 
 
@@ -36,7 +30,6 @@ def _():
     from labkit.views.charts_trace import scores_chart
     from labkit.views.downloads import FORMATS, encode, steps_frame
     from labkit.views.export import STATIC_NOTE, is_static_export
-    from labkit.views.glossary import glossary_html
     from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
     from labkit.views.tables import frame_html
@@ -49,7 +42,6 @@ def _():
         cache_case,
         encode,
         frame_html,
-        glossary_html,
         page,
         pl,
         scores_chart,
@@ -69,15 +61,8 @@ def _(cache_case, frame_html, mo, pl):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    Asking the model to "think again" about this code changes nothing: it is the same
-    model reading the same text. What changes the information state is **external
-    evidence**: the protected acceptance below — two cross-user *isolation* tests (failing)
-    and two *same-user hit* tests (protective, counted through the database's query counter).
-
-    Pick a storyline for the reflector, then step through the rounds.
-    """)
+def _(mo, page):
+    mo.md(page.EVIDENCE)
     return
 
 
@@ -114,14 +99,14 @@ def _(branch, mo, run_branch):
 
 
 @app.cell
-def _(Stepper, cache_case, glossary_html, ledger_frame, mo, step_labels, trace, trace_pages):
+def _(Stepper, cache_case, ledger_frame, mo, page, step_labels, trace, trace_pages):
     # Every step's card and ledger rows are computed once, here; the stepper shows them
     # in the browser and only chooses which one — stepping never re-runs the loop.
     suite = cache_case.case().suite
     stepper = mo.ui.anywidget(
         Stepper(len(trace.rounds) + 1, step_labels(trace), unit="step", pages=trace_pages(trace, suite, ledger_frame))
     )
-    mo.vstack([stepper, mo.Html(glossary_html(["decisions", "f2p", "p2p", "patch_size"]))])
+    mo.vstack([stepper, mo.Html(page.glossary())])
     return (suite,)
 
 
@@ -221,17 +206,8 @@ def _(cache_case, mo, page, suite, your_diff, your_hypothesis, your_run):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    ## On the failing tests alone, two patches look identical
-
-    The same validator, on all four candidates. Both the composite key and "disable the
-    cache" pass the isolation tests; only the protective *same-user hit* tests tell them
-    apart. And the five-changes rewrite also goes green — but nobody can say which of
-    its changes fixed the leak, so the patch-size rule rolls it back. (Patch size is
-    files/hunks/lines: `1f/1h/2l` is one file, one hunk, two changed lines; this case allows
-    at most 2 hunks and 8 lines.)
-    """)
+def _(mo, page):
+    mo.md(page.COMPARE)
     return
 
 
@@ -246,13 +222,8 @@ def _(cache_case, frame_html, mo):
 
 
 @app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
-    ## What to remember — with its condition
-
-    Only a verified correction yields experience, and the lesson keeps the condition under
-    which it holds. The scripted reflector distils it; provenance points at this run.
-    """)
+def _(mo, page):
+    mo.md(page.REMEMBER)
     return
 
 
