@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from labkit.core.types import Usage
+
 
 class LabkitError(Exception):
     """Base of every error labkit raises on purpose."""
@@ -101,10 +106,14 @@ class ModelUnavailable(ModelError):
 
 
 class ReplyFormatError(ModelError):
-    """The model replied, but not in the format asked for (e.g. invalid JSON or record)."""
+    """The model replied, but not in the format asked for (e.g. invalid JSON or record).
 
-    def __init__(self, message: str, reply: str = "") -> None:
+    `reply` is the raw text; `usage` what the call spent (set by the gateway: it was paid for).
+    """
+
+    def __init__(self, message: str, reply: str = "", usage: Usage | None = None) -> None:
         self.reply = reply
+        self.usage = usage
         super().__init__(message)
 
 

@@ -101,7 +101,11 @@ def request(
         sent["logprobs"] = True
     if top_logprobs:
         sent["top_logprobs"] = int(top_logprobs)
-    if json_schema is not None:
+    if "response_format" in params:  # litellm-style: sent on as given, its schema checked
+        if json_schema is not None:
+            raise ModelError("give json_schema or response_format, not both")
+        json_schema = schema_of(params["response_format"])
+    elif json_schema is not None:
         if not isinstance(json_schema, Mapping):
             raise ModelError(
                 f"json_schema must be a JSON Schema dict, got {type(json_schema).__name__}"
@@ -117,6 +121,27 @@ def request(
             sent["extra_body"] = {**params.pop("extra_body", {}), "grammar": grammar}
     sent.update(params)
     return Request(model, tuple(frozen), MappingProxyType(sent), float(timeout), json_schema)
+
+
+def schema_of(response_format: Any) -> Mapping[str, Any]:
+    """The JSON Schema inside a litellm/OpenAI `response_format` (type json_schema or json_object).
+
+    A json_object request becomes the schema {"type": "object"}; the gateway sends every
+    schema on as the same `response_format` a real provider reads, and checks the reply.
+    """
+    if not isinstance(response_format, Mapping):
+        raise ModelError(f"response_format must be a dict, got {type(response_format).__name__}")
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return {"type": "object"}
+    inner = response_format.get("json_schema")
+    if kind != "json_schema" or not isinstance(inner, Mapping) or not isinstance(inner.get("schema"), Mapping):
+        raise ModelError(
+            "response_format must be {'type': 'json_schema', 'json_schema': {'name': ..., "
+            "'schema': {...}}} or {'type': 'json_object'}, "
+            f"got {dict(response_format)!r}"
+        )
+    return inner["schema"]
 
 
 def check_json(text: str, schema: Mapping[str, Any]) -> Any:

@@ -73,8 +73,11 @@ def complete(
     """One chat completion through litellm, recorded, paid for and (optionally) cached.
 
     `logprobs`/`top_logprobs` fill `Reply.logprobs` with the first generated token's top
-    log-probabilities. `json_schema` asks for JSON matching it and checks the reply
-    (ReplyFormatError otherwise); `grammar` is a GBNF grammar for llama.cpp engines.
+    log-probabilities. `json_schema` asks for JSON matching it (sent as litellm's
+    `response_format`; a `response_format=` given instead is sent on unchanged) and checks
+    the reply (ReplyFormatError, carrying the reply and its usage, otherwise); labkit's
+    llama.cpp engines (SmolLM2) turn the schema into a decoding constraint. `grammar` is a
+    GBNF grammar for llama.cpp engines.
     Extra `params` go to litellm as they are (seed=, stop=, api_base=, api_key=, and for
     labkit providers replay_key=, transcript=, gguf=). A sampled call (temperature > 0)
     is cached under its parameters: pass seed=i to draw distinct samples.
@@ -264,6 +267,7 @@ class _Call:
         try:
             check_json(reply.text, self.req.json_schema)
         except ReplyFormatError as e:
+            e.usage = reply.usage  # the call was made and paid for
             self._error(e, reply.usage, outputs=reply.text)
             raise
 

@@ -164,7 +164,7 @@ class Arm:
         usage = act.usage + (before.usage if before else Usage())
         raw = "\n---\n".join(_shown(a) for a in (before, act) if a is not None)
         if act.candidate is None:
-            return Proposal(failure="reply has no ```python block", raw=raw, usage=usage)
+            return Proposal(failure=act.error or "reply has no usable code", raw=raw, usage=usage)
         child = Child(target=act.candidate, name=act.state or f"model:{act.candidate.digest[:8]}", source=source)
         return Proposal((child,), raw=raw, usage=usage, note=source)
 

@@ -22,19 +22,21 @@ files that are weak (only check the function runs). Every draw is seeded by
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Protocol
+from typing import Any, Protocol
 
 from labkit.core.types import Candidate, Usage
 from labkit.experiments.arms.suites import ArmCase, StateKind
 from labkit.loop.strategies import module_of
 from labkit.loop.strategy import Situation
 
-__all__ = ["Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
+__all__ = ["CODE_SCHEMA", "CRITIQUE_SCHEMA", "TESTS_SCHEMA", "Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
 
 _N = NormalDist()
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
@@ -49,6 +51,7 @@ class Act:
     ok: bool = False  # a critique accepts the code
     state: str = ""  # the simulated state reached ("" for a model)
     prompt: str = ""  # the request as sent (for the stepper and the hidden-text test)
+    error: str = ""  # why the reply is unusable (not the format asked for), "" if usable
 
 
 class Policy(Protocol):
@@ -180,18 +183,49 @@ class SimulatedPolicy:
 
 
 _SYSTEM = "You write correct Python. Reply with the complete module in one ```python block."
+_SYSTEM_JSON = ('You write correct Python. Reply with JSON: {"code": [...]}, the complete module, one string '
+                'per source line, for example {"code": ["import math", "", "def area(r):", "    return math.pi * r * r"]}.')
+MAX_LINES, LINE_CHARS = 40, 120  # a constrained module: at most 40 lines of at most 120 characters
+
+
+def _record(**fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+
+
+# What a constrained model is asked for (litellm `response_format`; llama.cpp decodes under it).
+# Code is a list of lines: a small model ends a JSON string where it would end a line, so one
+# string per line keeps it writing past the first line (one long string stopped there).
+_LINES = {"type": "array", "items": {"type": "string", "maxLength": LINE_CHARS}, "minItems": 1, "maxItems": MAX_LINES}
+CODE_SCHEMA = _record(code=_LINES)
+CRITIQUE_SCHEMA = _record(verdict={"type": "string", "enum": ["OK", "BUG"]}, reason={"type": "string", "maxLength": 300})
+TESTS_SCHEMA = _record(tests=_LINES)
+
+
+def _unfence(text: str) -> str:
+    """Code given inside a JSON string may still carry a ```python fence: keep what is inside."""
+    m = _FENCE.search(text)
+    return m.group(1) if m else text
 
 
 @dataclass(frozen=True)
 class ModelPolicy:
-    """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name)."""
+    """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name).
+
+    `constrained` (the default) asks for JSON records through the gateway's `json_schema`
+    (litellm's `response_format`; SmolLM2's llama.cpp decodes under the schema as a
+    grammar): code as {"code": [lines]}, a critique as {"verdict": "OK"|"BUG", "reason": ...},
+    self-written tests as {"tests": [lines]}. A reply that is still not what was asked (cut off
+    by max_tokens, empty code) is an `Act` with `error` saying so, recorded as that
+    round's failure. `constrained=False` asks for a ```python block in free text instead.
+    """
 
     model: str
-    max_tokens: int = 256
+    max_tokens: int = 384  # room for a 40-line module as JSON (truncated JSON is an unusable reply)
     temperature: float = 0.8  # drafts are samples; revisions too (seeded per request)
     seed: int = 0
     name: str = ""
     ledger_run: str = ""
+    constrained: bool = True
 
     @property
     def simulated(self) -> bool:
@@ -199,45 +233,81 @@ class ModelPolicy:
 
         return is_simulated(self.model)
 
-    def _ask(self, user: str, system: str, key: str) -> Act:
+    def _ask(self, user: str, system: str, key: str, schema: dict[str, Any] | None = None) -> Act:
+        from labkit.core.errors import ReplyFormatError
         from labkit.models.gateway import complete
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         seed = int(_u(self.seed, key) * 2**31)
-        reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
+        shape = schema if self.constrained else None
+        try:
+            reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature,
+                             seed=seed, json_schema=shape)  # fmt: skip
+        except ReplyFormatError as e:  # paid for, recorded as this round's failure
+            return Act(text=e.reply, usage=e.usage or Usage(calls=1), prompt=user, error=f"reply is not the record asked for: {e}")
         return Act(text=reply.text, usage=reply.usage, prompt=user)
 
+    def _lines(self, act: Act, name: str) -> str:
+        """A constrained reply's `name` field (a list of lines, checked by the gateway) as text."""
+        if act.error or not self.constrained:
+            return ""
+        return "\n".join(json.loads(act.text)[name])
+
     def _code(self, s: Situation, act: Act) -> Act:
-        m = _FENCE.search(act.text)
-        if m is None:
+        if act.error:
             return act
-        code = m.group(1) if m.group(1).endswith("\n") else m.group(1) + "\n"
+        if self.constrained:
+            code = _unfence(self._lines(act, "code"))
+            if not code.strip():
+                return replace(act, error='reply\'s "code" is empty')
+        else:
+            m = _FENCE.search(act.text)
+            if m is None:
+                return replace(act, error="reply has no ```python block")
+            code = m.group(1)
+        code = code if code.endswith("\n") else code + "\n"
         cand = s.candidate.with_files({**s.candidate.files, module_of(s.candidate): code}, label="model")
         return replace(act, candidate=cand)
+
+    @property
+    def _system(self) -> str:
+        return _SYSTEM_JSON if self.constrained else _SYSTEM
 
     def _task(self, s: Situation) -> str:
         mod = module_of(s.candidate)
         return f"Module {mod}:\n```python\n{s.candidate.files[mod]}```\n\nVisible tests:\n```python\n{_visible_tests(s)}```"
 
     def draft(self, s: Situation, k: int) -> Act:
-        return self._code(s, self._ask(f"{self._task(s)}\n\nWrite the complete module so the function is correct.", _SYSTEM, f"{s.case}:draft:{k}"))
+        ask = f"{self._task(s)}\n\nWrite the complete module so the function is correct."
+        return self._code(s, self._ask(ask, self._system, f"{s.case}:draft:{k}", CODE_SCHEMA))
 
     def revise(self, s: Situation, evidence: str) -> Act:
         ask = f"These visible tests fail:\n{evidence}\nFix the module." if evidence else "The visible tests pass. Fix any real bug."
-        return self._code(s, self._ask(f"{self._task(s)}\n\n{ask}", _SYSTEM, f"{s.case}:revise:{s.round}"))
+        return self._code(s, self._ask(f"{self._task(s)}\n\n{ask}", self._system, f"{s.case}:revise:{s.round}", CODE_SCHEMA))
 
     def critique(self, s: Situation, critic: bool) -> Act:
-        system = ("You review Python code written by someone else. " if critic else "You wrote this code; review it. ") + \
-            "Answer with one line: OK if it is correct, else BUG: <what is wrong>."  # fmt: skip
-        act = self._ask(self._task(s), system, f"{s.case}:critique:{critic}:{s.round}")
+        who = "You review Python code written by someone else. " if critic else "You wrote this code; review it. "
+        how = ('Reply with JSON: {"verdict": "OK" if it is correct else "BUG", "reason": "<why; what is wrong>"}.'
+               if self.constrained else "Answer with one line: OK if it is correct, else BUG: <what is wrong>.")  # fmt: skip
+        act = self._ask(self._task(s), who + how, f"{s.case}:critique:{critic}:{s.round}", CRITIQUE_SCHEMA)
+        if self.constrained:
+            return replace(act, ok=not act.error and json.loads(act.text)["verdict"] == "OK")
         return replace(act, ok=act.text.strip().upper().startswith("OK"))
 
     def refine(self, s: Situation, critique: str) -> Act:
-        return self._code(s, self._ask(f"{self._task(s)}\n\nReview: {critique[:600]}\nRewrite the module accordingly.", _SYSTEM, f"{s.case}:refine:{s.round}"))
+        if self.constrained:  # the critique's reason, not its JSON wrapping
+            with contextlib.suppress(json.JSONDecodeError, AttributeError):
+                critique = str(json.loads(critique).get("reason", critique))
+        ask = f"{self._task(s)}\n\nReview: {critique[:600]}\nRewrite the module accordingly."
+        return self._code(s, self._ask(ask, self._system, f"{s.case}:refine:{s.round}", CODE_SCHEMA))
 
     def write_tests(self, s: Situation) -> Act:
         mod = module_of(s.candidate)[:-3].replace("/", ".")
         user = f"{self._task(s)}\n\nWrite pytest tests (import {mod}; plain assert statements) for this code. Tests only."
+        if self.constrained:
+            system = 'You write pytest tests. Reply with JSON: {"tests": [...]}, the test module, one string per source line.'
+            act = self._ask(user, system, f"{s.case}:tests:{s.round}", TESTS_SCHEMA)
+            return replace(act, text=_unfence(self._lines(act, "tests")))
         act = self._ask(user, "You write pytest tests. Reply with one ```python block.", f"{s.case}:tests:{s.round}")
         m = _FENCE.search(act.text)
         return replace(act, text=m.group(1) if m else "")
