@@ -13,6 +13,7 @@ import pytest
 from labkit.core.types import Usage
 from labkit.experiments.arms import metrics
 from labkit.experiments.arms.arms import ARMS
+from labkit.experiments.arms.policy import CODE_SCHEMA
 from labkit.experiments.arms.run import Plan, jobs_for, merge, run_job, sweep
 from labkit.experiments.arms.suites import HIDDEN, humaneval_cases, repair_arm_cases
 from labkit.record.ledger import Ledger
@@ -34,9 +35,13 @@ def test_no_hidden_test_text_or_result_reaches_a_prompt(monkeypatch: pytest.Monk
     """Every arm, on a model policy whose every request is captured: no hidden line, path or id."""
     prompts: list[str] = []
 
-    def fake_complete(model: str, messages: list[dict[str, str]], **kw: Any) -> Any:
+    def fake_complete(model: str, messages: list[dict[str, str]], json_schema: Any = None, **kw: Any) -> Any:
         prompts.append("\n".join(m["content"] for m in messages))
-        text = "BUG: it is wrong" if "review" in messages[0]["content"] else "```python\ndef nothing():\n    return None\n```"
+        review = "review" in messages[0]["content"]
+        text = "BUG: it is wrong" if review else "```python\ndef nothing():\n    return None\n```"
+        if json_schema is not None:  # the constrained policy asks for a record
+            field = next(iter(json_schema["properties"]))
+            text = json.dumps({"verdict": "BUG", "reason": "it is wrong"} if review else {field: ["def nothing():", "    return None"]})
         return SimpleNamespace(text=text, usage=Usage(tokens=50, calls=1, cost_units=1.0))
 
     import labkit.models.gateway as gateway
@@ -157,3 +162,65 @@ def test_metrics_flip_matrix_counts_every_job_once_per_round() -> None:
     flips = metrics.flips(frame, "reflect")
     assert set(flips.group_by("round").agg(pl.col("count").sum())["count"]) == {frame.height}
     assert json.dumps(metrics.table(frame)[0].spend)  # spend is reported beside the limit
+
+
+def _events(r: Any, kind: str) -> list[dict[str, Any]]:
+    return [e for e in r.events if e["kind"] == kind]
+
+
+def test_a_model_policy_asks_for_a_schema_and_a_reply_that_is_not_the_record_is_a_recorded_failure() -> None:
+    """Through the real gateway (scripted model): each call carries the schema as litellm's
+    response_format; a JSON record's lines become the module; a reply that is not the record
+    asked for is that round's explained failure, and the job still finishes."""
+    from labkit.models import replay
+
+    case = repair_arm_cases(["pluralize"])[0]
+    correct = next(c for c, kind in case.states.values() if kind == "correct")
+    module = next(p for p in correct.files if not p.startswith("tests/"))
+    seen: list[dict[str, Any]] = []
+
+    def reply(good: bool) -> Any:
+        def fn(messages: Any, params: Any) -> str:
+            seen.append(dict(params))
+            return json.dumps({"code": correct.files[module].splitlines()}) if good else "Sure! Here is the code."
+        return fn
+
+    limit = Usage(tokens=4096, calls=2, wall_seconds=600.0, cost_units=10.0)
+    job = jobs_for("repair", ["pluralize"], ["direct"], [0])[0]
+    bad = run_job(Plan(model=replay.script(reply(False), name="arms-bad"), limit=limit), job)
+    (proposal,) = [e for e in _events(bad, "reflect") if e["role"] == "reflector"]
+    assert proposal["detail"]["failure"].startswith("reply is not the record asked for: reply is not JSON")
+    assert proposal["calls"] == 1 and proposal["tokens"] > 0  # paid for, recorded
+    assert bad.status == "complete"
+    fmt = seen[-1]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == CODE_SCHEMA
+    good = run_job(Plan(model=replay.script(reply(True), name="arms-good"), limit=limit), job)
+    row = metrics.runs(_ledger_of(good)).row(0, named=True)
+    assert row["correct"] and not metrics.runs(_ledger_of(bad)).row(0, named=True)["correct"]
+
+
+def test_an_unconstrained_model_policy_reads_a_python_block_and_sends_no_schema() -> None:
+    from labkit.experiments.arms.policy import ModelPolicy
+    from labkit.models import replay
+
+    seen: list[dict[str, Any]] = []
+
+    def fn(messages: Any, params: Any) -> str:
+        seen.append(dict(params))
+        return "no block here"
+
+    case = repair_arm_cases(["pluralize"])[0]
+    model = replay.script(fn, name="arms-free")
+    policy = ModelPolicy(model, records=False)
+    from labkit.loop.strategy import Situation
+
+    s = Situation(1, case.task.start, None, case="pluralize", suite=case.task.suite)  # type: ignore[arg-type]
+    act = policy.draft(s, 0)
+    assert act.candidate is None and act.error == "reply has no ```python block"
+    assert "response_format" not in seen[-1]
+
+
+def _ledger_of(r: Any) -> Ledger:
+    ledger = Ledger()
+    merge(ledger, [r])
+    return ledger

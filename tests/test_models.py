@@ -94,6 +94,42 @@ def test_stub_server_reply_and_nominal_cost() -> None:
     assert stub.requests == 1 and stub.bodies[0]["max_tokens"] == 4
 
 
+SCHEMA = {"type": "object", "properties": {"code": {"type": "array", "items": {"type": "string"}}},
+          "required": ["code"], "additionalProperties": False}  # fmt: skip
+FORMAT = {"type": "json_schema", "json_schema": {"name": "module", "schema": SCHEMA, "strict": True}}
+
+
+def test_response_format_goes_to_a_real_provider_unchanged_and_the_reply_is_checked() -> None:
+    with StubOpenAI(reply='{"code": ["x = 1"]}') as stub:
+        reply = models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", response_format=FORMAT)
+        assert reply.text == '{"code": ["x = 1"]}'
+        assert stub.bodies[-1]["response_format"] == FORMAT  # litellm's own field, as given
+        models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", json_schema=SCHEMA)
+        assert stub.bodies[-1]["response_format"]["json_schema"]["schema"] == SCHEMA  # the same request
+    ledger = Ledger()
+    with StubOpenAI(reply='{"code": "x = 1"}') as stub, pytest.raises(ReplyFormatError, match="code") as err:
+        models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", response_format=FORMAT, ledger=ledger)
+    assert err.value.reply == '{"code": "x = 1"}' and err.value.usage is not None and err.value.usage.calls == 1
+    assert ledger.events()[-1].detail["error"] == "ReplyFormatError"
+
+
+def test_response_format_reaches_a_scripted_provider_and_a_bad_one_is_named() -> None:
+    seen: list[dict[str, object]] = []
+
+    def fn(messages: object, params: dict[str, object]) -> str:
+        seen.append(dict(params))
+        return '{"code": []}'
+
+    models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format=FORMAT)
+    assert seen[-1]["response_format"] == FORMAT
+    with pytest.raises(ModelError, match="response_format must be"):
+        models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format={"type": "json"})
+    with pytest.raises(ModelError, match="not both"):
+        models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format=FORMAT, json_schema=SCHEMA)
+    assert models.complete(replay.script(fn, name="fmt-pass"), ASK,
+                           response_format={"type": "json_object"}).text == '{"code": []}'  # fmt: skip
+
+
 def test_timeout_is_model_timeout_and_budget_keeps_the_reservation() -> None:
     ledger, budget = Ledger(), Budget(limits(calls=3))
     with StubOpenAI(latency=3.0) as stub, pytest.raises(ModelTimeout, match="0.5s"):

@@ -211,12 +211,15 @@ def _unfence(text: str) -> str:
 class ModelPolicy:
     """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name).
 
-    `constrained` (the default) asks for JSON records through the gateway's `json_schema`
-    (litellm's `response_format`; SmolLM2's llama.cpp decodes under the schema as a
-    grammar): code as {"code": [lines]}, a critique as {"verdict": "OK"|"BUG", "reason": ...},
-    self-written tests as {"tests": [lines]}. A reply that is still not what was asked (cut off
-    by max_tokens, empty code) is an `Act` with `error` saying so, recorded as that
-    round's failure. `constrained=False` asks for a ```python block in free text instead.
+    `records` (the default) asks for JSON records: code as {"code": [lines]}, a critique as
+    {"verdict": "OK"|"BUG", "reason": ...}, self-written tests as {"tests": [lines]}; each
+    reply is checked against its schema. `constrained` (the default) also sends the schema
+    through the gateway's `json_schema` (litellm's `response_format`; SmolLM2's llama.cpp
+    decodes under it as a grammar); `constrained=False` only asks for it in the prompt (the
+    well-formed rate with and without the constraint: `labkit.experiments.arms.wellformed`).
+    A reply that is still not what was asked (cut off by max_tokens, empty code) is an
+    `Act` with `error` saying so, recorded as that round's failure. `records=False` asks for
+    a ```python block in free text instead.
     """
 
     model: str
@@ -225,6 +228,7 @@ class ModelPolicy:
     seed: int = 0
     name: str = ""
     ledger_run: str = ""
+    records: bool = True
     constrained: bool = True
 
     @property
@@ -235,28 +239,34 @@ class ModelPolicy:
 
     def _ask(self, user: str, system: str, key: str, schema: dict[str, Any] | None = None) -> Act:
         from labkit.core.errors import ReplyFormatError
+        from labkit.models.call import check_json
         from labkit.models.gateway import complete
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         seed = int(_u(self.seed, key) * 2**31)
-        shape = schema if self.constrained else None
+        shape = schema if self.records else None
         try:
             reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature,
-                             seed=seed, json_schema=shape)  # fmt: skip
+                             seed=seed, json_schema=shape if self.constrained else None)  # fmt: skip
         except ReplyFormatError as e:  # paid for, recorded as this round's failure
             return Act(text=e.reply, usage=e.usage or Usage(calls=1), prompt=user, error=f"reply is not the record asked for: {e}")
+        if shape is not None:  # checked here too: unconstrained, and for any stand-in for the gateway
+            try:
+                check_json(reply.text, shape)
+            except ReplyFormatError as e:
+                return Act(text=reply.text, usage=reply.usage, prompt=user, error=f"reply is not the record asked for: {e}")
         return Act(text=reply.text, usage=reply.usage, prompt=user)
 
     def _lines(self, act: Act, name: str) -> str:
-        """A constrained reply's `name` field (a list of lines, checked by the gateway) as text."""
-        if act.error or not self.constrained:
+        """A record reply's `name` field (a list of lines, checked against the schema) as text."""
+        if act.error or not self.records:
             return ""
         return "\n".join(json.loads(act.text)[name])
 
     def _code(self, s: Situation, act: Act) -> Act:
         if act.error:
             return act
-        if self.constrained:
+        if self.records:
             code = _unfence(self._lines(act, "code"))
             if not code.strip():
                 return replace(act, error='reply\'s "code" is empty')
@@ -271,7 +281,7 @@ class ModelPolicy:
 
     @property
     def _system(self) -> str:
-        return _SYSTEM_JSON if self.constrained else _SYSTEM
+        return _SYSTEM_JSON if self.records else _SYSTEM
 
     def _task(self, s: Situation) -> str:
         mod = module_of(s.candidate)
@@ -288,14 +298,14 @@ class ModelPolicy:
     def critique(self, s: Situation, critic: bool) -> Act:
         who = "You review Python code written by someone else. " if critic else "You wrote this code; review it. "
         how = ('Reply with JSON: {"verdict": "OK" if it is correct else "BUG", "reason": "<why; what is wrong>"}.'
-               if self.constrained else "Answer with one line: OK if it is correct, else BUG: <what is wrong>.")  # fmt: skip
+               if self.records else "Answer with one line: OK if it is correct, else BUG: <what is wrong>.")  # fmt: skip
         act = self._ask(self._task(s), who + how, f"{s.case}:critique:{critic}:{s.round}", CRITIQUE_SCHEMA)
-        if self.constrained:
+        if self.records:
             return replace(act, ok=not act.error and json.loads(act.text)["verdict"] == "OK")
         return replace(act, ok=act.text.strip().upper().startswith("OK"))
 
     def refine(self, s: Situation, critique: str) -> Act:
-        if self.constrained:  # the critique's reason, not its JSON wrapping
+        if self.records:  # the critique's reason, not its JSON wrapping
             with contextlib.suppress(json.JSONDecodeError, AttributeError):
                 critique = str(json.loads(critique).get("reason", critique))
         ask = f"{self._task(s)}\n\nReview: {critique[:600]}\nRewrite the module accordingly."
@@ -304,7 +314,7 @@ class ModelPolicy:
     def write_tests(self, s: Situation) -> Act:
         mod = module_of(s.candidate)[:-3].replace("/", ".")
         user = f"{self._task(s)}\n\nWrite pytest tests (import {mod}; plain assert statements) for this code. Tests only."
-        if self.constrained:
+        if self.records:
             system = 'You write pytest tests. Reply with JSON: {"tests": [...]}, the test module, one string per source line.'
             act = self._ask(user, system, f"{s.case}:tests:{s.round}", TESTS_SCHEMA)
             return replace(act, text=_unfence(self._lines(act, "tests")))
