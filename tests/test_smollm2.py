@@ -100,3 +100,26 @@ def test_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         models.complete(MODEL, [{"role": "user", "content": "hi"}])
     with pytest.raises(ModelUnavailable, match="needs a file"):
         models.complete("labkit/gguf", [{"role": "user", "content": "hi"}])
+
+
+def test_a_schema_constraint_makes_replies_the_record_asked_for_where_the_prompt_alone_does_not() -> None:
+    """The arms' critique request on 10 HumanEval problems (one seed each): with the schema sent
+    as a decoding constraint every reply is the record; asked only in the prompt, some are not."""
+    from labkit.experiments.arms import wellformed
+
+    cases = wellformed.sample(10)
+    on = wellformed.measure(MODEL, cases, what="critique", constrained=True)
+    off = wellformed.measure(MODEL, cases, what="critique", constrained=False)
+    assert on.asked == off.asked == 10
+    assert on.records == 10, on.errors
+    assert off.records < on.records, "the prompt alone already gave every record: the test shows nothing"
+    assert all(e.startswith("reply is not the record asked for") for e in off.errors)
+
+
+def test_a_constrained_code_request_is_a_json_module_through_the_arms_policy() -> None:
+    from labkit.experiments.arms import wellformed
+
+    got = wellformed.measure(MODEL, wellformed.sample(2, seed=5), what="code", constrained=True)
+    assert got.records + len(got.errors) == 2
+    # under the constraint only a reply cut off by max_tokens (not JSON) or an empty module may fail
+    assert all("not JSON" in e or "empty" in e for e in got.errors), got.errors

@@ -230,6 +230,7 @@ class ModelPolicy:
     ledger_run: str = ""
     records: bool = True
     constrained: bool = True
+    timeout: float = 120.0  # seconds per call: the wall each call reserves (arms.CALL_WALL)
 
     @property
     def simulated(self) -> bool:
@@ -247,7 +248,7 @@ class ModelPolicy:
         shape = schema if self.records else None
         try:
             reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature,
-                             seed=seed, json_schema=shape if self.constrained else None)  # fmt: skip
+                             seed=seed, json_schema=shape if self.constrained else None, timeout=self.timeout)  # fmt: skip
         except ReplyFormatError as e:  # paid for, recorded as this round's failure
             return Act(text=e.reply, usage=e.usage or Usage(calls=1), prompt=user, error=f"reply is not the record asked for: {e}")
         if shape is not None:  # checked here too: unconstrained, and for any stand-in for the gateway

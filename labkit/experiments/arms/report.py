@@ -27,19 +27,19 @@ def _i(x: Interval | None, pct: bool = True) -> str:
 def markdown(ledger: Ledger) -> str:
     frame = metrics.runs(ledger)
     judged = metrics.self_test_judgements(ledger)
-    head = ("| arm | jobs | success (hidden) | visible | visible−hidden gap | first-right broken | gain r1 | gain r2 | "
+    head = ("| arm | jobs | success (hidden) | visible | visible−hidden gap | first-right broken | start-right broken | gain r1 | gain r2 | "
             "rounds | rollback | incomplete | calls mean/max (limit) | tokens mean/max (limit) | tokens per success |")  # fmt: skip
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in metrics.table(frame, rounds=2):
         if r.status:
-            lines.append(f"| {r.arm} | {r.jobs} | {r.status} |" + " |" * 11)
+            lines.append(f"| {r.arm} | {r.jobs} | {r.status} |" + " |" * 12)
             continue
         s = r.spend or {}
         calls = f"{s.get('calls_mean', 0):.1f}/{s.get('calls_max', 0):.0f} ({s.get('limit_calls', float('nan')):.0f})"
         toks = f"{s.get('tokens_mean', 0):.0f}/{s.get('tokens_max', 0):.0f} ({s.get('limit_tokens', float('nan')):.0f})"
         g = [_i(x) for x in r.gains[:2]] + ["—"] * (2 - len(r.gains[:2]))
         lines.append(
-            f"| {r.arm} | {r.jobs} | {_i(r.success)} | {_i(r.visible)} | {_i(r.gap)} | {_i(r.broken_first)} | {g[0]} | {g[1]} | "
+            f"| {r.arm} | {r.jobs} | {_i(r.success)} | {_i(r.visible)} | {_i(r.gap)} | {_i(r.broken_first)} | {_i(r.broken_start)} | {g[0]} | {g[1]} | "
             f"{_i(r.rounds, pct=False)} | {r.rollback:.0%} | {_i(r.incomplete)} | {calls} | {toks} | {_i(r.tokens_per_success, pct=False)} |"
         )  # fmt: skip
     wrong = judged.filter(~pl.col("hidden_pass"))
