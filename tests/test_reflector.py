@@ -56,3 +56,26 @@ def test_bad_replies_are_recorded_failures_then_a_good_one_is_kept():
     assert "does not apply" in reasons[3]
     assert trace.final_verdict.resolved
     assert ledger.frame("model").filter(ledger.frame("model")["kind"] == "reflect").height == 5
+
+
+def test_a_constrained_reflector_sends_the_record_schema_and_bad_replies_keep_their_specific_errors():
+    from labkit.grading.validator import Validator
+    from labkit.loop.engine import run_loop
+    from labkit.loop.reflector import REPLY_SCHEMA
+
+    replies = iter(["Sure, the bug is in the cache.", reply(CASE.patch("composite_key").diff)])
+    sent = []
+
+    def fn(messages, params):
+        sent.append(dict(params))
+        return next(replies)
+
+    model = script(fn, name="reflector-constrained")
+    refl = ModelReflector(model, environment=CASE.environment, constrained=True)
+    assert not ModelReflector(model).uses_schema and ModelReflector("labkit/smollm2").uses_schema
+    trace = run_loop(CASE.start, CASE.suite, Validator(), refl, max_rounds=3,
+                     patch_cap=dict(CASE.patch_cap), run_id="constrained")
+    assert [s["response_format"]["json_schema"]["schema"] for s in sent] == [REPLY_SCHEMA] * 2
+    reason = trace.rounds[0].decision.reason
+    assert "not JSON" in reason and "missing hypothesis" in reason  # the same error as unconstrained
+    assert trace.rounds[1].decision.decision == Decision.KEEP and trace.final_verdict.resolved

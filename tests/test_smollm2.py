@@ -110,6 +110,7 @@ def test_a_schema_constraint_makes_replies_the_record_asked_for_where_the_prompt
     cases = wellformed.sample(10)
     on = wellformed.measure(MODEL, cases, what="critique", constrained=True)
     off = wellformed.measure(MODEL, cases, what="critique", constrained=False)
+    print(f"\nwell-formed critique records: constrained {on.records}/{on.asked}, prompt only {off.records}/{off.asked}")
     assert on.asked == off.asked == 10
     assert on.records == 10, on.errors
     assert off.records < on.records, "the prompt alone already gave every record: the test shows nothing"
@@ -120,6 +121,7 @@ def test_a_constrained_code_request_is_a_json_module_through_the_arms_policy() -
     from labkit.experiments.arms import wellformed
 
     got = wellformed.measure(MODEL, wellformed.sample(2, seed=5), what="code", constrained=True)
+    print(f"\nconstrained code records {got.records}/2, defining the function {got.defines}/2; {got.errors}")
     assert got.records + len(got.errors) == 2
     # under the constraint only a reply cut off by max_tokens (not JSON) or an empty module may fail
     assert all("not JSON" in e or "empty" in e for e in got.errors), got.errors

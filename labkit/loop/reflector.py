@@ -39,6 +39,30 @@ then answer with ONE JSON object and nothing else, in one of two forms:
 Never edit test files. Never list several causes: if you cannot choose one, ask for an experiment."""
 
 
+_TEXT: dict[str, Any] = {"type": "string"}
+_TEXTS: dict[str, Any] = {"type": "array", "items": _TEXT}
+
+
+def _object(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+# The two reply forms of SYSTEM as one JSON Schema: sent as litellm's `response_format` when
+# the reflector is constrained (llama.cpp engines decode under it). It fixes the shape only;
+# read_reply still checks the content (evidence seen, one cause, a diff that applies).
+REPLY_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        _object(experiment=_object(question=_TEXT, probe=_TEXT)),
+        _object(
+            phenomenon=_TEXT, evidence_ref=_TEXT, environment=_TEXT,
+            hypothesis=_object(cause=_TEXT, refuted_if=_TEXT), action=_TEXT,
+            expected=_object(acceptance=_TEXTS, protective=_TEXTS), diff=_TEXT,
+        ),  # fmt: skip
+    ]
+}
+LOCAL_ENGINES = ("labkit/smollm2", "labkit/gguf")  # decode under a schema in-process
+
+
 def situation_prompt(s: Situation, environment: str) -> str:
     """The user message: environment, evidence table, observations, rejected hypotheses, candidate."""
     lines = [
@@ -72,6 +96,15 @@ class ModelReflector:
     branch: str = "main"  # replay key prefix: which authored storyline to follow
     max_tokens: int = 1024
     extra: dict[str, Any] = field(default_factory=dict)
+    # Ask for REPLY_SCHEMA as a decoding constraint. None: only for labkit's llama.cpp engines
+    # (SmolLM2, labkit/gguf:...); scripted and replayed transcripts keep their replies as authored.
+    constrained: bool | None = None
+
+    @property
+    def uses_schema(self) -> bool:
+        if self.constrained is not None:
+            return self.constrained
+        return self.model.startswith(LOCAL_ENGINES)
 
     @property
     def simulated(self) -> bool:
@@ -91,9 +124,12 @@ class ModelReflector:
         params: dict[str, Any] = dict(self.extra)
         if self.transcript is not None:
             params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
-        reply = complete(
-            self.model, messages, max_tokens=self.max_tokens, temperature=0.0, **params
-        )
+        schema = REPLY_SCHEMA if self.uses_schema and key != "distill" else None
+        try:
+            reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=0.0,
+                             json_schema=schema, **params)  # fmt: skip
+        except ReplyFormatError as e:  # not the shape asked for: read_reply names what is wrong
+            return e.reply, e.usage or Usage(calls=1)
         return reply.text, reply.usage
 
     def propose(self, situation: Situation) -> Proposal:
