@@ -1,6 +1,6 @@
 """A sweep of arms: cases per second on 1 vs 2 warm workers, local process pool and Ray, same run.
 
-    .venv/bin/python benchmarks/sweep.py [--cases 12] [--arms direct,reflect] [--seeds 0,1] [--no-ray]
+    .venv/bin/python benchmarks/sweep.py [--cases 12] [--arms direct,reflect] [--seeds 0,1] [--backends local,ray]
 
 SIMULATED policy on the repair cases (the first --cases of them), every job validated for
 real by pytest in the sandbox (the engine's validator). Like with like: every configuration
@@ -84,7 +84,8 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=12)
     ap.add_argument("--arms", default="direct,reflect")
     ap.add_argument("--seeds", default="0,1")
-    ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--backends", default="local,ray")
+    ap.add_argument("--no-ray", action="store_true", help="same as --backends local")
     a = ap.parse_args()
     names = sorted(_cases("repair"))
     if a.cases >= len(names):
@@ -99,7 +100,7 @@ def main() -> None:
     base = None
     rate: dict[tuple[str, int], float] = {}
     shares = []
-    for backend in ("local",) + (() if a.no_ray else ("ray",)):
+    for backend in [b for b in a.backends.split(",") if not (a.no_ray and b == "ray")]:
         for workers in (1, 2):
             start, elapsed, results = timed(backend, workers, plan, warm, jobs)
             ledger = Ledger()

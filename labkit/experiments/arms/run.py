@@ -9,8 +9,10 @@ run id the ledger already holds, so a re-run job is counted once.
 
 Backends: "local" (a process pool; a pool broken by a dead worker is rebuilt and the
 unfinished jobs re-run) and "ray" (`ray.remote(max_retries=...)`; joins LABKIT_RAY_ADDRESS
-when set, else starts a local 2-CPU cluster on 127.0.0.1). Results are merged in job order,
-so the same plan and seeds give the same ledger content on either backend.
+when set, else starts a local cluster on 127.0.0.1). A case's jobs run as one batch on one
+worker, so they share its verdict cache (`batches`). `Workers` keeps the worker processes
+(and their warm sandbox runners) across sweeps, and warms each once. Results are merged in
+job order, so the same plan and seeds give the same ledger content on either backend.
 """
 
 from __future__ import annotations
