@@ -1,6 +1,6 @@
 """A sweep of arms: cases per second on 1 vs 2 warm workers, local process pool and Ray, same run.
 
-    .venv/bin/python benchmarks/sweep.py [--cases 12] [--arms direct,reflect] [--seeds 0,1] [--backends local,ray]
+    .venv/bin/python benchmarks/sweep.py [--cases 16] [--arms direct,reflect] [--seeds 0,1] [--backends local,ray]
 
 SIMULATED policy on the repair cases (the first --cases of them), every job validated for
 real by pytest in the sandbox (the engine's validator). Like with like: every configuration
@@ -81,7 +81,7 @@ def timed(backend: str, workers: int, plan: Plan, warm: Job, jobs: Sequence[Job]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", type=int, default=12)
+    ap.add_argument("--cases", type=int, default=16)
     ap.add_argument("--arms", default="direct,reflect")
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--backends", default="local,ray")
