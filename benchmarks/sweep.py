@@ -1,6 +1,6 @@
 """A sweep of arms: cases per second on 1 vs 2 warm workers, local process pool and Ray, same run.
 
-    .venv/bin/python benchmarks/sweep.py [--cases 16] [--arms direct,reflect] [--seeds 0,1] [--backends local,ray]
+    .venv/bin/python benchmarks/sweep.py [--cases 16] [--arms direct,reflect] [--seeds 0,1] [--backends local,ray] [--repeat 1]
 
 SIMULATED policy on the repair cases (the first --cases of them), every job validated for
 real by pytest in the sandbox (the engine's validator). Like with like: every configuration
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import statistics
 import time
 from collections.abc import Sequence
 
@@ -86,6 +87,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--backends", default="local,ray")
     ap.add_argument("--no-ray", action="store_true", help="same as --backends local")
+    ap.add_argument("--repeat", type=int, default=1, help="run 1, 2, 1, 2 ... workers this many times; median jobs/s")
     a = ap.parse_args()
     names = sorted(_cases("repair"))
     if a.cases >= len(names):
@@ -98,10 +100,10 @@ def main() -> None:
     before = ceiling()
     print(f"machine now (CPU-bound loop, 2 processes / 1): {before:.2f}x   load {load()}")
     base = None
-    rate: dict[tuple[str, int], float] = {}
+    rates: dict[tuple[str, int], list[float]] = {}
     shares = []
     for backend in [b for b in a.backends.split(",") if not (a.no_ray and b == "ray")]:
-        for workers in (1, 2):
+        for workers in (1, 2) * a.repeat:  # interleaved: a load change hits both
             start, elapsed, results = timed(backend, workers, plan, warm, jobs)
             ledger = Ledger()
             merge(ledger, results)
@@ -110,14 +112,15 @@ def main() -> None:
             same = out.equals(base)
             share = sum(r.validation_seconds for r in results) / max(sum(r.seconds for r in results), 1e-9)
             shares.append(share)
-            rate[(backend, workers)] = len(jobs) / elapsed
+            rates.setdefault((backend, workers), []).append(len(jobs) / elapsed)
             print(f"{backend:5s} workers={workers}: warm-up {start:5.1f}s (excluded); {len(jobs)} jobs in {elapsed:6.1f}s = "
-                  f"{rate[(backend, workers)]:.2f} jobs/s; validation {share:.0%} of job time; same outcomes: {same}; "
+                  f"{len(jobs) / elapsed:.2f} jobs/s; validation {share:.0%} of job time; same outcomes: {same}; "
                   f"load {load()}")  # fmt: skip
             if not same:
                 raise SystemExit("outcomes differ between configurations: not deterministic")
     after = ceiling()
     print(f"machine after: {after:.2f}x   load {load()}")
+    rate = {k: statistics.median(v) for k, v in rates.items()}
     for backend in ("local", "ray"):
         if (backend, 2) in rate:
             ratio = rate[(backend, 2)] / rate[(backend, 1)]
