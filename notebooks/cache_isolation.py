@@ -28,7 +28,6 @@ def _():
     from labkit.views import cache_page as page
     from labkit.views.report import scores_frame, step_labels
     from labkit.views.charts_trace import scores_chart
-    from labkit.views.downloads import FORMATS, encode, steps_frame
     from labkit.views.export import STATIC_NOTE, is_static_export
     from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
@@ -36,11 +35,9 @@ def _():
 
     static = is_static_export()
     return (
-        FORMATS,
         STATIC_NOTE,
         Stepper,
         cache_case,
-        encode,
         frame_html,
         page,
         pl,
@@ -48,7 +45,6 @@ def _():
         scores_frame,
         static,
         step_labels,
-        steps_frame,
         trace_pages,
     )
 
@@ -67,11 +63,11 @@ def _(mo, page):
 
 
 @app.cell(hide_code=True)
-def _(STATIC_NOTE, cache_case, mo, static):
+def _(STATIC_NOTE, cache_case, mo, page, static):
     branch = mo.ui.radio(
-        options={text: key for key, text in cache_case.BRANCHES.items()},
+        options=page.storyline_options(),
         value=cache_case.BRANCHES["main"],
-        label="Reflector storyline (scripted: authored replies, whatever LABKIT_MODEL says)",
+        label=page.STORYLINE_LABEL,
         disabled=static,
     )
     mo.vstack([branch, mo.md(f"_{STATIC_NOTE}_")]) if static else branch
@@ -79,14 +75,11 @@ def _(STATIC_NOTE, cache_case, mo, static):
 
 
 @app.cell(hide_code=True)
-def _(cache_case, mo):
+def _(mo, page):
     @mo.cache
     def run_branch(name):
-        from labkit.record.ledger import Ledger
-
-        ledger = Ledger()
-        trace = cache_case.run(name, ledger=ledger)
-        return trace, ledger.frame(trace.run_id)
+        _run = page.run_storyline(name)
+        return _run.trace, _run.ledger
 
     return (run_branch,)
 
@@ -111,20 +104,13 @@ def _(Stepper, cache_case, ledger_frame, mo, page, step_labels, trace, trace_pag
 
 
 @app.cell(hide_code=True)
-def _(FORMATS, encode, ledger_frame, mo, steps_frame, suite, trace):
+def _(ledger_frame, mo, page, suite, trace):
     # Take the run home: the steps shown above and every ledger row, as files.
-    _steps = steps_frame(trace, suite)
     _links = [
-        mo.download(
-            data=encode(_frame, _fmt),
-            filename=f"{trace.run_id}-{_what}.{_fmt}",
-            mimetype=FORMATS[_fmt],
-            label=f"{_what} · {_fmt.upper()}",
-        )
-        for _what, _frame in (("steps", _steps), ("ledger", ledger_frame))
-        for _fmt in FORMATS
+        mo.download(data=_f.data, filename=_f.filename, mimetype=_f.mimetype, label=_f.label)
+        for _f in page.downloads(trace, suite, ledger_frame)
     ]
-    mo.vstack([mo.md("**Download this run** (its steps and its ledger):"), mo.hstack(_links, justify="start", wrap=True)])
+    mo.vstack([mo.md(page.DOWNLOAD_INTRO), mo.hstack(_links, justify="start", wrap=True)])
     return
 
 
@@ -139,17 +125,10 @@ def _(mo, scores_chart, scores_frame, suite, trace):
 
 
 @app.cell(hide_code=True)
-def _(STATIC_NOTE, mo, static):
-    ask_model = mo.ui.run_button(label="Ask a real model to reflect instead", disabled=static)
+def _(STATIC_NOTE, mo, page, static):
+    ask_model = mo.ui.run_button(label=page.REAL_MODEL_BUTTON, disabled=static)
     mo.vstack([
-        mo.md(
-            "## Ask a real model\n\n"
-            "The storylines above are **scripted**. Press the button to let a real model write the "
-            "reflection record and the diff — by default SmolLM2-135M, in-process and offline "
-            "(`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point: "
-            "the loop does not trust the reflector, every bad reply is an explained round. Each "
-            "round's card shows the model's raw reply."
-        ),
+        mo.md(page.REAL_MODEL),
         ask_model,
         mo.md(f"_{STATIC_NOTE}_") if static else mo.md(""),
     ])
@@ -157,20 +136,17 @@ def _(STATIC_NOTE, mo, static):
 
 
 @app.cell
-def _(Stepper, ask_model, cache_case, mo, step_labels, suite, trace_pages):
+def _(Stepper, ask_model, mo, page, step_labels, suite, trace_pages):
     mo.stop(not ask_model.value)
-    from labkit.models.choice import choose, label, problem
-
-    _model = choose(None, default="labkit/smollm2")  # the real-model control reads LABKIT_MODEL
-    _why = problem(_model)
-    mo.stop(_why is not None, mo.md(f"**{_model} cannot be used here:** {_why} — the scripted run above stands."))
-    with mo.status.spinner(title=f"{label(_model)} is reflecting (2 rounds at most)…", remove_on_exit=True):
-        _trace = cache_case.run(model=_model, max_rounds=2, run_id="cache-real-model")
-    _lesson = cache_case.lesson(_trace, _model)
+    # the real-model control is the only one that reads LABKIT_MODEL
+    with mo.status.spinner(title=page.REAL_MODEL_RUNNING, remove_on_exit=True):
+        _asked = page.ask_real_model()
+    mo.stop(_asked.trace is None, mo.md(page.real_model_md(_asked)))
+    _trace = _asked.trace
     mo.vstack([
-        mo.md(f"**Reflector: {label(_model)}** — step through its rounds:"),
+        mo.md(page.real_model_md(_asked)),
         mo.ui.anywidget(Stepper(len(_trace.rounds) + 1, step_labels(_trace), unit="step", pages=trace_pages(_trace, suite))),
-        mo.md(f"**Lesson:** {_lesson.lesson}" if _lesson else f"**{cache_case.NO_LESSON}.**"),
+        mo.md(page.real_model_lesson_md(_asked)),
     ])
     return
 

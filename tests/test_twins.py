@@ -53,3 +53,28 @@ def test_slider_specs_build_the_matching_ipywidget() -> None:
     rounds, p_fix = ipywidget(REPAIR["n_rounds"]), ipywidget(REPAIR["p_fix"])
     assert isinstance(rounds, w.IntSlider) and (rounds.min, rounds.max, rounds.value) == (1, 6, 4)
     assert isinstance(p_fix, w.FloatSlider) and p_fix.value == 0.6 and p_fix.description == REPAIR["p_fix"].label
+
+
+# cache_isolation's sections, each by the shared labkit.views.cache_page function both twins call
+CACHE_SECTIONS = {
+    "storyline picker": ("page.storyline_options()", "page.STORYLINE_LABEL", "page.run_storyline("),
+    "downloads": ("page.downloads(",),
+    "ask a real model": ("page.REAL_MODEL)", "page.REAL_MODEL_BUTTON", "page.ask_real_model()", "page.real_model_md("),
+    "try your own patch": ("page.yours_html(",),
+}
+
+
+@pytest.mark.parametrize("section", sorted(CACHE_SECTIONS))
+def test_cache_isolation_twins_have_the_same_sections(section: str) -> None:
+    marimo, jupyter = (NOTEBOOKS / "cache_isolation.py").read_text(), _ipynb_code("cache_isolation")
+    for call in CACHE_SECTIONS[section]:
+        assert call in marimo, f"marimo twin lacks {section}: {call}"
+        assert call in jupyter, f"JupyterLab twin lacks {section}: {call}"
+
+
+def test_cache_isolation_jupyter_twin_asks_a_real_model_only_when_pressed() -> None:
+    # the call sits inside the button's handler, never at a cell's top level (not on open)
+    code = _ipynb_code("cache_isolation")
+    calls = [line for line in code.splitlines() if "page.ask_real_model()" in line]
+    assert calls and all(line.startswith(" ") for line in calls), calls
+    assert ".on_click(ask)" in code

@@ -9,20 +9,30 @@ the two twins read their prose in a different order, so each gets its own linked
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import base64
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
+from labkit.experiments import cache_isolation as cache_case
+from labkit.views.downloads import FORMATS, encode, steps_frame
 from labkit.views.glossary import glossary_html, link_first_uses
 from labkit.views.report import step_view
 from labkit.views.step_card import step_html
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
+    from labkit.views.downloads import Format
 
 __all__ = [
-    "COMPARE", "EVIDENCE", "GLOSSARY", "LEAK", "REMEMBER", "TEMPTING", "TWIN_COMPARE", "TWIN_YOURS", "YOURS",
-    "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER", "YOURS_RUNNING", "YOURS_WAIT", "glossary",
-    "yours_html",
+    "COMPARE", "DOWNLOAD_INTRO", "Download", "EVIDENCE", "GLOSSARY", "LEAK", "REAL_MODEL", "REAL_MODEL_BUTTON",
+    "REAL_MODEL_RUNNING", "REMEMBER", "RealModelRun", "STORYLINE_LABEL", "StorylineRun", "TEMPTING",
+    "TWIN_COMPARE", "TWIN_YOURS", "YOURS", "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER",
+    "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "download_links_html", "downloads", "glossary",
+    "real_model_lesson_md", "real_model_md", "run_storyline", "storyline_options", "yours_html",
 ]  # fmt: skip
 
 GLOSSARY = ("decisions", "f2p", "p2p", "patch_size")
@@ -84,3 +94,125 @@ def yours_html(trace: Trace, suite: AcceptanceSuite) -> str:
 def glossary() -> str:
     """The collapsible glossary the prose (and each step card's words) refer to."""
     return glossary_html(GLOSSARY)
+
+
+# --- the storyline picker: which scripted run the stepper shows -------------------------------
+
+STORYLINE_LABEL = "Reflector storyline (scripted: authored replies, whatever LABKIT_MODEL says)"
+
+
+def storyline_options() -> dict[str, str]:
+    """The picker's choices: what each scripted storyline does -> its branch name."""
+    return {text: key for key, text in cache_case.BRANCHES.items()}
+
+
+@dataclass(frozen=True)
+class StorylineRun:
+    """One scripted storyline, run once: its trace and its ledger rows."""
+
+    trace: Trace
+    ledger: pl.DataFrame
+
+
+def run_storyline(branch: str) -> StorylineRun:
+    """Run the loop on one scripted storyline (a real pytest per candidate), with its own ledger."""
+    from labkit.record.ledger import Ledger
+
+    ledger = Ledger()
+    trace = cache_case.run(branch, ledger=ledger)
+    return StorylineRun(trace, ledger.frame(trace.run_id))
+
+
+# --- take the run home -------------------------------------------------------------------------
+
+DOWNLOAD_INTRO = "**Download this run** (its steps and its ledger):"
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file a student can take home: what is in it, and its bytes."""
+
+    filename: str
+    mimetype: str
+    label: str
+    data: bytes
+
+
+def downloads(trace: Trace, suite: AcceptanceSuite, ledger: pl.DataFrame) -> list[Download]:
+    """The run's steps (as the cards show them) and its ledger rows, in every download format."""
+    frames = (("steps", steps_frame(trace, suite)), ("ledger", ledger))
+    return [
+        Download(
+            f"{trace.run_id}-{what}.{fmt}",
+            mime,
+            f"{what} · {fmt.upper()}",
+            encode(frame, cast("Format", fmt)),
+        )
+        for what, frame in frames
+        for fmt, mime in FORMATS.items()
+    ]
+
+
+def download_links_html(files: list[Download]) -> str:
+    """The files as self-contained links (data URIs), for a notebook without a download widget."""
+    links = " · ".join(
+        f'<a class="labkit-download" download="{html.escape(f.filename)}" '
+        f'href="data:{f.mimetype};base64,{base64.b64encode(f.data).decode()}">{html.escape(f.label)}</a>'
+        for f in files
+    )
+    return f'<div class="labkit-downloads"><b>Download this run</b> (its steps and its ledger): {links}</div>'
+
+
+# --- ask a real model: the only control that reads LABKIT_MODEL --------------------------------
+
+REAL_MODEL = """## Ask a real model
+
+The storylines above are **scripted**. Press the button to let a real model write the
+reflection record and the diff — by default SmolLM2-135M, in-process and offline
+(`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point:
+the loop does not trust the reflector, every bad reply is an explained round. Each
+round's card shows the model's raw reply."""
+REAL_MODEL_BUTTON = "Ask a real model to reflect instead"
+REAL_MODEL_RUNNING = "A real model is reflecting (2 rounds at most)…"
+REAL_MODEL_DEFAULT = "labkit/smollm2"
+
+
+@dataclass(frozen=True)
+class RealModelRun:
+    """What asking a real model gave: the model, why it could not be used (or None), its run."""
+
+    model: str
+    problem: str | None
+    trace: Trace | None
+    lesson: str | None
+
+
+def ask_real_model(max_rounds: int = 2) -> RealModelRun:
+    """Run the loop with the model $LABKIT_MODEL names (default SmolLM2), if it can be used here.
+
+    A model that is unknown, lacks its key or engine comes back with `problem` set and no run:
+    a notebook says so plainly and the scripted run stands.
+    """
+    from labkit.models.choice import choose, problem
+
+    model = choose(None, default=REAL_MODEL_DEFAULT)
+    why = problem(model)
+    if why is not None:
+        return RealModelRun(model, why, None, None)
+    trace = cache_case.run(model=model, max_rounds=max_rounds, run_id="cache-real-model")
+    learned = cache_case.lesson(trace, model)
+    return RealModelRun(model, None, trace, learned.lesson if learned else None)
+
+
+def real_model_md(asked: RealModelRun) -> str:
+    """The line above the real model's stepper, or why there is none."""
+    from labkit.models.choice import label
+
+    if asked.problem is not None:
+        return f"**{asked.model} cannot be used here:** {asked.problem} — the scripted run above stands."
+    return f"**Reflector: {label(asked.model)}** — step through its rounds:"
+
+
+def real_model_lesson_md(asked: RealModelRun) -> str:
+    """The lesson the real model's run yields, or that it yields none."""
+    return f"**Lesson:** {asked.lesson}" if asked.lesson else f"**{cache_case.NO_LESSON}.**"
