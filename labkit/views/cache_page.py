@@ -155,12 +155,21 @@ def downloads(trace: Trace, suite: AcceptanceSuite, ledger: pl.DataFrame) -> lis
 
 def download_links_html(files: list[Download]) -> str:
     """The files as self-contained links (data URIs), for a notebook without a download widget."""
-    links = " · ".join(
-        f'<a class="labkit-download" download="{html.escape(f.filename)}" '
-        f'href="data:{f.mimetype};base64,{base64.b64encode(f.data).decode()}">{html.escape(f.label)}</a>'
+    links = " ".join(
+        f'<a class="labkit-download" style="{_CHIP}" download="{html.escape(f.filename)}" '
+        f'href="data:{f.mimetype};base64,{base64.b64encode(f.data).decode()}">⤓ {html.escape(f.label)}</a>'
         for f in files
     )
-    return f'<div class="labkit-downloads"><b>Download this run</b> (its steps and its ledger): {links}</div>'
+    return (
+        '<div class="labkit-downloads" style="line-height:2.2"><b>Download this run</b> '
+        f"(its steps and its ledger):<br>{links}</div>"
+    )
+
+
+_CHIP = (
+    "display:inline-block;margin:0 0.3em 0.3em 0;padding:0 0.6em;border:1px solid #1565c0;"
+    "border-radius:3px;color:#1565c0;text-decoration:none;line-height:1.8;white-space:nowrap"
+)
 
 
 # --- ask a real model: the only control that reads LABKIT_MODEL --------------------------------

@@ -116,3 +116,91 @@ def test_jupyterlab_try_your_own_patch(chromium):
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()
+
+
+_SET_KERNEL_ENV = """async (code) => {
+  const kernel = jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  await kernel.requestExecute({code}).done;
+}"""
+
+
+def test_jupyterlab_storyline_picker_downloads_and_real_model(chromium):
+    """The picker swaps which precomputed run is shown (stepper and downloads); a download is that
+    run's file; "ask a real model" is not called on open, and with a keyless provider it says why."""
+    import io
+    from pathlib import Path
+
+    import polars as pl
+
+    ctx = chromium.context(accept_downloads=True)
+    try:
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        with e2e.jupyter_lab(TWIN) as server:
+            try:
+                page.goto(f"{server.url}/lab/tree/{TWIN.name}?token={server.token}")
+                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
+                page.wait_for_function(
+                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+                    timeout=e2e.SERVER_TIMEOUT * 1000,
+                )
+                _one_idle_kernel(server, TWIN.name)
+                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+                cells = page.evaluate(_CELLS)
+                failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
+                assert not failed, f"cells not run or raised: {failed}"
+
+                # the main storyline: 2 steps, its first round keeps the composite key
+                first = e2e.StepperDriver.nth(page, 0)
+                assert first.label()[:2] == (1, 2), first.label()
+                first.click("next")
+                page.locator(".labkit-page h3", has_text="Round 1: keep").first.wait_for()
+                main_round = first.root.locator("xpath=following-sibling::*[1]").inner_text()
+                assert page.locator("a.labkit-download[download='cache-main-steps.csv']").count() == 1
+
+                # pick another storyline: the stepper is that run's (3 steps, opens on its start)
+                page.get_by_text(cache_text("tempting"), exact=True).click()
+                shown = e2e.StepperDriver.nth(page, 0)
+                e2e.wait_until(lambda: shown.label()[:2] == (1, 3), e2e.STEP_TIMEOUT, "the tempting run's stepper")
+                shown.click("next")
+                page.locator(".labkit-page h3", has_text="Round 1: roll back").first.wait_for()
+                tempting_round = shown.root.locator("xpath=following-sibling::*[1]").inner_text()
+                assert "Round 1: roll back" in tempting_round and tempting_round != main_round
+
+                # ... and its downloads: a real file with that run's steps
+                link = page.locator("a.labkit-download[download='cache-tempting-steps.csv']")
+                assert page.locator("a.labkit-download[download='cache-main-steps.csv']").count() == 0
+                page.get_by_text(cache_text("tempting"), exact=True).scroll_into_view_if_needed()
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-storylines-jupyter.png"))
+                link.scroll_into_view_if_needed()
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-downloads-jupyter.png"))
+                with page.expect_download() as got:
+                    link.click()
+                steps = pl.read_csv(io.BytesIO(Path(got.value.path()).read_bytes()))
+                assert steps["run_id"].unique().to_list() == ["cache-tempting"], steps
+                assert steps["decision"].to_list()[:2] == ["reflect", "roll back"], steps
+
+                # "ask a real model": nothing was asked on open; with a keyless provider it says why
+                ask = page.get_by_role("button", name="Ask a real model to reflect instead")
+                assert page.get_by_text("cannot be used here").count() == 0
+                page.evaluate(
+                    _SET_KERNEL_ENV,
+                    "import os; os.environ['LABKIT_MODEL'] = 'openai/gpt-4o-mini'; os.environ.pop('OPENAI_API_KEY', None)",
+                )
+                ask.click()
+                page.get_by_text("openai/gpt-4o-mini cannot be used here").wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+                ask.scroll_into_view_if_needed()
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-real-model-jupyter.png"))
+            except Exception as err:
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-storylines-jupyter-FAILED.png"))
+                raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
+        assert not errors, f"uncaught errors in the page: {errors}"
+    finally:
+        ctx.close()
+
+
+def cache_text(branch: str) -> str:
+    from labkit.experiments.cache_isolation import BRANCHES
+
+    return BRANCHES[branch]
