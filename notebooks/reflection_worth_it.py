@@ -45,17 +45,18 @@ def _(mo, page):
 
 @app.cell
 def _(budget, mo, page, policy):
-    # labkit runs the sweep (real engine and validator, simulated policy) and caches it per setting
+    # the default setting is the recorded sweep (opens at once); labkit runs any other setting
+    # (real engine and validator, simulated policy) and caches it per setting
     with mo.status.spinner(title="running the simulated sweep (first time per setting: tens of seconds)"):
-        sim = page.simulated_sweep(budget.value, **page.sim_settings(policy.value))
-    return (sim,)
+        sim, sim_label = page.simulated(budget.value, page.sim_settings(policy.value))
+    return sim, sim_label
 
 
 @app.cell
-def _(budget, frame_html, mo, page, sim):
+def _(budget, frame_html, mo, page, sim, sim_label):
     mo.vstack(
         [
-            mo.md(page.budget_md(sim, budget.value)),
+            mo.md(page.budget_md(sim, budget.value, sim_label)),
             page.arms_chart(sim, page.SIM_TITLE),
             mo.Html(frame_html(page.arms_frame(sim))),
             mo.Html(frame_html(page.spend_frame(sim))),

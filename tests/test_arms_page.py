@@ -121,6 +121,8 @@ def test_opening_the_page_imports_no_model_client() -> None:
     code = (
         "import sys\nfrom labkit.views import arms_page as page, arms_steps as steps\n"
         "real = page.real_ledgers()\nfor s, (l, m) in real.items():\n    page.arms_frame(l); page.real_md(s, l, m)\n"
+        "sim, label = page.simulated(page.BUDGET.value, page.sim_settings())\nassert label == page.RECORDED_LABEL\n"
+        "page.budget_md(sim, 3, label); page.arms_chart(sim, page.SIM_TITLE); page.flip_frame(sim); page.spend_frame(sim)\n"
         "steps.case_stepper(real['humaneval'][0])\nassert 'litellm' not in sys.modules, 'litellm imported'\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}

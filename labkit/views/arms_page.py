@@ -3,8 +3,9 @@
 `notebooks/reflection_worth_it.py` (marimo) and `notebooks/reflection_worth_it.ipynb`
 (JupyterLab) call these functions and differ only in how they display the result. Every
 number comes from a ledger through `labkit.experiments.arms.metrics`: the SIMULATED sweep
-(`simulated_sweep`, computed here by labkit and cached per setting, so a slider only chooses
-which one to show) and the recorded real run (SmolLM2-135M, `data/arms/*.sqlite`, read
+(`simulated`: at the sliders' default setting the recorded run `data/arms/simulated_default.sqlite`,
+so the page opens at once; any other setting computed by `simulated_sweep` and cached per setting,
+so a slider only chooses which one to show) and the recorded real run (SmolLM2-135M, `data/arms/*.sqlite`, read
 offline; no model is called).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +23,17 @@ import polars as pl
 
 from labkit.core.paths import data_root
 from labkit.core.stats import Interval
-from labkit.core.types import Usage
 from labkit.experiments.arms import metrics
+from labkit.experiments.arms.plans import budget_plan
+from labkit.experiments.arms.run import Plan
 from labkit.record.ledger import Ledger
 from labkit.views.controls import Slider
 from labkit.views.tables import cell_text
 
 __all__ = [
-    "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "REAL_MODEL", "SIM", "SIM_CASES", "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD",
-    "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md", "sim_settings", "simulated_sweep", "spend_frame",
+    "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "LIVE_LABEL", "REAL_MODEL", "RECORDED_LABEL", "SIM", "SIM_CASES", "SIM_RECORDING",
+    "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD", "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md",
+    "recorded_default", "sim_plan", "sim_settings", "simulated", "simulated_sweep", "spend_frame",
 ]  # fmt: skip
 
 ARM_ORDER = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
@@ -37,6 +41,9 @@ REAL_MODEL = "SmolLM2-135M"
 # 6 buggy repair cases and 2 already correct (the correct-original slice), fixed here.
 SIM_CASES = ("camel_to_snake", "chunks", "flatten", "is_palindrome", "median", "pluralize", "safe_div", "slugify")
 SIM_SEEDS = (0, 1, 2, 3)
+SIM_RECORDING = "simulated_default"  # data/arms/<this>.sqlite + .json: the default setting's sweep, recorded
+RECORDED_LABEL = "SIMULATED (recorded run of the default setting)"
+LIVE_LABEL = "SIMULATED (computed now for this setting)"
 
 INTRO = """# Is reflection worth it? Same budget, hidden tests
 
@@ -79,35 +86,82 @@ def sim_settings(chosen: Mapping[str, float] | None = None) -> dict[str, float]:
     return {k: float((chosen or {}).get(k, spec.value)) for k, spec in SIM.items()}
 
 
+def sim_plan(calls: int, **sim: float) -> Plan:
+    """The simulated sweep's plan at a budget of `calls` calls: 1024 tokens per call, 600 s wall, a
+    simulated stronger policy (P(fix | no evidence) 0.6, labelled as such)."""
+    return budget_plan(calls, wall=600.0, stronger="sim", sim=sim)
+
+
 @functools.lru_cache(maxsize=24)
 def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: float = 0.3, p_break: float = 0.15,
                     critic_accuracy: float = 0.7, rho: float = 0.5) -> Ledger:  # fmt: skip
     """SIMULATED: every arm on SIM_CASES × SIM_SEEDS under a budget of `calls` calls; an in-memory ledger.
 
-    Cached per setting: a slider that returns to a setting shows it at once. The stronger arm is
-    a simulated stronger policy (P(fix | no evidence) 0.6), labelled as such.
+    Cached per setting: a slider that returns to a setting shows it at once.
     """
-    from labkit.experiments.arms.run import Plan, jobs_for, merge, sweep
+    from labkit.experiments.arms.run import jobs_for, merge, sweep
 
-    calls = int(calls)
-    if calls < 1:
-        raise ValueError(f"a budget needs at least 1 call, got {calls}")
-    sim = {"p_fix_evidence": float(p_fix_evidence), "p_fix_blind": float(p_fix_blind), "p_break": float(p_break),
-           "critic_accuracy": float(critic_accuracy), "rho": float(rho)}  # fmt: skip
-    plan = Plan(limit=Usage(tokens=1024 * calls, calls=calls, wall_seconds=600.0, cost_units=float(3 * calls + 2)),
-                sim=sim, stronger="sim", n=calls, rounds=calls)  # fmt: skip
+    plan = sim_plan(calls, p_fix_evidence=p_fix_evidence, p_fix_blind=p_fix_blind, p_break=p_break,
+                    critic_accuracy=critic_accuracy, rho=rho)  # fmt: skip
     results = sweep(plan, jobs_for("repair", SIM_CASES, ARM_ORDER, SIM_SEEDS), workers=1)
     ledger = Ledger()
     merge(ledger, results)
     return ledger
 
 
+def _meta(path: Path) -> dict[str, Any]:
+    meta_path = path.with_suffix(".json")
+    return dict(json.loads(meta_path.read_text(encoding="utf-8"))) if meta_path.is_file() else {}
+
+
+def _rounded(plan: Plan) -> Plan:
+    """A plan with its simulated parameters to 6 decimals (a slider's 0.6 may arrive as 0.6000000000000001)."""
+    return replace(plan, sim={k: round(v, 6) for k, v in plan.sim.items()})
+
+
+def _recorded_plan(meta: dict[str, Any]) -> Plan:
+    """The plan a recording's .json says it ran (see `python -m labkit.experiments.arms`)."""
+    limit = meta["limit"]
+    return budget_plan(int(limit["calls"]), tokens_per_call=int(limit["tokens"]) // int(limit["calls"]),
+                       wall=float(limit["wall_seconds"]), stronger=meta["stronger"], sim=meta["sim"], n=int(meta["n"]))  # fmt: skip
+
+
+def recorded_default(folder: Path | None = None) -> tuple[Ledger, dict[str, Any], Plan] | None:
+    """The recorded default-setting sweep (read only): its ledger, .json and plan; None when not recorded.
+
+    A recording of other cases, arms or seeds than this page's is not this page's sweep: None.
+    """
+    return _recorded_at((folder or data_root() / "arms").absolute() / f"{SIM_RECORDING}.sqlite")
+
+
+@functools.lru_cache(maxsize=4)
+def _recorded_at(path: Path) -> tuple[Ledger, dict[str, Any], Plan] | None:
+    if not path.is_file():
+        return None
+    meta = _meta(path)
+    same_jobs = (meta.get("suite"), tuple(meta.get("cases", ())), tuple(meta.get("arms", ())), str(meta.get("seeds"))) == (
+        "repair", SIM_CASES, ARM_ORDER, ",".join(map(str, SIM_SEEDS)))  # fmt: skip
+    if not same_jobs or meta.get("model") != "simulated" or meta.get("ran") != meta.get("jobs"):
+        return None
+    return Ledger(path, read_only=True), meta, _recorded_plan(meta)
+
+
+def simulated(calls: int, settings: Mapping[str, float], folder: Path | None = None) -> tuple[Ledger, str]:
+    """The SIMULATED sweep at this setting and its label: the recorded run when it is exactly the
+    recorded setting (the sliders' defaults), else computed now (`simulated_sweep`, cached)."""
+    recorded = recorded_default(folder)
+    if recorded is not None and _rounded(sim_plan(calls, **settings)) == _rounded(recorded[2]):
+        return recorded[0], RECORDED_LABEL
+    return simulated_sweep(int(calls), **{k: float(v) for k, v in settings.items()}), LIVE_LABEL
+
+
 def real_ledgers(folder: Path | None = None) -> dict[str, tuple[Ledger, dict[str, Any]]]:
     """The recorded real runs: suite -> (ledger, its .json summary), from data/arms (read only)."""
     out = {}
     for path in sorted((folder or data_root() / "arms").glob("*.sqlite")):
-        meta_path = path.with_suffix(".json")
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        meta = _meta(path)
+        if meta.get("model") == "simulated":  # a recorded SIMULATED sweep is not a real run
+            continue
         out[str(meta.get("suite", path.stem))] = (Ledger(path, read_only=True), meta)
     return out
 
@@ -194,17 +248,21 @@ def flips_md(frame: pl.DataFrame) -> str:
     return f"{fixed} wrong answer(s) were fixed; {said}."
 
 
-def budget_md(ledger: Ledger, calls: int) -> str:
-    """The simulated sweep at this budget, in words, every number read from its table."""
+def budget_md(ledger: Ledger, calls: int, label: str = "SIMULATED") -> str:
+    """The simulated sweep at this budget, in words, every number read from its table; `label` says
+    whether it is the recorded default run (with the command that recorded it) or computed now."""
     rows = {r.arm: r for r in metrics.table(metrics.runs(ledger)) if r.success is not None}
     best = max(rows.values(), key=lambda r: r.success.estimate if r.success else 0.0)
     direct, reflect = rows.get("direct"), rows.get("reflect")
     said = (f"reflect with test feedback solves **{_iv(reflect.success)}**, one draft **{_iv(direct.success)}**"
             if direct and reflect and direct.success and reflect.success else "")  # fmt: skip
     n_jobs = sum(r.jobs for r in rows.values())
-    return (f"**SIMULATED**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{best.arm}** "
+    recorded = recorded_default() if label == RECORDED_LABEL else None
+    how = (f" Recorded in {recorded[1]['seconds']:.0f} s by `{recorded[1]['command']}`; any other setting is computed "
+           "when chosen (tens of seconds the first time)." if recorded else "")  # fmt: skip
+    return (f"**{label}**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{best.arm}** "
             f"({_iv(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
-            "each validated for real; intervals are 95% bootstraps over jobs.")
+            f"each validated for real; intervals are 95% bootstraps over jobs.{how}")
 
 
 def real_md(suite: str, ledger: Ledger, meta: dict[str, Any]) -> str:

@@ -6,7 +6,8 @@
 
 `--sample K --sample-seed S` fixes a seeded subset of the suite before anything runs (the ids
 are written to the .json beside the ledger); `--cases` names cases instead. Without
-`--model` the policy is the SIMULATED one. `--backend ray` runs the jobs on Ray. The
+`--model` the policy is the SIMULATED one, with parameters `--sim NAME=VALUE,...`
+(`--stronger sim`: a simulated stronger policy). `--backend ray` runs the jobs on Ray. The
 ledger (one run id per job) and a .json summary (command, cases, seconds) are written.
 """
 
@@ -19,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from labkit.core.types import Usage
 from labkit.experiments.arms.arms import ARMS
-from labkit.experiments.arms.run import SUITES, Plan, _cases, jobs_for, merge, sweep
+from labkit.experiments.arms.plans import budget_plan, parse_sim
+from labkit.experiments.arms.run import SUITES, _cases, jobs_for, merge, sweep
 from labkit.record.ledger import Ledger
 
 
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--model", default="", help="a model name (labkit/smollm2, a litellm name); '' = simulated")
     ap.add_argument("--stronger", default="", help="the stronger arm's model ('sim' with the simulated policy)")
+    ap.add_argument("--sim", default="", help="simulated-policy parameters NAME=VALUE,... (without --model)")
     ap.add_argument("--calls", type=int, default=4)
     ap.add_argument("--tokens-per-call", type=int, default=1024)
     ap.add_argument("--wall", type=float, default=900.0)
@@ -50,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = sorted(random.Random(a.sample_seed).sample(ids, a.sample))
     else:
         chosen = ids
-    limit = Usage(tokens=a.calls * a.tokens_per_call, calls=a.calls, wall_seconds=a.wall, cost_units=float(3 * a.calls + 2))
-    plan = Plan(limit=limit, model=a.model, stronger=a.stronger, n=a.n or a.calls, rounds=a.calls)
+    plan = budget_plan(a.calls, tokens_per_call=a.tokens_per_call, wall=a.wall, model=a.model, stronger=a.stronger,
+                       sim=parse_sim(a.sim), n=a.n)  # fmt: skip
     jobs = jobs_for(a.suite, chosen, a.arms.split(","), [int(s) for s in a.seeds.split(",")])
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     sweep(plan, todo, backend=a.backend, workers=a.workers, on_done=done)
     meta = {"command": "python -m labkit.experiments.arms " + " ".join(argv if argv is not None else sys.argv[1:]),
             "suite": a.suite, "cases": chosen, "arms": a.arms.split(","), "seeds": a.seeds, "model": a.model or "simulated",
-            "stronger": a.stronger or "not available", "limit": limit.as_dict(), "jobs": len(jobs), "ran": len(todo),
+            "stronger": a.stronger or "not available", "sim": plan.sim, "n": plan.n, "rounds": plan.rounds, "limit": plan.limit.as_dict(), "jobs": len(jobs), "ran": len(todo),
             "seconds": round(time.time() - t0, 1)}  # fmt: skip
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(meta))
