@@ -663,3 +663,24 @@ def test_record_many_checks_blobs_already_stored(tmp_path: Path) -> None:
         ok = [s for s in _specs(12) if s["inputs"] != "code 1"]
         assert len(led.record_many(ok)) == 9 and _blob_count(path) == 2 + 2 + 9  # + code 2, code 3, 9 outputs
         assert {led.get(e.input_hash) for e in led.events()} == {"code 0", "code 2", "code 3"}
+
+
+def test_read_only_leaves_no_side_files_and_still_reads_a_live_writer(tmp_path: Path) -> None:
+    """A closed ledger opened read-only (a recording in the repository) is read as immutable: no
+    -wal/-shm files appear beside it. With a writer still holding it (its log present), the
+    read-only view reads through the log and sees every committed event."""
+    path = tmp_path / "l.db"
+    with Ledger(path) as led:
+        _fill(led)
+        before = led.events()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.db"]
+    with Ledger(path, read_only=True) as ro:
+        assert ro.events() == before and ro.get(before[0].output_hash) == "v0"
+        with pytest.raises(LedgerError, match="opened read-only"):
+            ro.record("a", 9, "executor", "generate")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.db"]
+    with Ledger(path) as writer:
+        late = writer.record("late", 0, "executor", "generate", outputs="not yet checkpointed")
+        assert (tmp_path / "l.db-wal").exists()
+        with Ledger(path, read_only=True) as ro:
+            assert ro.events() == [*before, late]

@@ -54,7 +54,11 @@ class LedgerFile:
                 raise LedgerError(f"cannot open ledger at {p}: directory {p.parent} does not exist")
             if self.read_only and not p.exists():
                 raise LedgerError(f"cannot open ledger at {p} read-only: no such file")
-        self._immutable = immutable
+        # Read-only with no write-ahead log beside it: no writer has the ledger open and every
+        # event is in the main file, so read it as immutable and leave no -wal/-shm files behind
+        # (a recorded ledger in the repository stays untouched). A writer that opens it later is
+        # not followed by this view; with a log present, SQLite reads it through a normal ro open.
+        self._immutable = immutable or (self.read_only and not memory and not Path(self.path + "-wal").exists())
         uri = self._uri() if self.read_only and not memory else None
         try:
             db = sqlite3.connect(
