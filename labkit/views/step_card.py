@@ -120,7 +120,7 @@ def trace_pages(
         if ledger is not None:
             rows = ledger_rows(ledger, i)
             page += (
-                f"<p style='margin-top:0.8em'><b>Ledger rows of step {i}</b> "
+                f"<p style='margin-top:0.8em'><b>Ledger rows of {f'round {i}' if i else 'the start'}</b> "
                 "(every action, its cost and its evidence hash)</p>" + frame_html(rows)
             )
         pages.append(link_first_uses([page], CARD_TERMS)[0])
