@@ -1,8 +1,8 @@
 """Wrong answers for a HumanEval problem that are not strawmen: single-site mutants of its
 canonical solution (a comparison flipped, an operator swapped, a constant off by one, `and`
-for `or`, an `if` negated), kept only when the problem's visible examples reject them (and
-not by running into the wall limit) — measured by a real
-validation, never assumed. They give the Reflexion experiments problems with many plausible
+for `or`, an `if` negated), kept only when the problem's visible examples cleanly reject them
+(not by running into the wall limit, not in a run quarantined by an integrity alarm) —
+measured by a real validation, never assumed. They give the Reflexion experiments problems with many plausible
 wrong options, so a buffer of reflections grows long enough for its budget to matter.
 """
 
@@ -100,12 +100,17 @@ def failing_mutants(case: ArmCase, checker: Checker, limit: int) -> list[tuple[s
         batch = named[start : start + 2 * limit]
         checker.warm([(c, case.task.suite) for _, c in batch], workers=2)
         verdicts = [(n, c, checker.check(c, case.task.suite).verdict) for n, c in batch]
-        # a mutant killed at the wall limit (it loops) is left out: each of its runs costs the whole limit
-        out += [(n, c) for n, c, v in verdicts if not v.resolved and not _hung(v)]
+        # only a clean rejection counts: a mutant killed at the wall limit (it loops) or whose run was
+        # quarantined (an integrity alarm, e.g. the process died mid-report) is left out — its verdict
+        # is not a measurement, the verdict cache does not keep it, so every pick of it would re-run
+        # the sandbox (a quarantined prime_fib mutant cost ~16 s per pick)
+        out += [(n, c) for n, c, v in verdicts if not v.resolved and _clean(v)]
         if len(out) >= limit:
             break
     return out[:limit]
 
 
-def _hung(verdict: Verdict) -> bool:
-    return any("wall limit" in f.message for f in verdict.evidence.failures)
+def _clean(verdict: Verdict) -> bool:
+    """A verdict the cache keeps and that measured the tests: no alarm, no timeout, no wall-limit kill."""
+    hung = any("wall limit" in f.message for f in verdict.evidence.failures)
+    return not verdict.quarantined and not verdict.evidence.timed_out and not hung
