@@ -96,17 +96,20 @@ def failing_mutants(case: ArmCase, checker: Checker, limit: int) -> list[tuple[s
             seen.add(text)
             named.append((f"mutant{k} ({what})", Candidate({MODULE: text}, label=f"mutant{k} ({what})")))
     out: list[tuple[str, Candidate]] = []
-    for start in range(0, len(named), 2 * limit):  # validate a batch at a time, two workers
-        batch = named[start : start + 2 * limit]
-        checker.warm([(c, case.task.suite) for _, c in batch], workers=2)
-        verdicts = [(n, c, checker.check(c, case.task.suite).verdict) for n, c in batch]
+    suite, start = case.task.suite, 0
+    while len(out) < limit and start < len(named):
+        # validate (two workers) only as many as are still wanted: the kept ones are the first
+        # `limit` clean rejections in source order whatever the batch size
+        batch = named[start : start + max(2, limit - len(out))]
+        start += len(batch)
+        checker.warm([(c, suite) for _, c in batch], workers=2)
         # only a clean rejection counts: a mutant killed at the wall limit (it loops) or whose run was
         # quarantined (an integrity alarm, e.g. the process died mid-report) is left out — its verdict
-        # is not a measurement, the verdict cache does not keep it, so every pick of it would re-run
-        # the sandbox (a quarantined prime_fib mutant cost ~16 s per pick)
-        out += [(n, c) for n, c, v in verdicts if not v.resolved and _clean(v)]
-        if len(out) >= limit:
-            break
+        # is not a measurement, and the verdict cache does not keep it, so every later pick (or a second
+        # look here) would re-run the sandbox, up to the whole wall limit each time. What the cache
+        # holds after `warm` is exactly the clean verdicts: read them, never re-validate.
+        verdicts = [(n, c, checker.cache.get(checker.key(c, suite))) for n, c in batch]
+        out += [(n, c) for n, c, v in verdicts if v is not None and not v.resolved and _clean(v)]
     return out[:limit]
 
 
