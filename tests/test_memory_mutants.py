@@ -75,3 +75,10 @@ def test_a_quarantined_or_hung_mutant_is_left_out_and_nothing_is_validated_twice
     kept = failing_mutants(case, Checker(validator), limit=3)  # type: ignore[arg-type]
     assert [c.files[MODULE] for _, c in kept] == texts[2:5]
     assert len(validator.seen) == len(set(validator.seen)) == 5  # the first five, each once
+
+
+def test_the_entry_point_is_read_from_the_hidden_suite() -> None:
+    from labkit.experiments.arms.suites import humaneval_cases
+    from labkit.experiments.memory.mutants import entry_point
+
+    assert [entry_point(c) for c in humaneval_cases(["HumanEval/39", "HumanEval/57"])] == ["prime_fib", "monotonic"]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from labkit.experiments.arms.suites import ArmCase
     from labkit.grading.verdicts import Checker
 
-__all__ = ["failing_mutants", "mutants"]
+__all__ = ["entry_point", "failing_mutants", "mutants"]
 
 MODULE = "solution.py"
 _CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -82,13 +82,18 @@ def mutants(source: str, entry: str) -> list[tuple[str, str]]:
     return out
 
 
+def entry_point(case: ArmCase) -> str:
+    """The function the problem's hidden suite calls `check` on ("" when there is none)."""
+    hidden = "".join(str(t) for t in case.task.hidden.tests.values()) if case.task.hidden else ""
+    found = re.search(r"check\(_?solution\.(\w+)\)", hidden)  # the importer's module alias: `_solution`
+    return found.group(1) if found else ""
+
+
 def failing_mutants(case: ArmCase, checker: Checker, limit: int) -> list[tuple[str, Candidate]]:
     """Up to `limit` distinct mutants of the case's canonical solution that its visible suite rejects
     (each validated for real), named "mutant<k> (<what>)"."""
     source = case.states["canonical"][0].files[MODULE]
-    hidden = "".join(str(t) for t in case.task.hidden.tests.values()) if case.task.hidden else ""
-    found = re.search(r"check\(solution\.(\w+)\)", hidden)
-    entry = found.group(1) if found else ""  # the entry point the hidden suite calls
+    entry = entry_point(case)
     seen: set[str] = set()
     named: list[tuple[str, Candidate]] = []
     for k, (what, text) in enumerate(mutants(source, entry), 1):

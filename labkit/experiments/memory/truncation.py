@@ -22,13 +22,12 @@ budget holds one or two. Every arm has the same trials and one simulated call pe
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.experiments.memory.humaneval import HumanEvalCase, load
-from labkit.experiments.memory.mutants import mutants
+from labkit.experiments.memory.mutants import entry_point, mutants
 from labkit.experiments.memory.reflexion import Arm, Result, compare, run_arm
 from labkit.grading.verdicts import Checker
 from labkit.loop.memory.episodic import tokens
@@ -58,10 +57,9 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
 
     pool = []
     for c in humaneval_cases():
-        hidden = "".join(str(t) for t in c.task.hidden.tests.values()) if c.task.hidden else ""
-        entry = re.search(r"check\(solution\.(\w+)\)", hidden)
+        entry = entry_point(c)
         source = c.states["canonical"][0].files["solution.py"]
-        if "lookup" in c.states and entry and len(mutants(str(source), entry.group(1))) >= setting.min_sites:
+        if "lookup" in c.states and entry and len(mutants(str(source), entry)) >= setting.min_sites:
             pool.append(c.task.id)
     ids = random.Random(setting.draw_seed).sample(sorted(pool), setting.problems)
     loaded = load(sorted(ids, key=lambda i: int(i.split("-")[1])), mutants=setting.mutants, checker=checker)
