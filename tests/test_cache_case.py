@@ -1,5 +1,9 @@
 """Worked example A, asserted from a real run (a pytest subprocess per candidate)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from labkit.core import patch as patches
@@ -112,6 +116,23 @@ def test_scripted_storylines_never_read_labkit_model(monkeypatch):
     assert lesson is not None and "tenant boundary" in lesson.lesson
     # only an explicit model (the real-model controls pass one) asks a model
     assert cache_case.reflector("main", "openai/gpt-4o-mini").model == "openai/gpt-4o-mini"
+
+
+def test_a_scripted_storyline_never_imports_litellm():
+    # The storyline replays its transcript in this process: litellm (seconds to import) stays out,
+    # so a notebook that calls no model renders without it.
+    code = (
+        "import sys\n"
+        "from labkit.experiments import cache_isolation as c\n"
+        "t = c.run('main')\n"
+        "assert t.simulated and t.final_verdict.resolved and c.lesson(t) is not None\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    env = {**os.environ, "LABKIT_MODEL": "openai/gpt-4o-mini"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False", "the scripted storyline imported litellm"
 
 
 def test_a_run_that_does_not_resolve_has_no_lesson_and_no_error():

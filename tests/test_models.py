@@ -31,6 +31,45 @@ def test_import_labkit_does_not_import_litellm() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_scripted_and_replayed_models_are_served_without_litellm(tmp_path) -> None:
+    # labkit/scripted and labkit/replay are local: the gateway serves them in-process (recorded,
+    # paid, cached like any call); only a real provider imports litellm.
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"key": "k", "reply": "seven"}\n')
+    code = f"""
+import asyncio, sys
+from labkit import models
+from labkit.core.errors import ModelError, UnknownModel
+from labkit.models import replay
+from labkit.record.budget import Budget, limits
+from labkit.record.ledger import Ledger
+ask = [{{"role": "user", "content": "hi"}}]
+ledger, budget = Ledger(), Budget(limits(calls=9))
+m = replay.script(["one", replay.Scripted("A", {{"A": -0.1, "B": -2.0}})], name="local")
+assert models.complete(m, ask, ledger=ledger, budget=budget, run_id="r").text == "one"
+assert models.option_probs(m, ask).pick == "A"
+r = models.complete("labkit/replay:{transcript}", ask, replay_key="k", budget=budget)
+assert (r.text, r.simulated) == ("seven", True)
+s2 = replay.script(["two"], name="async")
+assert asyncio.run(models.acomplete(s2, ask, ledger=ledger, run_id="r")).text == "two"
+try:
+    models.complete(s2, ask)
+except ModelError as e:
+    assert "has 1 replies" in str(e)
+assert [e.kind for e in ledger.events("r")] == ["generate", "generate"], ledger.events("r")
+assert budget.spent.calls == 2
+print("before", "litellm" in sys.modules)
+try:
+    models.complete("no-such-provider-xyz", ask)
+except UnknownModel:
+    pass
+print("after", "litellm" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["before", "False", "after", "True"], out.stdout
+
+
 def test_choose_prefers_explicit_then_env_then_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(models.DEFAULT_ENV, raising=False)
     assert models.choose(default="labkit/smollm2") == "labkit/smollm2"

@@ -21,7 +21,7 @@ from labkit.core.errors import (
 from labkit.core.redact import redact
 from labkit.core.types import Usage
 from labkit.models.call import Request
-from labkit.models.providers import litellm
+from labkit.models.providers import is_local, litellm
 
 
 def model_error(exc: Exception, req: Request) -> ModelError:
@@ -33,11 +33,13 @@ def model_error(exc: Exception, req: Request) -> ModelError:
         return exc
     if isinstance(exc, LabkitError):
         return ModelError(str(exc))
-    lib = litellm()
     where = req.params.get("api_base") or "the provider"
     # A provider may echo the key back: no known secret goes into the message (or the ledger).
     short = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
     short = redact(short, extra=[req.params.get("api_key")])
+    if is_local(req.model):  # served in this process (scripted, replay): litellm never saw it
+        return ModelError(f"{req.model}: {type(exc).__name__}: {short}")
+    lib = litellm()
     err: ModelError
     if isinstance(exc, lib.Timeout):
         err = ModelTimeout(f"{req.model} did not answer within {req.timeout:g}s ({where})")

@@ -14,7 +14,9 @@ ModelTimeout, ModelUnavailable, ReplyFormatError (with the raw reply); see
 labkit.models.failures. Nothing already recorded is lost when a call fails.
 
 Cost units: litellm's price in USD when it knows one for the model, else NOMINAL_COST
-per call. litellm itself is imported on first use, never by `import labkit`.
+per call. litellm itself is imported on first use, never by `import labkit`, and never for
+the simulated models (labkit/scripted, labkit/replay): those are served in this process
+(`labkit.models.providers.serve_local`), with the same recording, budget and errors.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.errors import ModelError, ReplyFormatError
@@ -35,7 +37,7 @@ from labkit.models import replay
 from labkit.models.call import NOMINAL_COST, NOT_IN_KEY, Request, check_json, request
 from labkit.models.choice import is_simulated, preflight
 from labkit.models.failures import model_error
-from labkit.models.providers import litellm
+from labkit.models.providers import is_local, litellm, serve_local
 from labkit.record.events import Kind
 
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ def complete(
     if call.hit is not None:
         return call.hit
     with call.sending():
-        response = litellm().completion(**req.kwargs())
+        response = _local(req) if is_local(req.model) else litellm().completion(**req.kwargs())
     return call.finish(response)
 
 
@@ -111,7 +113,10 @@ async def acomplete(
     if call.hit is not None:
         return call.hit
     with call.sending():
-        response = await litellm().acompletion(**req.kwargs())
+        if is_local(req.model):
+            response = _local(req)
+        else:
+            response = await litellm().acompletion(**req.kwargs())
     return call.finish(response)
 
 
@@ -189,7 +194,8 @@ class _Call:
         """Serve from the cache, or check the model and reserve the budget for a real call."""
         call = cls(req, ledger, run_id or ADHOC_RUN, round, role, budget,
                    None if is_simulated(req.model) else cache)  # fmt: skip
-        litellm()  # imported (once) before any clock starts
+        if not is_local(req.model):
+            litellm()  # imported (once) before any clock starts
         if call.cache is not None and (entry := call.cache.get(req.key)) is not None:
             call.hit = call._serve_hit(entry.reply, entry.prompt_tokens, entry.completion_tokens)
             return call
@@ -303,6 +309,21 @@ class _Call:
 
 
 # -- replies --------------------------------------------------------------------------------
+
+
+def _local(req: Request) -> Any:
+    """A simulated model's reply, served in this process, shaped like litellm's response."""
+    data = serve_local(req.model, [dict(m) for m in req.messages], dict(req.params))
+    return _attrs(data)
+
+
+def _attrs(value: Any) -> Any:
+    """A response dict with attribute access (what `_unpack` reads from litellm's objects)."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{k: _attrs(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_attrs(v) for v in value]
+    return value
 
 
 def _unpack(response: Any, req: Request) -> tuple[str, int, int, Mapping[str, float] | None]:

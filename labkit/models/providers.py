@@ -8,6 +8,11 @@
 `litellm()` imports litellm on first use (never at `import labkit`) and registers the
 provider once; a labkit error raised inside a provider travels through litellm inside
 a carrier exception (`labkit_error`) and comes out unchanged (see labkit.models.failures).
+
+The simulated backends (replay, scripted) are local: the gateway serves them in this process
+with `serve_local`, without importing litellm, so a notebook that only replays or scripts
+never pays litellm's import. Every other model (smollm2, gguf, any real provider) goes
+through litellm.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import os
 import threading
 from typing import Any
 
-from labkit.core.errors import LabkitError
+from labkit.core.errors import LabkitError, UnknownModel
 from labkit.models import replay
 
 PROVIDER = "labkit"
@@ -65,16 +70,33 @@ def _provider(lib: Any) -> Any:
     return LabkitProvider()
 
 
+LOCAL = ("scripted", "replay")  # backends served in-process, without litellm
+
+
+def is_local(model: str) -> bool:
+    """True for labkit/scripted[:name] and labkit/replay[:path]: no litellm needed to serve them."""
+    backend = model.removeprefix(PROVIDER + "/").partition(":")[0]
+    return model.startswith(PROVIDER + "/") and backend in LOCAL
+
+
+def serve_local(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
+    """A simulated backend's reply as a chat-completion response dict (labkit errors raised as such)."""
+    backend = model.removeprefix(PROVIDER + "/").partition(":")[0]
+    if backend == "scripted":
+        return replay.scripted(model, messages, params)
+    if backend == "replay":
+        return replay.replay(model, messages, params)
+    raise UnknownModel(f"{model!r} is not a local labkit backend ({', '.join(LOCAL)})")
+
+
 def _serve(
     lib: Any, model: str, messages: list[dict[str, str]], params: dict[str, Any], timeout: Any
 ) -> Any:
     backend = model.partition(":")[0]
     seconds = float(getattr(timeout, "read", None) or timeout or 60.0)
     try:
-        if backend == "scripted":
-            data = replay.scripted(model, messages, params)
-        elif backend == "replay":
-            data = replay.replay(model, messages, params)
+        if backend in LOCAL:
+            data = serve_local(model, messages, params)
         else:
             from labkit.models import smollm2
 
