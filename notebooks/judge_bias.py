@@ -43,23 +43,32 @@ def _():
 def _(mo, page):
     _options, _default = page.model_options()
     model_pick = mo.ui.dropdown(_options, value=_default, label="Model (offline default first; $LABKIT_MODEL)")
-    model_pick
-    return (model_pick,)
+    lead_go = mo.ui.run_button(label="ask the model now")
+    mo.hstack([model_pick, lead_go], justify="start")
+    return lead_go, model_pick
 
 
 @app.cell
-def _(mo, model_pick, open_cache, page):
+def _(lead_go, mo, model_pick, open_cache, page):
+    # On open: the recorded SmolLM2 judgments, replayed (no model runs). The button asks live.
     cache = open_cache()
-    with mo.status.spinner(title=f"{model_pick.value} judges a pair in both orders…"):
-        real_judge, lead, lead_seen, lead_why = page.lead_pair(model_pick.value, cache)
-    return cache, lead, lead_seen, lead_why, real_judge
+    lead_recorded = not lead_go.value
+    if lead_recorded:
+        real_judge = page.model_judge(model_pick.value, cache)
+        (lead, lead_seen), lead_why = page.recorded_lead(), None
+    else:
+        with mo.status.spinner(title=f"{model_pick.value} judges a pair in both orders…"):
+            real_judge, lead, lead_seen, lead_why = page.lead_pair(model_pick.value, cache)
+    return cache, lead, lead_recorded, lead_seen, lead_why, real_judge
 
 
 @app.cell
-def _(cj, lead, lead_seen, lead_why, mo):
+def _(cj, lead, lead_recorded, lead_seen, lead_why, mo, page):
     _fallback = mo.callout(mo.md(
         f"**{lead_why}** — so this is the **simulated judge** (position bias β = 1.5) instead."), kind="warn")
-    mo.vstack([_fallback if lead_why else mo.md(""), mo.Html(cj.swap_html(lead or lead_seen[-1]))])
+    _recorded = mo.callout(mo.md(page.RECORDED_NOTE.format(model=page.RECORDED_MODEL)), kind="info")
+    _note = _fallback if lead_why else _recorded if lead_recorded else mo.md("")
+    mo.vstack([_note, mo.Html(cj.swap_html(lead or lead_seen[-1]))])
     return
 
 

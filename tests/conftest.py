@@ -33,6 +33,8 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
     # run of its own; here the session run only has to finish cleanly.
     "diminishing_returns": {},
     "judge_bias": {
+        "recorded": "defs['lead_recorded']",
+        "litellm": "'litellm' in __import__('sys').modules",
         "why": "defs['lead_why']",
         "judge": "(defs['lead'] or defs['lead_seen'][-1]).first.judge",
         "simulated": "(defs['lead'] or defs['lead_seen'][-1]).first.simulated",

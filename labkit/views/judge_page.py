@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from labkit.core.paths import DATA
 from labkit.experiments.judging import bias, pair_files, pairs
 from labkit.experiments.judging import selfcorrect as sc
 from labkit.experiments.judging.judge import (
@@ -33,10 +36,11 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import bounded
 
 __all__ = [
-    "AE_METHODS", "BIAS", "CLOSING", "INTRINSIC", "INTRO", "LENGTH", "REAL", "REAL_N", "SC_N", "SIM",
+    "AE_METHODS", "BIAS", "CLOSING", "INTRINSIC", "INTRO", "LENGTH", "REAL", "REAL_N", "RECORDED_LEAD",
+    "RECORDED_MODEL", "RECORDED_NOTE", "SC_N", "SIM",
     "ae_intro_md", "ae_lesson_md", "attempt_rows", "calibration_md", "huang_frame", "lab_accuracies",
-    "lead_pair", "model_judge", "model_options", "pair_stepper", "real_battery", "real_md", "self_correction",
-    "simulate", "variant_md",
+    "lead_pair", "model_judge", "model_options", "pair_stepper", "real_battery", "real_md", "record_lead",
+    "recorded_lead", "self_correction", "simulate", "variant_md",
 ]  # fmt: skip
 
 # `progress(title, total)` -> a context manager whose value has `.update()` (marimo's progress bar)
@@ -135,6 +139,46 @@ def model_options() -> tuple[list[str], str]:
 def model_judge(model: str, cache: Any) -> ModelJudge:
     """`model` as a letter judge read from answer-token log-probabilities, calls cached on disk."""
     return ModelJudge(model, template=LETTER, use_logprobs=True, cache=cache, options={"timeout": 300})
+
+
+# The lead pair as SmolLM2 judged it, recorded once (`record_lead()`) and replayed when the page
+# opens, so opening calls no model; the live call is behind a button.
+RECORDED_LEAD = DATA / "transcripts" / "judge_lead_smollm2.jsonl"
+RECORDED_MODEL = "labkit/smollm2"
+RECORDED_NOTE = (
+    "**Recorded:** {model} judged these pairs on a laptop CPU when labkit was built; its replies "
+    "(with their answer-token log-probabilities) are replayed here, so the page opens without "
+    "running a model. Press **ask the model now** to judge the pair live with the model chosen above."
+)
+
+
+def recorded_lead() -> tuple[Swap | None, list[Swap]]:
+    """The lead pair(s) exactly as RECORDED_MODEL judged them, replayed from RECORDED_LEAD (no model runs)."""
+    judge = model_judge(f"labkit/replay:{RECORDED_LEAD}", None)
+    lead, seen = find_flip(judge, pair_files.load_pairs(pairs.DATA_DIR / "correctness.jsonl"), limit=4)
+    # what the model said, replayed: named as that model's recorded run (not a made-up judge)
+    name = f"{RECORDED_MODEL} (recorded run, replayed)"
+
+    def named(s: Swap) -> Swap:
+        return replace(s, first=replace(s.first, judge=name, simulated=False),
+                       second=replace(s.second, judge=name, simulated=False))  # fmt: skip
+
+    shown = [named(s) for s in seen]
+    return (shown[-1] if lead is not None else None), shown
+
+
+def record_lead(path: Path = RECORDED_LEAD, model: str = RECORDED_MODEL) -> tuple[Swap | None, list[Swap]]:
+    """Run the lead pair live on `model` (no cache) and write its replies to `path` (replaced)."""
+    from labkit.models.replay import recording
+
+    out = Path(path)
+    out.unlink(missing_ok=True)
+    with recording(out):
+        judge, lead, seen, why = lead_pair(model, None)
+    if why:
+        out.unlink(missing_ok=True)
+        raise RuntimeError(f"{model} could not judge, nothing recorded: {why}")
+    return lead, seen
 
 
 def lead_pair(model: str, cache: Any) -> tuple[ModelJudge, Swap | None, list[Swap], str | None]:
