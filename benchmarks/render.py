@@ -1,0 +1,121 @@
+"""First full render of every marimo notebook: goal under 5 s for notebooks that call no model.
+
+One command:  .venv/bin/python benchmarks/render.py [notebooks/x.py ...]
+
+Measured: the wall time of `marimo export html <nb> -o <file>` in a fresh process, from its
+start until the file is written. That is a cold interpreter, every import, every cell run
+to its output, and the page serialised: what `marimo run`/`./run lab` must do before the
+last output can show (the browser's paint is not included). Best of REPEATS runs.
+
+Whether a notebook calls a model on open is measured too: its cells run once more in a
+fresh interpreter (`app.run()`) and we look for `litellm` in sys.modules afterwards (every
+real model call goes through litellm; the scripted and replayed ones do not). Only the
+notebooks that call no model are held to the 5 s goal; the others are shown for context.
+
+Same-run baseline: the same export of a one-cell notebook (marimo's own fixed cost), so
+the table also says how much of each render is the notebook's own work.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import figure
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+GOAL_S = 5.0
+REPEATS = 2
+
+_BASELINE = '''import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    mo.md("# baseline")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+_CALLS_A_MODEL = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("nb", sys.argv[1])
+nb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nb)
+nb.app.run()
+print("LITELLM", "litellm" in sys.modules)
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
+    env.pop("LABKIT_MODEL", None)  # the offline default, whatever the shell says
+    return env
+
+
+def export_seconds(notebook: Path, out_dir: Path) -> float:
+    """Best-of-REPEATS wall seconds of `marimo export html` for `notebook` (fresh process each)."""
+    marimo = Path(sys.executable).with_name("marimo")
+    best = float("inf")
+    for i in range(REPEATS):
+        out = out_dir / f"{notebook.stem}-{i}.html"
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [str(marimo), "export", "html", str(notebook), "-o", str(out), "--no-include-code"],
+            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        seconds = time.perf_counter() - t0
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"export of {notebook.name} failed:\n{proc.stderr[-2000:]}")
+        best = min(best, seconds)
+    return best
+
+
+def calls_a_model(notebook: Path) -> bool:
+    """True when running the notebook once imports litellm (a real model was called)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _CALLS_A_MODEL, str(notebook)],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    said = [ln for ln in proc.stdout.splitlines() if ln.startswith("LITELLM ")]
+    if proc.returncode != 0 or not said:
+        raise RuntimeError(f"{notebook.name} did not run headless:\n{proc.stderr[-2000:]}")
+    return said[-1].endswith("True")
+
+
+def main(paths: list[str]) -> int:
+    notebooks = [Path(p).resolve() for p in paths] or sorted(NOTEBOOKS.glob("*.py"))
+    print(f"load average at start: {Path('/proc/loadavg').read_text().split()[:3]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = Path(tmp)
+        base_nb = out_dir / "baseline.py"
+        base_nb.write_text(_BASELINE)
+        base = export_seconds(base_nb, out_dir)
+        figure("baseline: export of a one-cell notebook", base, "context", None, unit=" s")
+        for nb in notebooks:
+            seconds = export_seconds(nb, out_dir)
+            model = calls_a_model(nb)
+            print(f"{nb.name}: {seconds:.2f} s ({seconds / base:.1f}x the baseline), "
+                  f"calls a model on open: {'yes' if model else 'no'}")  # fmt: skip
+            if model:
+                figure(f"{nb.stem}: first full render (calls a model)", seconds, "context", None, unit=" s")
+            else:
+                figure(f"{nb.stem}: first full render", seconds, f"< {GOAL_S:g} s", seconds < GOAL_S, unit=" s")
+    print(f"load average at end: {Path('/proc/loadavg').read_text().split()[:3]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
