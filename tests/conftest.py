@@ -29,9 +29,21 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
         "resolved": "defs['trace'].final_verdict.resolved",
         "lesson": "getattr(defs.get('lesson'), 'lesson', None)",
     },
-    # diminishing_returns: its own module (tests/test_notebook_diminishing_returns.py) probes a
-    # run of its own; here the session run only has to finish cleanly.
-    "diminishing_returns": {},
+    "diminishing_returns": {  # tests/test_notebook_diminishing_returns.py
+        "net": "defs['table']['net'].to_list()[1:]",
+        "cumulative": "defs['table']['cumulative_fixed'].to_list()",
+        "correct": "defs['table']['correct'].to_list()",
+        "cases": "[c.id for c in defs['cases']]",
+        "real_cases": "len(defs['result'].cases)",
+        "real_rounds": "defs['result'].rounds_run",
+        "real_label": "defs['repair'].label(defs['result'])",
+        "real_net": "defs['real_table']['net'].to_list()",
+        "real_fixed": "defs['real_table']['fixed'].to_list()",
+        "real_broken": "defs['real_table']['broken'].to_list()",
+        "real_correct": "defs['real_table']['correct'].to_list()",
+        "decisions": "[[r, d] for r, k, d in defs['result'].events().select('round', 'kind', 'detail')"
+        ".iter_rows() if k == 'decide']",
+    },
     "judge_bias": {
         "recorded": "defs['lead_recorded']",
         "litellm": "'litellm' in __import__('sys').modules",
@@ -104,15 +116,39 @@ def run_headless(notebook: Path, **extra_env: str) -> HeadlessRun:
     return HeadlessRun(notebook, proc.returncode, proc.stderr, values)
 
 
+def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory shared by every process of this test session (all pytest-xdist workers)."""
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker's basetemp is <session>/popen-gwN: the session's is its parent
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
-def headless() -> Callable[..., HeadlessRun]:
-    """headless("judge_bias") -> that notebook's one run this session (per extra env)."""
+def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., HeadlessRun]:
+    """headless("judge_bias") -> that notebook's one run this session (per extra env).
+
+    With pytest-xdist the run is shared across workers too: the first worker to ask runs it
+    (holding a file lock) and writes the result; the others wait for it and read it.
+    """
+    from filelock import FileLock
+
+    shared = session_dir(tmp_path_factory) / "headless"
+    shared.mkdir(parents=True, exist_ok=True)
     runs: dict[tuple[str, tuple[tuple[str, str], ...]], HeadlessRun] = {}
 
     def get(stem: str, **extra_env: str) -> HeadlessRun:
         key = (stem, tuple(sorted(extra_env.items())))
         if key not in runs:
-            runs[key] = run_headless(NOTEBOOKS / f"{stem}.py", **extra_env)
+            name = "-".join([stem, *(f"{k}={v}" for k, v in key[1])]).replace("/", "_")
+            done = shared / f"{name}.json"
+            with FileLock(str(done) + ".lock"):
+                if done.exists():
+                    runs[key] = HeadlessRun(**{**json.loads(done.read_text()), "notebook": NOTEBOOKS / f"{stem}.py"})
+                else:
+                    run = run_headless(NOTEBOOKS / f"{stem}.py", **extra_env)
+                    fields = {"returncode": run.returncode, "stderr": run.stderr, "values": run.values}
+                    done.write_text(json.dumps(fields))
+                    runs[key] = run
         return runs[key]
 
     return get

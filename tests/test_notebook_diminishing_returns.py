@@ -17,53 +17,28 @@ NOTEBOOK = ROOT / "notebooks" / "diminishing_returns.py"
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 ENV.pop("LABKIT_MODEL", None)
 
-# Runs the notebook headless (marimo's script mode: the reader's path, nothing special-cased)
-# and reports what its cells computed, plus a replay of the real run's keep decisions with each
-# case's measured patch labels (an independent check of the hidden scoring).
-PROBE = f"""
-import json, sys
-sys.path.insert(0, {str(NOTEBOOK.parent)!r})
-from diminishing_returns import app
-from labkit.experiments import repair
-_, defs = app.run()
-t = defs["table"]
-r = defs["result"]
-cases = {{c.id: c for c in defs["cases"]}}
-held = {{c: "original" for c in cases}}
-expected = []
-events = r.events()
-for k in range(r.rounds_run + 1):
-    for rnd, kind, raw in events.select("round", "kind", "detail").iter_rows():
-        d = json.loads(raw)
-        if rnd == k and kind == "decide":
-            held[d["case"]] = d["proposal"]
-    expected.append(sum(cases[c].initially_correct if s == "original" else cases[c].patch(s).effect == "resolves"
-                        for c, s in held.items()))
-print(json.dumps({{
-    "net": t["net"].to_list()[1:],
-    "cumulative": t["cumulative_fixed"].to_list(),
-    "correct": t["correct"].to_list(),
-    "all_cases": len(repair.load_cases()),
-    "real_cases": len(r.cases),
-    "real_rounds": r.rounds_run,
-    "real_label": repair.label(r),
-    "real_net": defs["real_table"]["net"].to_list(),
-    "real_fixed": defs["real_table"]["fixed"].to_list(),
-    "real_broken": defs["real_table"]["broken"].to_list(),
-    "real_correct": defs["real_table"]["correct"].to_list(),
-    "replayed_correct": expected,
-}}))
-"""
-
 
 @pytest.fixture(scope="module")
-def computed() -> dict:
-    """The notebook runs headless once for this module (cold: every real case validated)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=1200
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def computed(headless) -> dict:
+    """What the notebook computed in the session's one headless run (tests/conftest.py, cold:
+    every real case validated), plus a replay of the real run's keep decisions with each case's
+    measured patch labels (an independent check of the hidden scoring)."""
+    from labkit.experiments import repair
+
+    out = dict(headless("diminishing_returns").check())
+    cases = {c.id: c for c in repair.load_cases()}
+    held = dict.fromkeys(out["cases"], "original")
+    expected = []
+    for k in range(out["real_rounds"] + 1):
+        for rnd, raw in out["decisions"]:
+            d = json.loads(raw)
+            if rnd == k:
+                held[d["case"]] = d["proposal"]
+        expected.append(sum(cases[c].initially_correct if s == "original" else cases[c].patch(s).effect == "resolves"
+                            for c, s in held.items()))  # fmt: skip
+    out["all_cases"] = len(cases)
+    out["replayed_correct"] = expected
+    return out
 
 
 def test_notebook_computes_the_chapter_numbers(computed: dict) -> None:
