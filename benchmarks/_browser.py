@@ -269,7 +269,7 @@ def marimo_run(notebook: Path, env: dict[str, str] | None = None) -> Iterator[Se
         "--no-sandbox",
     ]
     url = f"http://127.0.0.1:{port}"
-    log = BUILD / "logs" / f"marimo-run-{notebook.stem}.log"
+    log = _log(f"marimo-run-{notebook.stem}")
     with _serving(cmd, url, f"{url}/health", log, {**notebook_env(), **(env or {})}, ROOT) as server:
         yield server
 
@@ -291,7 +291,7 @@ def marimo_edit(notebook: Path) -> Iterator[Server]:
         "--skip-update-check",
     ]
     url = f"http://127.0.0.1:{port}"
-    log = BUILD / "logs" / f"marimo-edit-{notebook.stem}.log"
+    log = _log(f"marimo-edit-{notebook.stem}")
     with _serving(cmd, url, f"{url}/health", log, notebook_env(), ROOT) as server:
         yield server
 
@@ -353,13 +353,19 @@ def jupyter_lab(notebook: Path) -> Iterator[Server]:
     ]
     url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"token {token}"}
-    log = BUILD / "logs" / f"jupyter-lab-{notebook.stem}.log"
+    log = _log(f"jupyter-lab-{notebook.stem}")
     with _serving(cmd, url, f"{url}/api/status", log, env, dirs["work"], auth) as server:
         server.token = token
         try:
             yield server
         finally:
             _shutdown_kernels(server)
+
+
+def _log(name: str) -> Path:
+    """A server's log file; per pytest-xdist worker, so two workers never write the same one."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return BUILD / "logs" / (f"{name}-{worker}.log" if worker else f"{name}.log")
 
 
 def _write(path: Path, data: object) -> None:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +153,23 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
         return runs[key]
 
     return get
+
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`./run test` runs the suite with pytest-xdist, `--dist loadscope`: here a module's tests
+    stay together on one worker (its module-scoped fixtures, a compared table or a Chromium,
+    are built once), except the real-browser tests (tests/e2e), which are spread one by one:
+    each notebook's browser run goes to whichever worker is free. (xdist's own `loadgroup`
+    marks do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndBrowserTests(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if "/e2e/" in f"/{module}" else module
+
+    return ModulesAndBrowserTests(config, log)

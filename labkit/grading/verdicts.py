@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -93,7 +94,8 @@ class VerdictCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             data = {k: verdict_json(v) for k, v in self._d.items()}
-        tmp = self.path.with_suffix(".tmp")
+        # a temp file of this process's own: two processes saving at once must not share one
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(self.path)
         return self.path
