@@ -14,17 +14,23 @@ def test_there_are_notebooks():
     assert MARIMO and JUPYTER
 
 
+# A real provider named in the shell, with no key: the harder case for a notebook that must call
+# no model on open. cache_isolation's one headless run is made in it (its offline default runs
+# in the browser tests: tests/e2e/test_marimo_browser.py and test_export.py).
+HOSTILE = {"cache_isolation": {"LABKIT_MODEL": "openai/gpt-4o-mini"}}
+
+
 @pytest.mark.parametrize("path", MARIMO, ids=lambda p: p.name)
 def test_marimo_notebook_runs_headless(path, headless):
     # the session's one headless run of this notebook (tests/conftest.py), shared by the
     # notebook's own tests; `marimo check` is part of the lint step (./run lint)
-    headless(path.stem).check()
+    headless(path.stem, **HOSTILE.get(path.stem, {})).check()
 
 
 def test_cache_isolation_storylines_stay_scripted_when_labkit_model_is_set(headless):
     # A real provider in the shell and no key: the scripted storyline neither calls it nor
     # fails; it keeps the fix and shows the lesson. (Only "ask a real model" reads LABKIT_MODEL.)
-    got = headless("cache_isolation", LABKIT_MODEL="openai/gpt-4o-mini").check()
+    got = headless("cache_isolation", **HOSTILE["cache_isolation"]).check()
     assert got["simulated"] and str(got["reflector"]).startswith("scripted")
     assert got["resolved"] and "tenant boundary" in str(got["lesson"])
 
