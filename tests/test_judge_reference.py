@@ -15,7 +15,12 @@ from labkit.experiments.judging import bias, lengthctl, logistic
 from labkit.experiments.judging import pairs as P
 from labkit.experiments.judging.judge import Judgment, Swap
 from labkit.experiments.judging.pairs import Pair
-from labkit.experiments.judging.simjudge import SimulatedJudge, simulator_check, synthetic_pairs
+from labkit.experiments.judging.simjudge import (
+    SimulatedJudge,
+    recorded_simulator_check,
+    simulator_check,
+    synthetic_pairs,
+)
 
 TOL = 1e-6
 _SLOT = {("12", 1): "A", ("12", 2): "B", ("21", 1): "B", ("21", 2): "A"}
@@ -177,6 +182,12 @@ def test_on_the_simulator_the_shared_fit_lands_nearer_the_length_free_win_rate()
     # caveat: the simulated judge has one φ for all writers — the shared fit's own assumption
     # (the configuration the notebook shows: 5 seeds × 800 questions × 3 writers per length scale)
     errs = simulator_check()
+    # the notebook shows the stored copy on open (data/judge/simulator_check.json): it is this run's
+    recorded = recorded_simulator_check()
+    assert [(e.length_scale, e.n_rates) for e in recorded] == [(e.length_scale, e.n_rates) for e in errs]
+    assert [x for e in recorded for x in (e.shared, e.alpacaeval)] == pytest.approx(
+        [x for e in errs for x in (e.shared, e.alpacaeval)], rel=1e-6
+    ), "re-record it: labkit.experiments.judging.simjudge.record_simulator_check()"
     assert [e.length_scale for e in errs] == [100.0, 200.0, 400.0]
     for e in errs:
         assert e.n_rates == 15

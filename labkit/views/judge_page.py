@@ -37,7 +37,7 @@ from labkit.views.tables import bounded
 
 __all__ = [
     "AE_METHODS", "BIAS", "CLOSING", "INTRINSIC", "INTRO", "LENGTH", "REAL", "REAL_N", "RECORDED_LEAD",
-    "RECORDED_MODEL", "RECORDED_NOTE", "SC_N", "SIM",
+    "RECORDED_MODEL", "RECORDED_NOTE", "SC_N", "SIM", "VARIANT_RECORDED",
     "ae_intro_md", "ae_lesson_md", "attempt_rows", "calibration_md", "huang_frame", "lab_accuracies",
     "lead_pair", "model_judge", "model_options", "pair_stepper", "real_battery", "real_md", "record_lead",
     "recorded_lead", "self_correction", "simulate", "variant_md",
@@ -120,6 +120,9 @@ answer was correct — using the very ground truth the loop is not supposed to h
 That stopping rule alone manufactures progress. A **random re-answerer** (simulated:
 right 30% of the time, knowing nothing) "improves" every round under oracle stopping:"""
 SC_N = Slider(2, 40, 3, 1, "questions")
+
+VARIANT_RECORDED = """_Stored result of `simulator_check()` (seeded; the tests recompute it every run and check it
+matches), so the page opens without a minute of fits. Recompute it here:_"""
 
 CLOSING = """On a verifiable task the judge — the model's own or another's — must never be the only
 oracle. What changes the information state is external evidence: a failing test, a
