@@ -156,20 +156,35 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
 
 
 
+# Tests that each run a whole notebook (headless, in nbclient or in a real browser): spread one by
+# one over the xdist workers and started first, so no worker is left with a queue of them at the end.
+NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
+
+
+def _runs_a_notebook(nodeid: str) -> bool:
+    return nodeid.startswith(NOTEBOOK_RUNS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`./run test`), the notebook runs come first (every worker collects
+    the same order); a plain `pytest` keeps the collection order."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not _runs_a_notebook(item.nodeid))  # stable: order kept within
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`./run test` runs the suite with pytest-xdist, `--dist loadscope`: here a module's tests
     stay together on one worker (its module-scoped fixtures, a compared table or a Chromium,
-    are built once), except the real-browser tests (tests/e2e), which are spread one by one:
-    each notebook's browser run goes to whichever worker is free. (xdist's own `loadgroup`
-    marks do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
+    are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
+    spread one by one: each goes to whichever worker is free. (xdist's own `loadgroup` marks
+    do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class ModulesAndBrowserTests(LoadScopeScheduling):
+    class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return nodeid if "/e2e/" in f"/{module}" else module
+            return nodeid if _runs_a_notebook(nodeid) else nodeid.split("::", 1)[0]
 
-    return ModulesAndBrowserTests(config, log)
+    return ModulesAndNotebookRuns(config, log)
