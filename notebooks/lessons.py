@@ -1,7 +1,7 @@
 import marimo
 
 __generated_with = "0.25.2"
-app = marimo.App(width="medium", app_title="Five lessons the loop teaches by running")
+app = marimo.App(width="medium", app_title="Five lessons, each a run")
 
 
 @app.cell(hide_code=True)

@@ -76,8 +76,12 @@ def test_exported_notebook_opens_offline(chromium, notebook):
         page.get_by_text("Static copy of a labkit notebook").wait_for()
         if "is_static_export()" in source:  # controls that need a kernel say so, and are off
             page.get_by_text(STATIC_NOTE.split(" (")[0]).first.wait_for()
-            radios = page.get_by_role("radio").all()
-            assert radios and all(r.is_disabled() for r in radios), "a storyline radio is live offline"
+            # every control that needs a kernel is off: storyline radios, case pickers, patch boxes
+            controls = [*page.get_by_role("radio").all(), *page.get_by_role("combobox").all(),
+                        *page.locator("textarea").all(), *page.get_by_role("button", name="Test my patch").all()]  # fmt: skip
+            assert controls, "the notebook says it disables controls offline, but none was found"
+            live = [c.evaluate("e => e.outerHTML.slice(0, 120)") for c in controls if not c.is_disabled()]
+            assert not live, f"controls live offline: {live}"
         # marimo copies its stylesheets into widgets' shadow roots only if it recognises them
         styled = page.evaluate(
             """() => Array.from(document.querySelectorAll('marimo-table, marimo-anywidget'))
