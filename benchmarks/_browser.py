@@ -300,11 +300,14 @@ def marimo_edit(notebook: Path) -> Iterator[Server]:
 def jupyter_lab(notebook: Path) -> Iterator[Server]:
     """JupyterLab on a free 127.0.0.1 port serving a copy of `notebook` (so no run writes to the repo).
 
-    Config, data, runtime and workspace folders live under build/e2e/jupyter/<name>/; the
+    Config, data, runtime and workspace folders live under build/e2e/jupyter/<name>[-<xdist worker>]/; the
     python3 kernel spec there points at this venv's interpreter. Kernels are shut down
     through the API before the server is stopped.
     """
-    home = BUILD / "jupyter" / notebook.stem
+    # one home per pytest-xdist worker: two workers serving the same notebook at once must not
+    # delete each other's folder (the second's rmtree pulled the first's kernel out from under it)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    home = BUILD / "jupyter" / (f"{notebook.stem}-{worker}" if worker else notebook.stem)
     shutil.rmtree(home, ignore_errors=True)
     dirs = {k: home / k for k in ("config", "data", "runtime", "work")}
     for d in dirs.values():
