@@ -3,7 +3,7 @@ import marimo
 __generated_with = "0.25.2"
 app = marimo.App(
     width="medium",
-    app_title="Cache isolation: evidence, not introspection",
+    app_title="User B sees user A's price",
 )
 
 

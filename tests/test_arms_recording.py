@@ -45,15 +45,36 @@ def _untimed(detail: Any) -> Any:
     return detail
 
 
+def _here(obj: Any, validators: set[str]) -> Any:
+    """`obj` without what names the machine rather than the run: the validator's id digests the
+    interpreter's path (a clone elsewhere has another), so it reads '<validator>', and the verdict
+    digests made from it are dropped. Test results, buckets and decisions stay compared."""
+    if isinstance(obj, dict):
+        return {k: _here(v, validators) for k, v in obj.items() if k != "digest"}
+    if isinstance(obj, list):
+        return [_here(v, validators) for v in obj]
+    return "<validator>" if isinstance(obj, str) and obj in validators else obj
+
+
+def _content(blob: Any) -> Any:
+    """A stored blob; a bare digest (a verdict's, machine-specific) reads '<digest>'."""
+    return "<digest>" if isinstance(blob, str) and re.fullmatch(r"[0-9a-f]{16}", blob) else blob
+
+
 def _events(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     out = []
-    for e in ledger.events(run_id):
-        row = {f.name: getattr(e, f.name) for f in dataclasses.fields(e) if f.name not in TIMING}
+    events = list(ledger.events(run_id))
+    validators = {str(e.detail["validator"]) for e in events if "validator" in e.detail}
+    for e in events:
+        # content is compared, not its hash: a verdict digest (machine-specific, see _here) is passed
+        # on as the next step's input, so hashes of anything downstream of a verification differ
+        row = {f.name: getattr(e, f.name) for f in dataclasses.fields(e)
+               if f.name not in TIMING | {"output_hash", "input_hash"}}  # fmt: skip
         row["detail"] = _untimed(json.loads(json.dumps(dict(e.detail))))
         row["evidence"] = _untimed(json.loads(e.evidence)) if e.evidence else ""
-        row["outputs"] = ledger.get(e.output_hash) if e.output_hash else None
-        row["inputs"] = ledger.get(e.input_hash) if e.input_hash else None
-        out.append(row)
+        row["outputs"] = _content(ledger.get(e.output_hash)) if e.output_hash else None
+        row["inputs"] = _content(ledger.get(e.input_hash)) if e.input_hash else None
+        out.append(_here(row, validators))
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from e2e import browser as e2e
 from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
@@ -162,7 +163,14 @@ def test_jupyterlab_storyline_picker_downloads_and_real_model(chromium):
                 # pick another storyline: the stepper is that run's (3 steps, opens on its start)
                 page.get_by_text(cache_text("tempting"), exact=True).click()
                 shown = e2e.StepperDriver.nth(page, 0)
-                e2e.wait_until(lambda: shown.label()[:2] == (1, 3), e2e.STEP_TIMEOUT, "the tempting run's stepper")
+
+                def swapped() -> bool:  # the old stepper's element is detached while the new one attaches
+                    try:
+                        return shown.label()[:2] == (1, 3)
+                    except (e2e.E2EError, PlaywrightError):
+                        return False
+
+                e2e.wait_until(swapped, e2e.STEP_TIMEOUT, "the tempting run's stepper")
                 shown.click("next")
                 page.locator(".labkit-page h3", has_text="Round 1: roll back").first.wait_for()
                 tempting_round = shown.root.locator("xpath=following-sibling::*[1]").inner_text()
