@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from e2e import browser as e2e
-from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
+from e2e.test_jupyter_browser import open_and_run_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -87,17 +87,7 @@ def test_jupyterlab_try_your_own_patch(chromium):
         page.on("pageerror", lambda e: errors.append(str(e)))
         with e2e.jupyter_lab(TWIN) as server:
             try:
-                page.goto(f"{server.url}/lab/tree/{TWIN.name}?token={server.token}")
-                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
-                page.wait_for_function(
-                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-                    timeout=e2e.SERVER_TIMEOUT * 1000,
-                )
-                _one_idle_kernel(server, TWIN.name)
-                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-                cells = page.evaluate(_CELLS)
-                failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
-                assert not failed, f"cells not run or raised: {failed}"
+                open_and_run_all(page, server, TWIN.name)
 
                 page.get_by_text("Write a hypothesis, edit the diff, then press").wait_for()
                 diff = page.locator(".labkit-diff textarea")
@@ -140,17 +130,7 @@ def test_jupyterlab_storyline_picker_downloads_and_real_model(chromium):
         page.on("pageerror", lambda e: errors.append(str(e)))
         with e2e.jupyter_lab(TWIN) as server:
             try:
-                page.goto(f"{server.url}/lab/tree/{TWIN.name}?token={server.token}")
-                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
-                page.wait_for_function(
-                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-                    timeout=e2e.SERVER_TIMEOUT * 1000,
-                )
-                _one_idle_kernel(server, TWIN.name)
-                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-                cells = page.evaluate(_CELLS)
-                failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
-                assert not failed, f"cells not run or raised: {failed}"
+                open_and_run_all(page, server, TWIN.name)
 
                 # the main storyline: 2 steps, its first round keeps the composite key
                 first = e2e.StepperDriver.nth(page, 0)

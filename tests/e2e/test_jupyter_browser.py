@@ -64,6 +64,22 @@ def _one_idle_kernel(server, name):
     e2e.wait_until(stable, e2e.RENDER_TIMEOUT, f"exactly one idle, stable kernel for {name}", 0.25)
 
 
+def open_and_run_all(page, server, name):
+    """Open notebook `name` in JupyterLab, wait for its one idle kernel, run all cells, and fail
+    if any cell did not run or raised."""
+    page.goto(f"{server.url}/lab/tree/{name}?token={server.token}")
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+        timeout=e2e.SERVER_TIMEOUT * 1000,
+    )
+    _one_idle_kernel(server, name)
+    page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+    cells = page.evaluate(_CELLS)
+    failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
+    assert not failed, f"cells not run or raised: {failed}"
+
+
 @pytest.mark.parametrize("notebook", e2e.jupyter_notebooks(), ids=lambda p: p.name)
 def test_jupyterlab_runs_all_and_steps(chromium, notebook):
     ctx = chromium.context()  # fails with the install hint if Chromium is missing

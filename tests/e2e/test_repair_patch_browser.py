@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from e2e import browser as e2e
-from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
+from e2e.test_jupyter_browser import open_and_run_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -92,17 +92,7 @@ def test_jupyterlab_try_your_own_patch_on_a_repair_case(chromium):
         page.on("pageerror", lambda e: errors.append(str(e)))
         with e2e.jupyter_lab(notebook) as server:
             try:
-                page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
-                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
-                page.wait_for_function(
-                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-                    timeout=e2e.SERVER_TIMEOUT * 1000,
-                )
-                _one_idle_kernel(server, notebook.name)
-                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-                cells = page.evaluate(_CELLS)
-                failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
-                assert not failed, f"cells not run or raised: {failed}"
+                open_and_run_all(page, server, notebook.name)
 
                 page.locator(".widget-dropdown select").select_option(label=LABEL)
                 page.get_by_text("Visible tests failing now: test_strings_are_atoms").first.wait_for()
