@@ -43,6 +43,7 @@ def _wake_every_second(channel):
     cell's execute_reply with the cell timeout, so an 8 s notebook sat for the whole timeout
     (judge_bias.ipynb, three kernels at once: 12 of 36 runs, under ipykernel 7.4 and 6.30
     alike; 0 of 24 with this; the CI run of 09c3d9b hit pytest's 300 s).
+    Reported upstream as zeromq/pyzmq#2173 (closed without a fix) and jupyter/nbclient#312.
     """
     from queue import Empty
     from time import monotonic
