@@ -169,6 +169,19 @@ class PairFormatError(LabkitError, ValueError):
     """A pairwise file has a malformed line. The message names the file, the line and the field."""
 
 
+class UnknownGlossaryTerm(LabkitError, KeyError):
+    """A notebook asked for a glossary entry that does not exist. `unknown` holds the keys asked
+    for and missing, `known` every key the glossary has; the message names both."""
+
+    def __init__(self, unknown: list[str], known: list[str]) -> None:
+        self.unknown = list(unknown)
+        self.known = list(known)
+        super().__init__(f"no glossary entry for {self.unknown}; known keys: {', '.join(self.known)}")
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0])
+
+
 class OfflineExportError(LabkitError):
     """The notebook could not be exported, or its export refers to files this marimo lacks."""
 

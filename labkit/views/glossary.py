@@ -16,6 +16,8 @@ import html
 import re
 from collections.abc import Sequence
 
+from labkit.core.errors import UnknownGlossaryTerm
+
 __all__ = ["TERMS", "USES", "glossary_html", "link_first_uses", "term_link"]
 
 TERMS: dict[str, tuple[str, str]] = {
@@ -128,9 +130,10 @@ _NOT_PROSE = re.compile(r"`[^`]*`|<a\b.*?</a>|<[^>]*>|^#[^\n]*|\{[^{}\n]*\}", re
 
 
 def _unknown(keys: Sequence[str]) -> None:
+    """Raise `UnknownGlossaryTerm` naming each key of `keys` with no entry, and the known keys."""
     unknown = [k for k in keys if k not in TERMS]
     if unknown:
-        raise KeyError(f"no glossary entry for {unknown}; known: {sorted(TERMS)}")
+        raise UnknownGlossaryTerm(unknown, sorted(TERMS))
 
 
 def term_link(key: str, shown: str) -> str:
