@@ -79,3 +79,62 @@ def test_a_constrained_reflector_sends_the_record_schema_and_bad_replies_keep_th
     reason = trace.rounds[0].decision.reason
     assert "not JSON" in reason and "missing hypothesis" in reason  # the same error as unconstrained
     assert trace.rounds[1].decision.decision == Decision.KEEP and trace.final_verdict.resolved
+
+
+LESSON = {
+    "lesson": "Multi-tenant cache keys must cover the tenant boundary.",
+    "condition": "a cache shared by tenants whose values differ per tenant",
+    "failure_mode": "cross-tenant leak", "signal": "two users get the same price",
+    "strategy": "key on (user_id, product_id)", "counterexample": "public catalogue data",
+    "source": "cache-isolation run", "version": CASE.environment, "expires": "on a version change",
+    "rejected": [{"claim": "always add user_id to every cache key", "why_wrong": "drops the condition"}],
+}  # fmt: skip
+# A lesson whose rejected generalisation lost its reason: from_mapping alone would keep it as
+# ("always add user_id ...", "") — a silent bad record.
+HALF_LESSON = {**LESSON, "rejected": [{"claim": "always add user_id to every cache key"}]}
+
+
+def _recording(replies):
+    sent, it = [], iter(replies)
+
+    def fn(messages, params):
+        sent.append(dict(params))
+        return next(it)
+
+    return fn, sent
+
+
+def test_a_constrained_distill_sends_its_own_schema_and_a_malformed_reply_is_a_paid_for_error():
+    import pytest
+
+    from labkit.core.errors import ReplyFormatError
+    from labkit.loop.reflector import DISTILL_SCHEMA, REPLY_SCHEMA
+
+    fn, sent = _recording([json.dumps(LESSON), json.dumps(HALF_LESSON), "Keys should include the user."])
+    refl = ModelReflector(script(fn, name="distill-constrained"), constrained=True)
+    exp = refl.distill("run r: kept 'composite key'")
+    assert exp.rejected == (("always add user_id to every cache key", "drops the condition"),)
+    for bad, where in ((HALF_LESSON, "rejected/0"), ("Keys should include the user.", "not JSON")):
+        with pytest.raises(ReplyFormatError, match=where) as caught:
+            refl.distill("run r: kept 'composite key'")
+        assert caught.value.reply == (bad if isinstance(bad, str) else json.dumps(bad))
+        usage = caught.value.usage  # the gateway's: what the call spent
+        assert usage is not None and usage.calls == 1 and usage.tokens > 0
+    schemas = [s["response_format"]["json_schema"]["schema"] for s in sent]
+    assert schemas == [DISTILL_SCHEMA] * 3 and DISTILL_SCHEMA != REPLY_SCHEMA
+
+
+def test_an_unconstrained_distill_reply_is_checked_against_the_schema_too():
+    import pytest
+
+    from labkit.core.errors import ReplyFormatError
+
+    fenced = "Here it is:\n```json\n" + json.dumps(LESSON) + "\n```"
+    fn, sent = _recording([fenced, json.dumps(HALF_LESSON), json.dumps({**LESSON, "lesson": ""})])
+    refl = ModelReflector(script(fn, name="distill-free"))
+    assert refl.distill("run r").lesson == LESSON["lesson"]  # a fenced object is still read
+    for where in ("rejected/0", "lesson"):
+        with pytest.raises(ReplyFormatError, match=f"distilled lesson: .*{where}") as caught:
+            refl.distill("run r")
+        assert caught.value.usage is not None and caught.value.usage.calls == 1
+    assert not any("response_format" in s for s in sent)  # not decoded under it: only checked

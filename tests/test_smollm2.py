@@ -127,3 +127,19 @@ def test_a_constrained_code_request_is_a_json_module_through_the_arms_policy() -
     assert got.records + len(got.errors) == 2
     # under the constraint only a reply cut off by max_tokens (not JSON) or an empty module may fail
     assert all("not JSON" in e or "empty" in e for e in got.errors), got.errors
+
+
+def test_a_constrained_distill_decodes_a_well_formed_lesson_record() -> None:
+    """DISTILL_SCHEMA becomes llama.cpp's decoding constraint: SmolLM2's lesson is a record with
+    every field (its content is a 135M model's; only the shape is guaranteed)."""
+    from labkit.loop.reflector import DISTILL_SCHEMA, ModelReflector
+
+    ledger = Ledger()
+    refl = ModelReflector(MODEL, max_tokens=400, extra={"ledger": ledger, "run_id": "distill"})
+    exp = refl.distill("Run r1: kept 'composite key (user_id, product_id)'; final verdict: isolation 2/2, "
+                       "same-user hit 2/2. Environment: pricing v1.")
+    assert all(getattr(exp, k) for k in ("lesson", "condition", "failure_mode", "signal", "strategy",
+                                         "counterexample", "source", "version"))  # fmt: skip
+    (event,) = ledger.events("distill")
+    assert event.kind == "generate" and event.detail["completion_tokens"] < 400  # ended, not cut off
+    assert len(exp.rejected) <= DISTILL_SCHEMA["properties"]["rejected"]["maxItems"]

@@ -8,15 +8,17 @@ see, or a diff that does not apply becomes a recorded, explained failure of that
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from labkit.core.errors import ModelError, ReplyFormatError
-from labkit.core.types import Patch, Usage
+from labkit.core.types import Patch, Reply, Usage
 from labkit.loop.probe import Experiment
 from labkit.loop.reflection import Experience, check_record, parse_json_reply
 from labkit.loop.strategy import Proposal, Situation
+from labkit.models.call import check_json
 
 Reflection = Proposal
 
@@ -61,6 +63,39 @@ REPLY_SCHEMA: dict[str, Any] = {
     ]
 }
 LOCAL_ENGINES = ("labkit/smollm2", "labkit/gguf")  # decode under a schema in-process
+
+DISTILL_SYSTEM = (
+    "Distill one reusable, conditioned lesson as ONE JSON object with the keys lesson, condition, "
+    "failure_mode, signal, strategy, counterexample, source, version (each a non-empty string), "
+    "expires (a sentence, an ISO date, or {on_version_change, after}), rejected (a list of "
+    "{claim, why_wrong}) and, optionally, requires ({condition: true/false})."
+)
+_NONEMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
+
+# The distilled lesson (`Experience.from_mapping`'s input) as a JSON Schema: sent like
+# REPLY_SCHEMA when the reflector is constrained, and every distill reply is checked against it
+# (a malformed one is a ReplyFormatError carrying what the call spent, never a half-read lesson).
+DISTILL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{k: _NONEMPTY for k in ("lesson", "condition", "failure_mode", "signal", "strategy",
+                                  "counterexample", "source", "version")},
+        "expires": {"anyOf": [_TEXT, {
+            "type": "object",
+            "properties": {"on_version_change": {"type": "boolean"},
+                           "after": {"anyOf": [_TEXT, {"type": "null"}]}},
+            "additionalProperties": False,
+        }]},
+        "rejected": {"type": "array", "maxItems": 3, "items": {
+            "type": "object", "properties": {"claim": _NONEMPTY, "why_wrong": _NONEMPTY},
+            "required": ["claim", "why_wrong"], "additionalProperties": False,
+        }},
+        "requires": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    },
+    "required": ["lesson", "condition", "failure_mode", "signal", "strategy", "counterexample",
+                 "source", "version", "expires", "rejected"],
+    "additionalProperties": False,
+}  # fmt: skip
 
 
 def situation_prompt(s: Situation, environment: str) -> str:
@@ -118,16 +153,20 @@ class ModelReflector:
             return f"scripted ({Path(self.transcript).name}, {self.branch})"
         return self.model
 
-    def _ask(self, messages: list[dict[str, str]], key: str) -> tuple[str, Usage]:
+    def _call(self, messages: list[dict[str, str]], key: str, schema: dict[str, Any]) -> Reply:
+        """One call, under `schema` when constrained (the gateway then checks the reply and
+        raises ReplyFormatError carrying the reply and its usage)."""
         from labkit.models.gateway import complete
 
         params: dict[str, Any] = dict(self.extra)
         if self.transcript is not None:
             params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
-        schema = REPLY_SCHEMA if self.uses_schema and key != "distill" else None
+        return complete(self.model, messages, max_tokens=self.max_tokens, temperature=0.0,
+                        json_schema=schema if self.uses_schema else None, **params)  # fmt: skip
+
+    def _ask(self, messages: list[dict[str, str]], key: str) -> tuple[str, Usage]:
         try:
-            reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=0.0,
-                             json_schema=schema, **params)  # fmt: skip
+            reply = self._call(messages, key, REPLY_SCHEMA)
         except ReplyFormatError as e:  # not the shape asked for: read_reply names what is wrong
             return e.reply, e.usage or Usage(calls=1)
         return reply.text, reply.usage
@@ -151,18 +190,22 @@ class ModelReflector:
         return read_reply(text, situation, usage)
 
     def distill(self, trace_summary: str) -> Experience:
-        """Ask for the conditioned lesson of a verified correction (five fields + provenance)."""
+        """Ask for the conditioned lesson of a verified correction (five fields + provenance).
+
+        The reply must match DISTILL_SCHEMA (decoded under it when constrained): otherwise a
+        ReplyFormatError with the raw reply and the call's usage (it was paid for) is raised.
+        """
         messages = [
-            {
-                "role": "system",
-                "content": "Distill one reusable, conditioned lesson as JSON with keys "
-                "lesson, condition, failure_mode, signal, strategy, counterexample, source, version, expires, "
-                "rejected (list of {claim, why_wrong}).",
-            },
+            {"role": "system", "content": DISTILL_SYSTEM},
             {"role": "user", "content": trace_summary},
         ]
-        text, _ = self._ask(messages, "distill")
-        return Experience.from_mapping(parse_json_reply(text))
+        reply = self._call(messages, "distill", DISTILL_SCHEMA)
+        try:
+            data = parse_json_reply(reply.text)
+            check_json(json.dumps(data), DISTILL_SCHEMA)  # also for replies not decoded under it
+            return Experience.from_mapping(data)
+        except ReplyFormatError as e:
+            raise ReplyFormatError(f"distilled lesson: {e}", reply.text, reply.usage) from e
 
 
 def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> Reflection:
