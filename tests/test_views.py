@@ -162,3 +162,83 @@ def test_a_run_downloads_as_csv_parquet_and_json_with_the_same_rows():
     assert [r["step"] for r in json.loads(encode(steps, "json"))] == [0, 1, 2]
     with pytest.raises(ValueError, match="unknown download format 'xlsx'"):
         encode(steps, "xlsx")  # type: ignore[arg-type]
+
+
+def _notebook_glossary(name: str) -> list[str]:
+    """The glossary keys notebooks/<name>.py shows (its `glossary_html([...])` call)."""
+    import ast
+    from pathlib import Path
+
+    src = (Path(__file__).parents[1] / "notebooks" / f"{name}.py").read_text(encoding="utf-8")
+    found = re.findall(r"glossary_html\((\[[^\]]*\])\)", src)
+    assert len(found) == 1, f"{name}.py shows {len(found)} glossaries"
+    return list(ast.literal_eval(found[0]))
+
+
+def _terms(text: str) -> list[str]:
+    return re.findall(r'data-term="([a-z_0-9]+)"', text)
+
+
+def test_judge_bias_links_the_scoring_rules_beta_and_the_first_token_to_its_glossary():
+    from labkit.experiments.judging.judge import Judgment, Swap
+    from labkit.experiments.judging.pairs import Pair
+    from labkit.views import charts_judge as cj
+    from labkit.views import judge_page as page
+
+    shown = _notebook_glossary("judge_bias")
+    assert _terms(page.BIAS) == ["scoring_rules"] and "FastChat" in re.sub(r"<[^>]+>", "", page.BIAS)
+    _, sim = page.simulate(2.0, 1.0, 0.8, 0.5, 40)
+    assert _terms(page.calibration_md(sim, 2.0, 1.0, 0.8, 0.5)) == ["beta"]
+    pair = Pair("q", "2+2?", "4", "5", 1)
+    real = Swap(pair, Judgment("q", "12", "A", "m", False, probs=(0.7, 0.2, 0.1), mass=0.26),
+                Judgment("q", "21", "A", "m", False, probs=(0.6, 0.3, 0.1), mass=0.3))  # fmt: skip
+    card = cj.swap_html(real)
+    assert _terms(card) == ["letter_mass"] and "letters held 26% of the" in card
+    assert {"scoring_rules", "beta", "letter_mass"} <= set(shown)  # every link has its entry on the page
+
+
+def test_diminishing_returns_links_net_protective_and_the_stop_rule_to_its_glossary():
+    from types import SimpleNamespace
+
+    from labkit.experiments import repair
+    from labkit.loop import accounting
+    from labkit.views import diminishing as page
+
+    shown = _notebook_glossary("diminishing_returns")
+    chapter = accounting.read_rounds(accounting.CHAPTER_EXAMPLE)
+    assert _terms(page.paradox_md(accounting.per_round(chapter, resamples=50))) == ["net"]
+    assert _terms(page.cases_md(repair.load_cases())) == ["p2p"]
+    run = SimpleNamespace(strategy="simulated repairer", simulated=True,
+                          round_stats=lambda: accounting.round_stats(chapter))  # fmt: skip
+    assert _terms(page.real_md(run, 0, True)) == ["stop_reasons"]  # type: ignore[arg-type]
+    assert {"net", "p2p", "stop_reasons"} <= set(shown)
+
+
+def test_reflection_worth_it_links_its_rollback_words_and_stops_to_its_glossary():
+    import polars as pl
+
+    from labkit.views import arms_page as page
+
+    shown = _notebook_glossary("reflection_worth_it")
+    calm = pl.DataFrame({"arm": ["reflect"], "round": [1], "wrong → right": [1], "right → wrong": [0],
+                         "stayed right": [2], "stayed wrong": [0]})  # fmt: skip
+    assert _terms(page.flips_md(calm)) == ["p2p", "decisions"]
+    from labkit.views import arms_steps
+
+    ledger, _ = page.real_ledgers()["humaneval"]
+    _, pages = arms_steps.case_pages(ledger)
+    stops = [p for p in pages if ">stop</a></b>: " in p]  # a job's last round says why it stopped
+    assert stops and all(_terms(p) == ["stop_reasons"] for p in stops)
+    assert {"p2p", "decisions", "stop_reasons"} <= set(shown)
+
+
+def test_the_glossary_explains_each_term_the_class_asked_about():
+    """Issue #16: scoring rules, F2P buckets, patch-size notation, stop reasons and β̂ each have an
+    entry, and each entry is found from the words a notebook uses for it."""
+    from labkit.views.glossary import TERMS, link_first_uses
+
+    for words, key in [("FastChat", "scoring_rules"), ("LLMBar", "scoring_rules"), ("JudgeBench", "scoring_rules"),
+                       ("F2P", "f2p"), ("1f/1h/2l", "patch_size"), ("stop rule", "stop_reasons"),
+                       ("report unknowns", "stop_reasons"), ("β̂", "beta")]:  # fmt: skip
+        assert key in TERMS, key
+        assert _terms(link_first_uses([f"the {words} here"], [key])[0]) == [key], words

@@ -28,6 +28,7 @@ from labkit.experiments.arms.plans import budget_plan
 from labkit.experiments.arms.run import Plan
 from labkit.record.ledger import Ledger
 from labkit.views.controls import Slider
+from labkit.views.glossary import link_first_uses
 from labkit.views.tables import cell_text
 
 __all__ = [
@@ -245,7 +246,7 @@ def flips_md(frame: pl.DataFrame) -> str:
             "no right answer broke here: a break that fails a visible protective test is rolled back, and a right "
             "answer is only revised blind when a critique wrongly rejects it (lower the critic's accuracy and raise "
             "P(break) to see breaks)")  # fmt: skip
-    return f"{fixed} wrong answer(s) were fixed; {said}."
+    return link_first_uses([f"{fixed} wrong answer(s) were fixed; {said}."], ["p2p", "decisions"])[0]
 
 
 def budget_md(ledger: Ledger, calls: int, label: str = "SIMULATED") -> str:

@@ -20,6 +20,7 @@ import polars as pl
 
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
+from labkit.views.glossary import term_link
 from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
@@ -126,7 +127,8 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         parts.append(f"<p style='margin:2px 0'><b>held after this round</b>: {e(str(h.detail.get('state', '')))} · "
                      f"visible {'pass' if h.detail.get('visible') else 'fail'} · <b>hidden {held}</b></p>")  # fmt: skip
     for s in (x for x in at if x.kind == Kind.STOP):
-        parts.append(f"<p style='margin:2px 0'><b>stop</b>: {e(str(s.detail.get('reason', '')))}</p>")
+        parts.append(f"<p style='margin:2px 0'><b>{term_link('stop_reasons', 'stop')}</b>: "
+                     f"{e(str(s.detail.get('reason', '')))}</p>")  # fmt: skip
     return "<div class='labkit-arms-step' style='line-height:1.4'>" + "".join(parts) + "</div>"
 
 

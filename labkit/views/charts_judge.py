@@ -16,6 +16,7 @@ from labkit.core.stats import Interval
 from labkit.experiments.judging.bias import LengthControl, PositionReport, SideReport
 from labkit.experiments.judging.judge import Swap, shown
 from labkit.experiments.judging.selfcorrect import PublishedPoint, Transition
+from labkit.views.glossary import link_first_uses
 
 
 def who(name: str, simulated: bool) -> str:
@@ -254,7 +255,8 @@ def stopping_chart(
 
 
 def swap_html(swap: Swap) -> str:
-    """One pair in both orders, side by side, with what the judge picked each time."""
+    """One pair in both orders, side by side, with what the judge picked each time (the letters'
+    share of the first token, when known, links to its glossary entry)."""
     p = swap.pair
 
     def side(order: str) -> str:
@@ -287,8 +289,9 @@ def swap_html(swap: Swap) -> str:
         else "unknown"
     )
     judge = who(swap.first.judge, swap.first.simulated)
+    sides = link_first_uses([side("12") + side("21")], ["letter_mass"])[0]  # "first token" -> glossary
     return (
         f"<div><p><b>Question:</b> {html.escape(p.question)}<br><small>judge: {html.escape(judge)} · "
-        f"gold: {gold}</small></p><div style='display:flex;gap:8px'>{side('12')}{side('21')}</div>"
+        f"gold: {gold}</small></p><div style='display:flex;gap:8px'>{sides}</div>"
         f"<p>{verdict}</p></div>"
     )

@@ -19,6 +19,7 @@ from labkit.loop import stopping
 from labkit.loop.stopping import RoundStats
 from labkit.views import rounds as views
 from labkit.views.controls import Slider
+from labkit.views.glossary import link_first_uses
 from labkit.views.report import step_view
 from labkit.views.step_card import step_html
 from labkit.views.stepper import Stepper
@@ -58,7 +59,7 @@ def paradox_md(table: pl.DataFrame) -> str:
     """The chapter's paradox in words, every number read from the per-round table."""
     r = table.filter(pl.col("round") > 0)
     cum, ok = r["cumulative_fixed"].to_list(), table["correct"].to_list()
-    return f"""## The paradox: cumulative success up, marginal net negative
+    return link_first_uses([f"""## The paradox: cumulative success up, marginal net negative
 
 {r["wrong_before"][0]} first-round failures (and {table["correct"][0]} cases that were right from
 the start). Rounds 1–3 fix **{", ".join(map(str, r["fixed"]))}** and break
@@ -68,7 +69,7 @@ Count the fixes and the loop looks healthy — {" → ".join(map(str, cum))} cas
 still rising at round 3. Count the cases that are right *now*: {" → ".join(map(str, ok))}.
 Round 3 made things worse, and the cumulative curve hides it. (Computed by
 `labkit.loop.accounting` from per-case data built to match the chapter's table; intervals are
-95% bootstraps over cases.)"""
+95% bootstraps over cases.)"""], ["net"])[0]  # the page's first use of "net" links to the glossary
 
 
 def stop_md(threshold: float, project: bool, stats: Sequence[RoundStats]) -> str:
@@ -88,7 +89,7 @@ def chapter_stepper(chapter: pl.DataFrame, stats: Sequence[RoundStats]) -> Stepp
 
 
 def cases_md(cases: Sequence[repair.RepairCase]) -> str:
-    return f"""## Beyond the table: {len(cases)} real repair cases
+    return link_first_uses([f"""## Beyond the table: {len(cases)} real repair cases
 
 Each case in `data/repair_cases/` is a small module — buggy, or ({sum(c.initially_correct for c in cases)}
 of them) already correct — with visible tests, hidden tests and real patches: the fix,
@@ -96,7 +97,7 @@ plausible wrong patches, and tempting "improvements". The repairer below is **si
 picks among those real patches with the fix and break probabilities you set. Every case runs
 through labkit's one engine. The validator
 (a real pytest run per candidate) and the tests are real. The loop keeps a change only if the
-visible failures do not grow and no protective test breaks; the hidden tests score the result."""
+visible failures do not grow and no protective test breaks; the hidden tests score the result."""], ["p2p"])[0]
 
 
 def verdict_checker(build: Path | None = None) -> repair.Checker:
@@ -113,7 +114,8 @@ def real_md(result: repair.RepairRun, threshold: float, project: bool) -> str:
     """The real run's caption and what the stop rule would have done on it."""
     fired = stopping.first_stop([stopping.MarginalNet(threshold, project)], result.round_stats())
     when = f"would have stopped after round {fired[0]}: {fired[1].reason}" if fired else "would not have stopped"
-    return f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {when}."
+    text = f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {when}."
+    return link_first_uses([text], ["stop_reasons"])[0]
 
 
 def real_stepper(result: repair.RepairRun) -> Stepper | None:

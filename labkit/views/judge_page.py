@@ -32,6 +32,7 @@ from labkit.experiments.judging.leaderboard import Leaderboard, LengthAnalysis
 from labkit.experiments.judging.simjudge import SimulatedJudge, VariantError, simulated_own
 from labkit.views import charts_judge as cj
 from labkit.views.controls import Slider
+from labkit.views.glossary import link_first_uses
 from labkit.views.stepper import Stepper
 from labkit.views.tables import bounded
 
@@ -53,11 +54,12 @@ answers in the other order and it may change its mind. Below, one pair of answer
 an arithmetic question — one right, one wrong — is judged twice, with the answers
 swapped, by a real model running on this machine (choose another one if you like)."""
 
-BIAS = """A small model asked for a single letter says **"A"** whatever A is: a pure position
+_BIAS = """A small model asked for a single letter says **"A"** whatever A is: a pure position
 bias. Bigger judges do it less, but measurably ("swapping the order moves pairwise
 accuracy by more than 10%"). The usual fixes are to **judge both orders** and combine
-them, and to **control for length**, because judges also like long answers and their
-own answers.
+the two verdicts by a scoring rule (FastChat, LLMBar or JudgeBench: the chart below scores
+each judge all three ways), and to **control for length**, because judges also like long
+answers and their own answers.
 
 Careful, though: *inconsistency alone is not position bias*. A judge that is merely
 unsure about a close pair flips in both directions equally. Position bias is the
@@ -69,6 +71,7 @@ The simulated judge picks slot A with probability
 σ(k·Δquality + β + φ·Δlength + δ·own). Move the sliders; the metrics below are computed
 from its verdicts on the project's pairs (right vs wrong answers, concise vs padded,
 writers of different lengths, its "own" answers), every figure with a bootstrap interval."""
+BIAS = link_first_uses([_BIAS], ["scoring_rules"])[0]  # the scoring rules' first use opens the glossary
 
 SIM = {
     "k": Slider(0.0, 6.0, 2.0, 0.5, "skill k"),
@@ -212,7 +215,7 @@ def calibration_md(sim: bias.BiasReport, k: float, beta: float, phi: float, delt
     def shown(iv: Any) -> str:
         return "not identifiable here" if iv is None or f is None else bounded(iv, separated=f.separated)
 
-    return f"""**Calibration.** Fitting the judge's own model back to its verdicts recovers what the
+    return link_first_uses([f"""**Calibration.** Fitting the judge's own model back to its verdicts recovers what the
 sliders set (95% intervals, resampling pairs):
 
 | parameter | set | recovered |
@@ -224,7 +227,7 @@ sliders set (95% intervals, resampling pairs):
 
 Set β = 0 and lower k: consistency drops on close pairs, yet "first" and "second" stay
 level and β̂ covers 0. With β > 0, accuracy depends on where the right answer is shown:
-{where}."""
+{where}."""], ["beta"])[0]  # β̂'s first use on the page links to its entry
 
 
 def pair_stepper(swaps: Sequence[Swap]) -> tuple[list[Swap], Stepper]:
