@@ -45,6 +45,7 @@ class Recorded:
     stop: StopRecord | None = None  # the run's final stop, if it finished
     last_round: int = 0
     usage: Usage = field(default_factory=Usage)  # spent by the case events so far
+    paid: frozenset[tuple[str, str, str]] = frozenset()  # (candidate, suite, validator) validated so far
 
 
 def _record(e: Event) -> StopRecord:
@@ -63,6 +64,7 @@ def read(ledger: Ledger, run_id: str) -> Recorded | None:
     rejected: dict[str, list[str]] = defaultdict(list)
     stops: dict[str, StopRecord] = {}
     usage = Usage()
+    paid: set[tuple[str, str, str]] = set()
     run_stop: StopRecord | None = None
     for e in events:
         case = e.detail.get("case")
@@ -74,6 +76,8 @@ def read(ledger: Ledger, run_id: str) -> Recorded | None:
             continue
         if e.kind == Kind.VERIFY and isinstance(e.evidence_value, dict) and "verdict" in e.evidence_value:
             verdicts[(case, e.detail["candidate"])] = verdict_from_json(e.evidence_value["verdict"])
+            suite = e.evidence_value["verdict"]["evidence"]["suite"]
+            paid.add((e.detail["candidate"], suite, str(e.detail.get("validator", ""))))
         elif e.kind == Kind.STOP and not e.detail.get("run"):
             stops[case] = _record(e)
         elif e.kind == Kind.SCORE:
@@ -99,7 +103,7 @@ def read(ledger: Ledger, run_id: str) -> Recorded | None:
             frozenset(scored[case]), tuple(rejected[case]), stops.get(case),
         )  # fmt: skip
     last_round = max((h.round for h in held.values()), default=0)
-    return Recorded(held, run_stop, last_round, usage)
+    return Recorded(held, run_stop, last_round, usage, frozenset(paid))
 
 
 def resume_point(ledger: Ledger, run_id: str) -> tuple[Candidate, int] | None:

@@ -21,6 +21,7 @@ from labkit.loop import resume as resuming
 from labkit.loop.decide import Keep, assess, best, decide
 from labkit.loop.probe import Observation
 from labkit.loop.steps import (
+    Paid,
     Prepared,
     Recorder,
     candidate_json,
@@ -118,6 +119,7 @@ class Runner:
         held = recorded.cases if recorded is not None else {}
         if recorded is not None:
             self.rec.usage = recorded.usage
+            self.rec.paid_before(recorded.paid)  # the same run: what it validated before stays paid
         else:
             self.rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
                 "strategy": self.strategy.name, "cases": [t.id for t in self.tasks], "rounds": self.rounds,
@@ -165,7 +167,7 @@ class Runner:
         self.reached = max(c.done for c in self.cases.values()) if self.cases else 0
         return min(done) + 1
 
-    def _start_checks(self, task: Task) -> list[Checked]:
+    def _start_checks(self, task: Task) -> list[Paid]:
         runs = [self.rec.check(task, 0, task.start)]
         if self.recheck:
             signature = Verification.of(runs[0].verdict.evidence).signature
@@ -228,7 +230,7 @@ class Runner:
         return self._case_rules(r)
 
     def _decide(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...],
-                prepared: list[Prepared], results: dict[int, Checked]) -> float:  # fmt: skip
+                prepared: list[Prepared], results: dict[int, Paid]) -> float:  # fmt: skip
         """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
         attempts: list[Attempt] = []
         for p in prepared:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -70,6 +70,13 @@ def candidate_from_json(text: str) -> Candidate:
     return Candidate(files=data["files"], label=data.get("label", ""), parent=data.get("parent"))
 
 
+@dataclass(frozen=True)
+class Paid(Checked):
+    """A validation's verdict and what this run paid for it in cost units (see `Recorder.check`)."""
+
+    cost_units: float = 0.0
+
+
 @dataclass
 class Recorder:
     """Ledger writes, budget charges and validation for one run."""
@@ -82,6 +89,12 @@ class Recorder:
     simulated: bool
     usage: Usage = field(default_factory=Usage)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _paid: set[tuple[str, str, str]] = field(default_factory=set, repr=False)  # (candidate, suite, validator)
+
+    def paid_before(self, keys: Iterable[tuple[str, str, str]]) -> None:
+        """Keys this run paid for before (a resumed run's, read from its ledger): repeats are free."""
+        with self._lock:
+            self._paid.update(keys)
 
     def log(
         self,
@@ -130,23 +143,47 @@ class Recorder:
 
     def check(
         self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False
-    ) -> Checked:
-        """One validation through the cache; a fresh run is paid through the budget."""
+    ) -> Paid:
+        """One validation through the cache, paid through the budget as this run's own.
+
+        The price depends on this run alone, never on what the shared cache holds: the first
+        time this run validates a (candidate, suite, validator) it pays `validation_cost`, even
+        when the verdict comes from the cache (another run's, another arm's); otherwise a job's
+        cost units, and whether it can afford its next step, would depend on job order and on
+        which jobs shared a process. A repeat of the same key within this run is free: the run
+        already paid for that verdict (best-of-N's identical samples cost one validation), and
+        it stays free even if the verdict was not cached (a timeout or alarm is never stored) so
+        that the price never depends on the cache's state. A `fresh` re-run (probing
+        flakiness) is a deliberate extra validation: always paid. The hidden suite is the lab's
+        scoring: never paid. Wall time is measured as spent (0 on a cache hit)."""
         suite = task.hidden if hidden and task.hidden is not None else task.suite
-        if not fresh:
-            hit = self.checker.cache.get(self.checker.key(candidate, suite))
-            if hit is not None:
-                return Checked(hit, True)
         if hidden:  # the lab's scoring, not something the loop pays for
-            return self.checker.check(candidate, suite, use_cache=not fresh)
+            ch = self.checker.check(candidate, suite, use_cache=not fresh)
+            return Paid(ch.verdict, ch.cached, 0.0)
+        key = (candidate.digest, suite.digest, self.checker.id)
+        with self._lock:  # claimed here so two threads validating the same key pay once
+            first = fresh or key not in self._paid
+            self._paid.add(key)
+        cost = self.validation_cost if first else 0.0
+        hit = None if fresh else self.checker.cache.get(self.checker.key(candidate, suite))
+        if hit is not None and cost == 0.0:
+            return Paid(hit, True, 0.0)
+
+        def validate() -> Paid:
+            ch = Checked(hit, True) if hit is not None else self.checker.check(candidate, suite, use_cache=False)
+            return Paid(ch.verdict, ch.cached, cost)
+
         lim = self.checker.validator.limits.wall_seconds
-        return self.charge(
-            Kind.VERIFY,
-            lambda: self.checker.check(candidate, suite, use_cache=False),
-            Usage(wall_seconds=lim + 30, cost_units=self.validation_cost),
-            lambda c: Usage(wall_seconds=c.seconds, cost_units=0 if c.cached else self.validation_cost),
-            rnd,
-        )
+        try:
+            return self.charge(
+                Kind.VERIFY, validate, Usage(wall_seconds=lim + 30, cost_units=cost),
+                lambda c: Usage(wall_seconds=c.seconds, cost_units=c.cost_units), rnd,
+            )  # fmt: skip
+        except BaseException:
+            if first and not fresh:  # not paid after all (e.g. the budget refused): not this run's yet
+                with self._lock:
+                    self._paid.discard(key)
+            raise
 
     def pay(self, payment: Payment, fn: Callable[[], T], rnd: int, *, for_confirmation: bool = False) -> T:
         """`charge` with a Payment."""
@@ -168,7 +205,7 @@ class Recorder:
         return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
 
     def verified(
-        self, task: Task, rnd: int, candidate: Candidate, checked: Checked, before: Verdict | None, why: str
+        self, task: Task, rnd: int, candidate: Candidate, checked: Paid, before: Verdict | None, why: str
     ) -> Verdict:
         """Record a visible validation (steps 2 and 5) and return its verdict."""
         verdict = checked.verdict
@@ -177,7 +214,7 @@ class Recorder:
             or before.evidence.validator != verdict.evidence.validator
         ):
             raise ValidatorMismatch("re-test on a different suite or validator than the failure")
-        cost = 0.0 if checked.cached else self.validation_cost
+        cost = checked.cost_units  # what this run paid (see `check`); `cached` is wall time saved
         self.log(
             task, rnd, Role.VALIDATOR, Kind.VERIFY, inputs=candidate_json(candidate),
             outputs=verdict.evidence.digest,
