@@ -65,3 +65,59 @@ def test_a_sweeps_arm_costs_do_not_depend_on_job_order() -> None:
     cols = ["run", "status", "rounds", "calls", "tokens", "cost", "correct"]
     for other in frames[1:]:
         assert frames[0].select(cols).equals(other.select(cols)), "an arm's spend depends on job order"
+
+
+def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_keeps_what_it_paid() -> None:
+    from labkit.grading.cases import load_case
+    from labkit.grading.verdicts import Checker
+    from labkit.loop.steps import Recorder
+    from labkit.loop.trace import Task
+
+    case = load_case("cache_isolation")
+    task = Task("iso", case.start, case.suite)
+    checker, ledger = Checker(), Ledger()
+    rec = Recorder("r", ledger, checker, None, 2.0, True)
+
+    def paid(r: Recorder, **kw: bool) -> float:
+        ch = r.check(task, 0, case.start, **kw)
+        r.verified(task, 0, case.start, ch, None, "t")
+        return ch.cost_units
+
+    assert [paid(rec), paid(rec), paid(rec, fresh=True)] == [2.0, 0.0, 2.0]
+    assert rec.usage.cost_units == 4.0 and checker.runs == 2  # the second was a cache hit
+    other = Recorder("s", ledger, checker, None, 2.0, True)  # another run, same cache: pays its own
+    assert paid(other) == 2.0 and checker.runs == 2
+    verify = [e.cost_units for e in ledger.events("r") if e.kind == "verify"]
+    assert verify == [2.0, 0.0, 2.0]  # the ledger holds what was charged
+
+
+def test_a_resumed_run_keeps_what_it_paid_for_before() -> None:
+    from labkit.grading.cases import load_case
+    from labkit.grading.verdicts import Checker
+    from labkit.loop import resume
+    from labkit.loop.engine import run as run_engine
+    from labkit.loop.steps import Recorder
+    from labkit.loop.trace import Task
+
+    case = load_case("cache_isolation")
+    task = Task("iso", case.start, case.suite)
+    checker, ledger = Checker(), Ledger()
+    run_engine([task], _Idle(), checker, rounds=0, ledger=ledger, run_id="r", validation_cost=2.0)
+    recorded = resume.read(ledger, "r")
+    assert recorded is not None
+    assert recorded.paid == {(case.start.digest, case.suite.digest, checker.id)}
+    again = Recorder("r", ledger, checker, None, 2.0, True)
+    assert again.check(task, 1, case.start).cost_units == 2.0  # a new run (nothing seeded) pays
+    resumed = Recorder("r", ledger, checker, None, 2.0, True)
+    resumed.paid_before(recorded.paid)
+    assert resumed.check(task, 1, case.start).cost_units == 0.0  # the same run, resumed: already paid
+
+
+class _Idle:
+    name = "idle"
+    simulated = True
+
+    def propose(self, situation: Any) -> Any:
+        from labkit.loop.strategy import Proposal
+
+        return Proposal()
