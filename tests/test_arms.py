@@ -20,7 +20,7 @@ from labkit.record.ledger import Ledger
 
 REPAIR = ["camel_to_snake", "pluralize"]
 OUTCOME = ["suite", "case", "arm", "seed", "status", "start", "first", "correct", "visible", "rounds",
-           "children", "rolled_back", "tokens", "calls", "scores"]  # fmt: skip
+           "children", "rolled_back", "tokens", "calls", "cost", "scores"]  # fmt: skip
 
 
 def _hidden_fragments(case: Any) -> list[str]:
