@@ -79,5 +79,39 @@ def _(ce_run, mo, page):
     return
 
 
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import memory_buffer as buf
+
+    buf_rec = buf.load()  # a recording (data/memory/): nothing runs on open
+    mo.md(buf.BUFFER)
+    return buf, buf_rec
+
+
+@app.cell
+def _(buf, buf_rec, mo):
+    mo.vstack([
+        mo.ui.altair_chart(buf.buffer_chart(buf_rec), chart_selection=False, legend_selection=False),
+        mo.Html(buf.buffer_html(buf_rec)),
+    ])  # fmt: skip
+    return
+
+
+@app.cell
+def _(buf, buf_rec, mo):
+    mo.vstack([
+        mo.md(buf.TRUNCATION),
+        mo.ui.altair_chart(buf.truncation_chart(buf_rec), chart_selection=False, legend_selection=False),
+        mo.Html(buf.truncation_html(buf_rec)),
+    ])  # fmt: skip
+    return
+
+
+@app.cell
+def _(buf, mo):
+    mo.Html(buf.smollm2_html(buf.smollm2()))
+    return
+
+
 if __name__ == "__main__":
     app.run()

@@ -64,6 +64,7 @@ class SimActor:
     p_fix: float = 0.3
     seed: int = 0
     blind: bool = False  # does not read the verdict (self-critique: it cannot tell it passed)
+    ignores_memory: bool = False  # control: the buffer is written and prepended, but the actor never reads it
     name: str = "simulated actor"
     simulated: bool = True
 
@@ -73,6 +74,8 @@ class SimActor:
     def act(self, s: Situation, memory: Window) -> Proposal:
         if s.verdict.resolved and not self.blind:
             return Proposal(note="visible tests pass: nothing to repair")
+        if self.ignores_memory:
+            memory = Window((), "", 0, 0)
         case = self.cases[s.case]
         rng = random.Random(f"{self.seed}:{s.case}:{s.round}")
         if memory.recommended:
@@ -140,6 +143,7 @@ class Arm:
     revise_after: int | None = None
     budget: int = 400
     truncate: Truncation = "newest"  # how the buffer is cut to `budget` (see loop.memory.episodic)
+    ignored: bool = False  # control: the actor does not read the buffer (SimActor.ignores_memory)
 
 
 ARMS: tuple[Arm, ...] = (
@@ -161,7 +165,7 @@ def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase],
             trials: int = 4, seed: int = 0, p_fix: float = 0.3) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
     Returns (case, trial, correct) and the wrapper."""
-    actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed)
+    actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed, ignores_memory=arm.ignored)
     first = set()
 
     def believe(case: str, trial: int, action: str) -> bool:
@@ -201,7 +205,7 @@ class Result:
         at = self.frame.filter(pl.col("trial") == trial)
         pa = at.filter(pl.col("arm") == a).select("seed", "case", pl.col("correct").cast(pl.Float64).alias("a"))
         pb = at.filter(pl.col("arm") == b).select("seed", "case", pl.col("correct").cast(pl.Float64).alias("b"))
-        both = pa.join(pb, on=["seed", "case"])
+        both = pa.join(pb, on=["seed", "case"]).sort("seed", "case")  # a fixed order: the bootstrap draws depend on it
         return bootstrap_mean((both["a"] - both["b"]).to_numpy())
 
     def table(self) -> pl.DataFrame:
