@@ -105,12 +105,13 @@ def test_the_page_shows_the_recording_labelled_simulated() -> None:
         assert str(chart.to_dict()["title"]).startswith("SIMULATED")
     html = buf.buffer_html(r)
     e, lo, hi = next(d[3:] for d in r["humaneval"]["differences"] if d[:3] == ["buffer", "no memory", 2])
-    assert "SIMULATED" in html and r["command"] in html and f"{e:.3f}" in html and f"{lo:.3f}–{hi:.3f}" in html
+    assert "SIMULATED" in html and r["command"] in html and f"{e:+.3f} [{lo:.3f}, {hi:.3f}]" in html
     assert "<th" in html and "dtype" not in html and "i64" not in html
     trunc = buf.truncation_html(r)
     assert "SIMULATED" in trunc and "summarise" in trunc and "SIMULATED" in buf.BUFFER
     real = buf.smollm2_html(buf.smollm2())
     assert buf.smollm2()["command"] in real and real.count("0 / 6") == 6  # 2 arms × 3 trials, from the rows
+    assert real.index("trial 1") < real.index("trial 2") < real.index("trial 3")
 
 
 def test_a_missing_recording_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,7 +75,7 @@ def _success(section: dict[str, Any]) -> pl.DataFrame:
 
 
 def _ci(low: float, high: float) -> str:
-    return f"{low:.3f}–{high:.3f}"
+    return f"[{low:.3f}, {high:.3f}]"
 
 
 def buffer_chart(rec: dict[str, Any]) -> alt.LayerChart:
@@ -108,12 +108,13 @@ def buffer_html(rec: dict[str, Any]) -> str:
     """Each arm minus no memory by trial (paired over seed × problem), with the caption and command."""
     h = rec["humaneval"]
     s = h["setting"]
-    diff = _differences(h).drop("minus").pivot(on="trial", index="arm", values=["difference", "95% CI"])
-    diff = diff.select("arm", *[c for t in range(1, s["trials"] + 1) for c in (f"difference_{t}", f"95% CI_{t}")])
-    diff = diff.rename({c: c.replace("difference_", "Δ trial ").replace("95% CI_", "CI trial ") for c in diff.columns})
+    cells = _differences(h).with_columns((pl.col("difference").map_elements(lambda d: f"{d:+.3f}", return_dtype=pl.Utf8)
+                                          + " " + pl.col("95% CI")).alias("cell"))  # fmt: skip
+    diff = cells.pivot(on="trial", index="arm", values="cell")
+    diff = diff.select("arm", *[pl.col(str(t)).alias(f"trial {t}") for t in range(1, s["trials"] + 1)])
     return "".join([
         f"<p><b>{SIMULATED}: success minus no memory</b>, paired over {len(s['seeds'])} seeds × "
-        f"{len(h['cases'])} problems (95% bootstrap intervals)</p>", frame_html(diff),
+        f"{len(h['cases'])} problems: difference [95% bootstrap interval]</p>", frame_html(diff),
         f"<p style='font-size:90%'>{SIMULATED} actor (p_fix = {s['p_fix']}), real validation, hidden scoring. Problems: "
         f"a seeded draw (seed {s['sample_seed']}) of {s['sample']} with a readable docstring example, "
         f"up to {s['mutants']} visible-failing mutants each: {', '.join(h['cases'])}. Trial 1 has nothing to "
@@ -177,7 +178,7 @@ def truncation_html(rec: dict[str, Any]) -> str:
     table = data.select(
         "arm", pl.col("budget").cast(pl.Utf8).fill_null("—"), "success",
         pl.struct("low", "high").map_elements(lambda r: _ci(r["low"], r["high"]), return_dtype=pl.Utf8).alias("95% CI"),
-        pl.col("arm").map_elements(lambda a: f"{generous[a][0]:+.3f} ({_ci(*generous[a][1:])})" if a in generous
+        pl.col("arm").map_elements(lambda a: f"{generous[a][0]:+.3f} {_ci(*generous[a][1:])}" if a in generous
                                    else "—", return_dtype=pl.Utf8).alias("minus generous (95% CI)"),
     )  # fmt: skip
     tok = t["reflection_tokens"]
@@ -199,6 +200,7 @@ def smollm2_html(run: dict[str, Any]) -> str:
     table = (frame.group_by("arm", "trial").agg(pl.col("correct").sum().alias("solved"))
              .with_columns((pl.col("solved").cast(pl.Utf8) + f" / {n}").alias("solved (hidden)"))
              .pivot(on="trial", index="arm", values="solved (hidden)").sort("arm", descending=True))  # fmt: skip
+    table = table.select("arm", *sorted((c for c in table.columns if c != "arm"), key=int))
     table = table.rename({c: f"trial {c}" for c in table.columns if c != "arm"})
     return "".join([
         f"<p><b>REAL model, recorded: {run['model']} (SmolLM2-135M, in-process llama.cpp, temperature 0)</b> "
