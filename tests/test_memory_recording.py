@@ -101,8 +101,12 @@ def test_the_recorded_effects_have_the_chapters_directions() -> None:
 
 def test_the_page_shows_the_recording_labelled_simulated() -> None:
     r = buf.load()
+    from labkit.views.jupyter import static_chart
+
     for chart in (buf.buffer_chart(r), buf.truncation_chart(r)):
         assert str(chart.to_dict()["title"]).startswith("SIMULATED")
+        svg = static_chart(chart)._repr_svg_()  # the JupyterLab twin's offline SVG
+        assert "SIMULATED" in svg and "http" not in svg.replace("http://www.w3.org", "")
     html = buf.buffer_html(r)
     e, lo, hi = next(d[3:] for d in r["humaneval"]["differences"] if d[:3] == ["buffer", "no memory", 2])
     assert "SIMULATED" in html and r["command"] in html and f"{e:+.3f} [{lo:.3f}, {hi:.3f}]" in html
