@@ -67,7 +67,9 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
         shutil.copytree(REPO / name, src / name, ignore=skip)
 
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)])
+    # No pip inside the venv (ensurepip alone took ~10 s): this interpreter's pip installs into
+    # it through --python, which runs pip under the venv's interpreter, so it lands in the venv.
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
     purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
     (Path(purelib.stdout.strip()) / "shared_deps.pth").write_text(
@@ -75,8 +77,8 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "LABKIT_DATA"}}
     _run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", str(src)],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-build-isolation", "--no-index", str(src)],
         env=env, cwd=tmp_path,
     )  # fmt: skip
     shutil.rmtree(src)  # nothing may still point at the sources
