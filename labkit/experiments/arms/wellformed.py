@@ -103,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--what", choices=("code", "critique"), default="code")
+    ap.add_argument("--max-tokens", type=int, default=None, help="default: the arms' policy's")
     a = ap.parse_args(argv)
     cases = sample(a.n, a.seed)
     for constrained in (True, False):
-        got = measure(a.model, cases, what=a.what, constrained=constrained)
+        got = measure(a.model, cases, what=a.what, constrained=constrained, max_tokens=a.max_tokens)
         print(json.dumps({**asdict(got), "record_rate": got.record_rate, "cases": [c.id for c in cases]}), flush=True)
     return 0
 
