@@ -224,3 +224,32 @@ def _ledger_of(r: Any) -> Ledger:
     ledger = Ledger()
     merge(ledger, [r])
     return ledger
+
+
+class _FlakyRay:
+    """Stands in for the `ray` module: ray.init fails `failures` times, then starts."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.inits, self.shutdowns = failures, 0, 0
+
+    def init(self, **_: object) -> None:
+        self.inits += 1
+        if self.inits <= self.failures:
+            raise Exception("The current node timed out during startup.")
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_a_local_ray_cluster_that_fails_to_start_once_is_started_again_and_twice_is_named():
+    from labkit.core.errors import BackendUnavailable
+    from labkit.experiments.arms.run import Workers
+
+    once = _FlakyRay(failures=1)
+    Workers(backend="ray")._start_local_ray(once)
+    assert (once.inits, once.shutdowns) == (2, 1)
+
+    twice = _FlakyRay(failures=2)
+    with pytest.raises(BackendUnavailable, match=r"Ray cluster did not start \(2 attempts\).*timed out during startup"):
+        Workers(backend="ray")._start_local_ray(twice)
+    assert (twice.inits, twice.shutdowns) == (2, 2)

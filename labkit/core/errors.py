@@ -199,6 +199,11 @@ class InvalidSetting(LabkitError, ValueError):
     """A run was configured with a setting it cannot use (e.g. an unknown patch_cap key)."""
 
 
+class BackendUnavailable(LabkitError):
+    """A sweep's execution backend could not be started (e.g. a local Ray cluster that did not
+    come up twice in a row); the message says which backend and why."""
+
+
 class RunInterrupted(LabkitError):
     """A run ended on an error. Its stop (with the error as reason) was recorded when the ledger
     could still be written; `run` holds what was done so far (an `EngineRun`), `trace` the

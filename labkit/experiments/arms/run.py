@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from labkit.core.errors import InvalidSetting
+from labkit.core.errors import BackendUnavailable, InvalidSetting
 from labkit.core.types import Usage
 from labkit.experiments.arms.arms import ARMS, make_arm
 from labkit.experiments.arms.policy import ModelPolicy, Policy, SimulatedPolicy
@@ -261,11 +261,24 @@ class Workers:
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
+                self._start_local_ray(ray)
+                self._ray_started = True
+        return ray
+
+    def _start_local_ray(self, ray: Any, attempts: int = 2) -> None:
+        # On a loaded machine a local node can fail to come up: the raylet gives up waiting for
+        # its agents (ray-project/ray#65983) and ray.init raises a bare Exception ("timed out
+        # during startup"). Starting again usually works; the second failure is reported.
+        for attempt in range(1, attempts + 1):
+            try:
                 ray.init(num_cpus=self.workers, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
                          runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", ""),
                                                    "LITELLM_LOCAL_MODEL_COST_MAP": "True"}})  # fmt: skip
-                self._ray_started = True
-        return ray
+                return
+            except Exception as e:
+                ray.shutdown()
+                if attempt == attempts:
+                    raise BackendUnavailable(f"a local Ray cluster did not start ({attempts} attempts): {e}") from e
 
     def warm(self, plan: Plan, job: Job) -> list[tuple[int, float]]:
         """Run `job` once on every worker, results discarded; (pid, seconds) per worker."""
