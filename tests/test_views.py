@@ -242,3 +242,20 @@ def test_the_glossary_explains_each_term_the_class_asked_about():
                        ("report unknowns", "stop_reasons"), ("β̂", "beta")]:  # fmt: skip
         assert key in TERMS, key
         assert _terms(link_first_uses([f"the {words} here"], [key])[0]) == [key], words
+
+
+def test_round_pages_draw_each_rounds_transition_counts_without_a_chart_renderer():
+    import re
+
+    from labkit.loop import accounting
+    from labkit.views import charts_rounds, rounds
+
+    chapter = accounting.read_rounds(accounting.CHAPTER_EXAMPLE)
+    transitions = accounting.transitions(chapter)
+    pages = rounds.chapter_pages(chapter)
+    assert len(pages) == int(transitions["round"].max())  # type: ignore[arg-type]
+    for r, page in enumerate(pages, start=1):
+        want = {f"{b} → {a}: {n}" for b, a, n in transitions.filter(transitions["round"] == r)
+                .select("before", "after", "count").iter_rows()}  # fmt: skip
+        assert want <= set(re.findall(r"<title>([^<]*)</title>", page))
+        assert page.count("<svg") == 1 and "round " + str(r) in charts_rounds.transitions_svg(transitions, r)

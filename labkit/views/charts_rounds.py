@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import altair as alt
 import polars as pl
 
@@ -153,35 +155,35 @@ def rates_chart(
     ).properties(title=title, width=260, height=200)
 
 
-def transitions_chart(transitions: pl.DataFrame, round: int, title: str = "") -> alt.Chart:
-    """One round's 2x2 transition matrix: before (rows) -> after (columns), counts in the cells."""
-    cells = transitions.filter(pl.col("round") == round).with_columns(
-        pl.col("cases").list.len().alias("n"),
-        pl.when((pl.col("before") == "wrong") & (pl.col("after") == "right")).then(pl.lit("fixed"))
-        .when((pl.col("before") == "right") & (pl.col("after") == "wrong")).then(pl.lit("broken"))
-        .otherwise(pl.lit("unchanged")).alias("move"),
-    ).drop("cases")  # fmt: skip
-    base = alt.Chart(cells).encode(
-        x=alt.X(
-            "after:N",
-            sort=["wrong", "right"],
-            title="after the round",
-            axis=alt.Axis(labelAngle=0, orient="top"),
-        ),
-        y=alt.Y("before:N", sort=["wrong", "right"], title="before the round"),
-    )
-    rect = base.mark_rect(stroke="white").encode(
-        color=alt.Color(
-            "move:N",
-            scale=alt.Scale(
-                domain=["fixed", "broken", "unchanged"], range=[_FIXED, _BROKEN, "#d9d9d9"]
-            ),
-            legend=None,
-        ),
-        tooltip=["before:N", "after:N", "count:Q"],
-    )
-    text = base.mark_text(fontSize=18, fontWeight="bold").encode(text="count:Q")
-    return (rect + text).properties(title=title or f"round {round}", width=160, height=120)
+def transitions_svg(transitions: pl.DataFrame, round: int, title: str = "") -> str:
+    """One round's 2x2 transition matrix as inline SVG: before (rows) -> after (columns), counts in
+    the cells (fixed green, broken red). Drawn directly: four rectangles need no chart renderer."""
+    counts = {(b, a): int(n) for b, a, n in transitions.filter(pl.col("round") == round)
+              .select("before", "after", "count").iter_rows()}  # fmt: skip
+    colour = {("wrong", "right"): _FIXED, ("right", "wrong"): _BROKEN}
+    states, cell, left, top = ("wrong", "right"), 80, 84, 62
+    parts = [
+        f'<text x="{left}" y="16" font-size="13" font-weight="bold">{html.escape(title or f"round {round}")}</text>',
+        f'<text x="{left + cell}" y="34" font-size="11" text-anchor="middle">after the round</text>',
+        f'<text x="14" y="{top + cell}" font-size="11" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + cell})">before the round</text>',
+    ]
+    for j, after in enumerate(states):
+        parts.append(f'<text x="{left + cell * j + cell // 2}" y="{top - 8}" font-size="11" text-anchor="middle">{after}</text>')
+    for i, before in enumerate(states):
+        y = top + cell * i
+        parts.append(f'<text x="{left - 8}" y="{y + cell // 2 + 4}" font-size="11" text-anchor="end">{before}</text>')
+        for j, after in enumerate(states):
+            x, n = left + cell * j, counts.get((before, after), 0)
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colour.get((before, after), "#d9d9d9")}" '
+                f'stroke="white"><title>{before} → {after}: {n}</title></rect>'
+                f'<text x="{x + cell // 2}" y="{y + cell // 2 + 6}" font-size="18" font-weight="bold" '
+                f'text-anchor="middle">{n}</text>'
+            )
+    width, height = left + 2 * cell + 4, top + 2 * cell + 4
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif">{"".join(parts)}</svg>')  # fmt: skip
 
 
 def slices_chart(

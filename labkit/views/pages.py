@@ -12,9 +12,11 @@ def chart_svg(chart: alt.TopLevelMixin) -> str:
     return str(vlc.vegalite_to_svg(chart.to_dict()))
 
 
+def beside(left: str, right: str) -> str:
+    """HTML `left` (e.g. an inline SVG) on the left and HTML `right` on the right, as one page."""
+    return f'<div style="display:flex;gap:1.5em;align-items:flex-start"><div>{left}</div><div style=\'flex:1\'>{right}</div></div>'
+
+
 def side_by_side(chart: alt.TopLevelMixin, html: str) -> str:
-    """A chart on the left and HTML on the right, as one page."""
-    return (
-        '<div style="display:flex;gap:1.5em;align-items:flex-start">'
-        f"<div>{chart_svg(chart)}</div><div style='flex:1'>{html}</div></div>"
-    )
+    """A chart (rendered to SVG) on the left and HTML on the right, as one page."""
+    return beside(chart_svg(chart), html)

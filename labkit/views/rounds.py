@@ -1,6 +1,6 @@
 """What the diminishing-returns notebook shows per round, built once in labkit (not in cells).
 
-Round pages for a Stepper (transition chart as SVG beside who moved), and the columns the
+Round pages for a Stepper (transition matrix as inline SVG beside who moved), and the columns the
 per-round and per-slice tables show. Everything here only formats frames computed by
 `labkit.loop.accounting` from a ledger or a per-case CSV.
 """
@@ -13,7 +13,7 @@ import polars as pl
 
 from labkit.loop import accounting
 from labkit.views import charts_rounds as charts
-from labkit.views.pages import side_by_side
+from labkit.views.pages import beside
 
 __all__ = ["ROUND_COLUMNS", "SLICE_COLUMNS", "chapter_pages", "round_pages", "round_table", "slice_table"]
 
@@ -32,10 +32,10 @@ def slice_table(slices: pl.DataFrame) -> pl.DataFrame:
 
 
 def round_pages(frame: pl.DataFrame, side: Callable[[int], str]) -> list[str]:
-    """One page per repair round of a per-case frame: its transition chart beside `side(round)`."""
+    """One page per repair round of a per-case frame: its transition matrix (inline SVG) beside `side(round)`."""
     transitions = accounting.transitions(frame)
     rounds = int(transitions["round"].max() or 0)  # type: ignore[arg-type]
-    return [side_by_side(charts.transitions_chart(transitions, r), side(r)) for r in range(1, rounds + 1)]
+    return [beside(charts.transitions_svg(transitions, r), side(r)) for r in range(1, rounds + 1)]
 
 
 def chapter_pages(frame: pl.DataFrame) -> list[str]:
