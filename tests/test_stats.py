@@ -28,6 +28,18 @@ def test_resample_counts_are_the_index_draws_counted() -> None:
     np.testing.assert_array_equal(accounting._resampled_sums(m, 300, 7), _gather_sums(m, 300, 7))
 
 
+def test_seeded_draws_are_made_once_and_shared_read_only() -> None:
+    """Intervals over the same units with the same seed reuse one draw (a page bootstraps many
+    columns of the same 2000 tasks); nobody can change it under the others; unseeded draws stay fresh."""
+    first, again = stats.resample_counts(61, 200, seed=5), stats.resample_counts(61, 200, seed=5)
+    assert again is first and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0, 0] = 99.0
+    m = np.random.default_rng(4).integers(0, 2, size=(61, 2)).astype(float)
+    np.testing.assert_array_equal(first @ m, _gather_sums(m, 200, 5))  # still the same draws
+    assert stats.resample_counts(61, 200, seed=None) is not stats.resample_counts(61, 200, seed=None)
+
+
 def test_bootstrap_columns_and_mean_match_the_gather() -> None:
     m = np.random.default_rng(2).integers(0, 2, size=(40, 3)).astype(float)
     sums = _gather_sums(m, 500, 3)

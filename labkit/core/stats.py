@@ -14,6 +14,7 @@ matrix product `counts @ values` for all resamples at once, with no Python loop 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -46,8 +47,24 @@ def resample_counts(n: int, resamples: int, seed: int | None = 0) -> Floats:
     """(resamples, n): how often each of `n` units was drawn in each bootstrap resample.
 
     The same draws as `resample_indices` with the same seed, counted: `counts @ values` gives
-    every resample's sums without materialising a (resamples, n, k) gather.
+    every resample's sums without materialising a (resamples, n, k) gather. With a seed the
+    draws are a pure function of (n, resamples, seed), so they are made once and shared,
+    read-only, by every interval over as many units (a page bootstraps many columns of the
+    same units); `seed=None` draws afresh each time.
     """
+    if seed is None:
+        return _draw_counts(n, resamples, None)
+    return _seeded_counts(n, resamples, seed)
+
+
+@functools.lru_cache(maxsize=4)  # a (1000, 2000) matrix is 16 MB: keep only the last few shapes
+def _seeded_counts(n: int, resamples: int, seed: int) -> Floats:
+    counts = _draw_counts(n, resamples, seed)
+    counts.flags.writeable = False
+    return counts
+
+
+def _draw_counts(n: int, resamples: int, seed: int | None) -> Floats:
     idx = resample_indices(n, resamples, seed)
     offsets = (np.arange(resamples, dtype=np.intp) * n)[:, None]
     counts = np.bincount((idx + offsets).ravel(), minlength=resamples * n)
