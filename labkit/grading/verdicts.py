@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.grading.validator import Validator
 
-__all__ = ["Checked", "Checker", "VerdictCache", "runtime", "verdict_from_json", "verdict_json"]
+__all__ = ["Checked", "Checker", "VerdictCache", "build_checker", "runtime", "verdict_from_json", "verdict_json"]
 
 
 @functools.cache
@@ -206,6 +206,15 @@ class Checker:
                 if on_progress is not None:
                     on_progress(done, len(jobs))
         return self.runs - before
+
+
+def build_checker(name: str, build: Path | None = None) -> Checker:
+    """A checker whose verdicts persist in `<build>/<name>_verdicts.json` (default: build/ beside
+    the checkout's data/): a notebook's first open validates for real, later opens reuse the
+    verdicts (same key: candidate, suite, validator, Python, pytest). Call `cache.save()` after."""
+    from labkit.core.paths import CHECKOUT
+
+    return Checker(cache=VerdictCache((build or CHECKOUT.parent / "build") / f"{name}_verdicts.json"))
 
 
 def _signature(v: Verdict) -> str:

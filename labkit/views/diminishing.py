@@ -13,8 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
-from labkit.core.paths import CHECKOUT
 from labkit.experiments import repair, repair_yours
+from labkit.grading.verdicts import build_checker
 from labkit.loop import stopping
 from labkit.loop.stopping import RoundStats
 from labkit.views import rounds as views
@@ -103,7 +103,7 @@ visible failures do not grow and no protective test breaks; the hidden tests sco
 def verdict_checker(build: Path | None = None) -> repair.Checker:
     """A checker whose verdicts are cached in build/ (keyed by candidate, suite, validator, Python
     and pytest): the first run validates for real (a few minutes), later runs reuse it."""
-    return repair.Checker(cache=repair.VerdictCache((build or CHECKOUT.parent / "build") / "repair_verdicts.json"))
+    return build_checker("repair", build)
 
 
 def repairer(p_fix: float, fix_decay: float, p_break: float, break_growth: float, seed: int) -> repair.SimulatedRepairer:

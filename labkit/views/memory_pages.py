@@ -18,6 +18,8 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from labkit.experiments.memory.counterexample import Run
     from labkit.experiments.repair import RepairCase
     from labkit.loop.memory.episodic import Reflexion
@@ -115,15 +117,19 @@ def reflexion_pages(strategy: Reflexion, frame: pl.DataFrame, case: str) -> tupl
     return labels, pages
 
 
-def reflexion_demo(n_cases: int = 3, trials: int = 4, seed: int = 2) -> tuple[RepairCase, pl.DataFrame, Reflexion]:
+def reflexion_demo(
+    n_cases: int = 3, trials: int = 4, seed: int = 2, build: Path | None = None
+) -> tuple[RepairCase, pl.DataFrame, Reflexion]:
     """The notebook's Reflexion run: the buffer arm on the first `n_cases` cases (SIMULATED actor,
-    real pytest verdicts). Returns (the case to step through — the first whose buffer got a
+    real pytest verdicts, cached in build/ like the repair notebook's). Returns (the case to step through — the first whose buffer got a
     reflection in this run, so there is something to step through — per-trial correctness, the wrapper)."""
     from labkit.experiments.memory import reflexion
-    from labkit.grading.verdicts import Checker
+    from labkit.grading.verdicts import build_checker
 
+    checker = build_checker("memory", build)  # verdicts kept in build/: later opens run no pytest
     cases = reflexion.cases()[:n_cases]
-    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=trials, seed=seed)
+    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, checker, trials=trials, seed=seed)
+    checker.cache.save()
     reflected = {c for c, _, w in strategy.windows if w.reflections}
     return next((c for c in cases if c.id in reflected), cases[0]), frame, strategy
 
