@@ -36,21 +36,23 @@ def _(mo):
 @app.cell
 def _():
     from labkit.grading.sealed import load_search_case
-    from labkit.grading.validator import Validator
-    from labkit.grading.verdicts import Checker
+    from labkit.grading.verdicts import build_checker
     from labkit.loop.search_replay import sweep
     from labkit.views import search_pages
 
-    return Checker, Validator, load_search_case, search_pages, sweep
+    return build_checker, load_search_case, search_pages, sweep
 
 
 @app.cell
-def _(Checker, Validator, load_search_case, sweep):
+def _(build_checker, load_search_case, sweep):
     case = load_search_case("api_change")
-    checker = Checker(Validator())  # the engine's verdict cache: each distinct candidate runs once
+    # the engine's verdict cache, kept in build/: each distinct candidate's dev checks run once, not
+    # on every open (the sealed final set is never cached: each confirmation runs for real)
+    checker = build_checker("search_budget")
     baseline = checker.check(case.case.start, case.suite).verdict
     totals = list(range(10, 23))
     runs = {s.total: s for s in sweep(case, checker, baseline, totals, reserve=2)}
+    _saved = checker.cache.save()
     return baseline, case, runs, totals
 
 

@@ -48,3 +48,41 @@ def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> 
 def test_a_run_without_a_search_is_refused() -> None:
     with Ledger() as led, pytest.raises(ValueError, match="has no search"):
         steps(led, "nothing")
+
+
+def test_a_reopened_sweep_reuses_its_dev_check_verdicts_and_spends_the_same(runs, tmp_path) -> None:
+    """The notebook keeps its dev-check verdicts in build/ (grading.verdicts.build_checker): on
+    reopening no dev check runs again, the sealed final set still runs for every confirmation, and
+    every step's accounts are what a fresh checker gives (costs are the case's declared units)."""
+    from labkit.grading.verdicts import build_checker
+
+    case = load_search_case("api_change")
+
+    def reopen() -> tuple[dict[float, Sweep], int, int]:
+        checker = build_checker("search_budget", tmp_path)
+        confirms_before = _confirm_runs[0]
+        baseline = checker.check(case.case.start, case.suite).verdict
+        out = {s.total: s for s in sweep(case, checker, baseline, [13, 14, 15], reserve=2)}
+        checker.cache.save()
+        return out, checker.runs, _confirm_runs[0] - confirms_before
+
+    _confirm_runs = [0]
+    original = Validator.run
+
+    def counting(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
+        if suite.name.endswith("(sealed)"):
+            _confirm_runs[0] += 1
+        return original(self, candidate, suite, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Validator, "run", counting)
+        first, first_checks, first_confirms = reopen()
+        again, again_checks, again_confirms = reopen()
+    assert first_checks > 0 and again_checks == 0
+    assert again_confirms == first_confirms > 0  # the sealed set is never cached
+    for total, s in runs.items():
+        accounts = [[(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in r[total].steps]
+                    for r in (first, again)]  # fmt: skip
+        fresh = [(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in s.steps]
+        assert accounts == [fresh, fresh]
+        assert again[total].result.status == s.result.status
