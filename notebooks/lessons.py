@@ -22,17 +22,18 @@ def _(mo):
 @app.cell(hide_code=True)
 def _():
     from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
-    from labkit.grading.verdicts import Checker
+    from labkit.grading.verdicts import build_checker
     from labkit.record.ledger import Ledger
     from labkit.views.tables import frame_html
 
-    checker = Checker()  # one verdict cache: each distinct candidate runs pytest once
+    checker = build_checker("lessons")  # one verdict cache, kept in build/: each distinct candidate runs pytest once
     return Ledger, bound_reflection, checker, coverage, effects, frame_html, metrics, test_change
 
 
 @app.cell
 def _(checker, coverage, frame_html, mo, page):
     arms = coverage.counterfactual(checker)
+    _saved = checker.cache.save()
     mo.vstack([mo.md(page.COVERAGE), mo.Html(frame_html(page.coverage_frame(arms))), mo.md(page.COVERAGE_CAPTION)])
     return
 
@@ -40,6 +41,7 @@ def _(checker, coverage, frame_html, mo, page):
 @app.cell
 def _(checker, mo, page, test_change):
     walk = test_change.walkthrough(checker)
+    _saved = checker.cache.save()
     mo.vstack([mo.md(page.TEST_CHANGE), mo.md(page.test_change_md(walk))])
     return (walk,)
 
@@ -85,6 +87,7 @@ def _(effects, gated, mo, page):
 @app.cell
 def _(checker, frame_html, metrics, mo, page):
     lm = metrics.portfolio(checker).metrics
+    _saved = checker.cache.save()
     mo.vstack([
         mo.md(page.METRICS),
         mo.Html(frame_html(page.metrics_frame(lm))),

@@ -237,3 +237,32 @@ def test_the_new_kinds_refuse_an_undeclared_detail_field_before_writing() -> Non
     assert declared(Kind.EFFECT, {"key": "k", "outcome": "sent"}) == {"key": "k", "outcome": "sent"}
     with pytest.raises(LedgerError, match="idempotency"):
         declared(Kind.EFFECT, {"idempotency": "k"})
+
+
+def test_the_notebook_reopens_from_its_verdicts_in_build_with_the_same_tables(tmp_path, monkeypatch) -> None:
+    """notebooks/lessons keeps its verdicts in build/ (grading.verdicts.build_checker): a reopened
+    notebook runs no dev-check pytest again and shows exactly the first open's tables and text."""
+    from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import build_checker
+    from labkit.views import lessons as page
+    from labkit.views.tables import frame_html
+
+    def shown() -> list[str]:
+        checker = build_checker("lessons", tmp_path)
+        arms = coverage.counterfactual(checker)
+        walk = test_change.walkthrough(checker)
+        lm = metrics.portfolio(checker).metrics
+        checker.cache.save()
+        return [frame_html(page.coverage_frame(arms)), page.test_change_md(walk),
+                frame_html(page.revalidation_frame(walk)), frame_html(page.metrics_frame(lm)),
+                frame_html(page.units_frame(lm))]  # fmt: skip
+
+    first = shown()
+    original = Validator.run
+
+    def sealed_only(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
+        assert suite.name.endswith("(sealed)"), f"{suite.name} validated again on reopening"
+        return original(self, candidate, suite, **kw)  # the sealed final set is never cached
+
+    monkeypatch.setattr(Validator, "run", sealed_only)
+    assert shown() == first
