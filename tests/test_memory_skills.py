@@ -76,3 +76,14 @@ def test_retrieval_precision_on_held_out_paraphrases(growth: pl.DataFrame) -> No
     assert growth["skills"].to_list() == [10, 100, 1000]
     assert all(low > 0.85 for low in growth["precision@1 low"].to_list()[1:])
     assert growth["refused by the gate"].to_list()[2] > 0
+
+
+def test_every_skills_l1_line_is_in_the_prompt_after_each_add() -> None:
+    """The all-skills L1 text is built once per library state: a skill added later is in the next prompt."""
+    lib = SkillLibrary()
+    lib.add(ADD, Check("add_ten", True))
+    before = lib.prompt("add ten to a number")
+    assert before.l1_tokens > 0 and ADD.l1() in before.text and DBL.l1() not in before.text
+    lib.add(DBL, Check("double", True))
+    after = lib.prompt("add ten to a number")
+    assert ADD.l1() in after.text and DBL.l1() in after.text and after.l1_tokens > before.l1_tokens

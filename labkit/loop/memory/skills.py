@@ -71,6 +71,7 @@ class SkillLibrary:
     def __init__(self) -> None:
         self._skills: dict[str, Skill] = {}
         self._index: Any = None
+        self._l1_all: str | None = None  # every skill's L1 line, the same for every task until a skill is added
 
     def __len__(self) -> int:
         return len(self._skills)
@@ -93,7 +94,7 @@ class SkillLibrary:
         stored = Skill(skill.name, skill.description, skill.code, skill.calls, dict(skill.files),
                        check.detail or "passed")  # fmt: skip
         self._skills[skill.name] = stored
-        self._index = None
+        self._index = self._l1_all = None
         return stored
 
     def search(self, query: str, k: int = 3) -> list[str]:
@@ -124,8 +125,12 @@ class SkillLibrary:
         the top `3*k` retrieved (`l1="retrieved"`), L2 for the top `k`, L3 for `open_files`
         ("skill/path") requested on demand."""
         top = self.search(query, k=max(k, 3 * k if l1 == "retrieved" else k))
-        meta = list(self._skills) if l1 == "all" else top
-        l1_text = "\n".join(self._skills[n].l1() for n in meta)
+        if l1 == "all":
+            if self._l1_all is None:
+                self._l1_all = "\n".join(s.l1() for s in self._skills.values())
+            l1_text = self._l1_all
+        else:
+            l1_text = "\n".join(self._skills[n].l1() for n in top)
         full = [self._skills[n].l2() for n in top[:k]]
         files = []
         for ref in open_files:
