@@ -1,4 +1,4 @@
-"""Altair charts of per-round accounting: the cumulative curve, the marginal one, who moved."""
+"""Charts of per-round accounting: the cumulative curve, the marginal one (altair), who moved (a 2x2 SVG)."""
 
 from __future__ import annotations
 
