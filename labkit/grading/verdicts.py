@@ -210,11 +210,13 @@ class Checker:
 
 def build_checker(name: str, build: Path | None = None) -> Checker:
     """A checker whose verdicts persist in `<build>/<name>_verdicts.json` (default: build/ beside
-    the checkout's data/): a notebook's first open validates for real, later opens reuse the
-    verdicts (same key: candidate, suite, validator, Python, pytest). Call `cache.save()` after."""
+    the checkout's data/, or $LABKIT_BUILD): a notebook's first open validates for real, later
+    opens reuse the verdicts (same key: candidate, suite, validator, Python, pytest). Call
+    `cache.save()` after."""
     from labkit.core.paths import CHECKOUT
 
-    return Checker(cache=VerdictCache((build or CHECKOUT.parent / "build") / f"{name}_verdicts.json"))
+    build = build or Path(os.environ.get("LABKIT_BUILD") or CHECKOUT.parent / "build")
+    return Checker(cache=VerdictCache(build / f"{name}_verdicts.json"))
 
 
 def _signature(v: Verdict) -> str:
