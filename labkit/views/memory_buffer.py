@@ -152,7 +152,7 @@ def truncation_chart(rec: dict[str, Any]) -> alt.LayerChart:
     ticks = sorted({int(b) for b in mem["budget"]})
     x = alt.X("at:Q", title="buffer budget (tokens, log scale)", axis=alt.Axis(values=ticks, format="d"),
               scale=alt.Scale(type="log", domain=[110, 6000], nice=False))  # fmt: skip
-    ytitle = f"hidden success after trial {last} (95% CI)"
+    ytitle = ["hidden success after", f"trial {last} (95% CI)"]  # two lines: one is taller than the chart
     y = alt.Y("success:Q", title=ytitle, scale=alt.Scale(domain=[0, 1]))
     colour = alt.Color("how:N", sort=list(nudge), legend=alt.Legend(orient="bottom", title=None))
     newest = alt.Chart(mem.filter(pl.col("how") == "keep newest")).mark_line(opacity=0.5).encode(x=x, y=y, color=colour)
