@@ -30,13 +30,13 @@ def _(mo, page):
 
 @app.cell
 def _(page):
-    rx_case, rx_frame, rx_strategy = page.reflexion_demo()
-    return rx_case, rx_frame, rx_strategy
+    rx_demo = page.reflexion_demo()  # a recording (data/memory/): nothing runs on open
+    return (rx_demo,)
 
 
 @app.cell
-def _(mo, page, rx_case, rx_frame, rx_strategy):
-    _caption, _stepper = page.reflexion_stepper(rx_case, rx_frame, rx_strategy)
+def _(mo, page, rx_demo):
+    _caption, _stepper = page.reflexion_stepper(rx_demo)
     trial_step = mo.ui.anywidget(_stepper)
     mo.vstack([mo.md(_caption), trial_step])
     return

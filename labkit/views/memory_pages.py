@@ -18,11 +18,8 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from labkit.experiments.memory.counterexample import Run
-    from labkit.experiments.repair import RepairCase
-    from labkit.loop.memory.episodic import Reflexion
+    from labkit.experiments.memory.demo import Demo
     from labkit.loop.memory.store import Retrieval
 
 __all__ = [
@@ -98,46 +95,34 @@ def counterexample_md(run: Run) -> str:
     ])  # fmt: skip
 
 
-def reflexion_pages(strategy: Reflexion, frame: pl.DataFrame, case: str) -> tuple[list[str], list[str]]:
-    """(labels, HTML pages): per trial of `case`, what the actor read from the buffer and whether
-    the held state was hidden-correct after the trial."""
-    correct = {r["trial"]: r["correct"] for r in frame.filter(frame["case"] == case).iter_rows(named=True)}
+def reflexion_pages(demo: Demo) -> tuple[list[str], list[str]]:
+    """(labels, HTML pages): per trial of the stepped case, what the actor read from the buffer and
+    whether the held state was hidden-correct after the trial."""
     labels, pages = [], []
-    for c, rnd, window in strategy.windows:
-        if c != case:
-            continue
-        text = html.escape(window.text) or "(empty: nothing reflected yet)"
-        after = correct.get(rnd)
-        verdict = "—" if after is None else ("hidden tests pass" if after else "hidden tests fail")
-        labels.append(f"trial {rnd}")
+    for t in demo.trials:
+        text = html.escape(t.text) or "(empty: nothing reflected yet)"
+        verdict = "—" if t.correct is None else ("hidden tests pass" if t.correct else "hidden tests fail")
+        labels.append(f"trial {t.trial}")
         pages.append(
-            f"<h4>Trial {rnd}</h4><p>Prepended buffer ({window.tokens} tokens, {window.dropped} older reflection(s) "
+            f"<h4>Trial {t.trial}</h4><p>Prepended buffer ({t.tokens} tokens, {t.dropped} older reflection(s) "
             f"truncated):</p><pre style='white-space:pre-wrap'>{text}</pre><p>After the trial: <b>{verdict}</b></p>"
         )
     return labels, pages
 
 
-def reflexion_demo(
-    n_cases: int = 3, trials: int = 4, seed: int = 2, build: Path | None = None
-) -> tuple[RepairCase, pl.DataFrame, Reflexion]:
-    """The notebook's Reflexion run: the buffer arm on the first `n_cases` cases (SIMULATED actor,
-    real pytest verdicts, cached in build/ like the repair notebook's). Returns (the case to step through — the first whose buffer got a
-    reflection in this run, so there is something to step through — per-trial correctness, the wrapper)."""
-    from labkit.experiments.memory import reflexion
-    from labkit.grading.verdicts import build_checker
+def reflexion_demo() -> Demo:
+    """The notebook's Reflexion run: the buffer arm on the first 3 repair cases (SIMULATED actor, real
+    pytest verdicts), read from its recording in data/memory/ (`labkit.experiments.memory.demo`
+    made it; tests/test_memory_demo.py reruns it and compares exactly): nothing runs on open."""
+    from labkit.experiments.memory import demo
 
-    checker = build_checker("memory", build)  # verdicts kept in build/: later opens run no pytest
-    cases = reflexion.cases()[:n_cases]
-    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, checker, trials=trials, seed=seed)
-    checker.cache.save()
-    reflected = {c for c, _, w in strategy.windows if w.reflections}
-    return next((c for c in cases if c.id in reflected), cases[0]), frame, strategy
+    return demo.load()
 
 
-def reflexion_stepper(case: RepairCase, frame: pl.DataFrame, strategy: Reflexion) -> tuple[str, Stepper]:
-    """(caption, stepper): trial by trial through what `case`'s actor read from the buffer."""
-    labels, pages = reflexion_pages(strategy, frame, case.id)
-    return f"**Case `{case.id}`** — {case.title}", Stepper(len(pages), labels, unit="trial", pages=pages)
+def reflexion_stepper(demo: Demo) -> tuple[str, Stepper]:
+    """(caption, stepper): trial by trial through what the stepped case's actor read from the buffer."""
+    labels, pages = reflexion_pages(demo)
+    return f"**Case `{demo.case}`** — {demo.title}", Stepper(len(pages), labels, unit="trial", pages=pages)
 
 
 def counterexample_run() -> Run:

@@ -1,0 +1,38 @@
+"""The memory notebook's Reflexion demo is a recording (data/memory/reflexion_demo.json): opening
+the notebook runs no pytest, and running the demo again gives exactly the recorded record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from labkit.core.errors import ReferenceDataMissing
+from labkit.experiments.memory import demo
+
+
+def test_the_recording_is_what_the_demo_measures_now() -> None:
+    recorded = json.loads(demo.RECORD.read_text(encoding="utf-8"))
+    assert recorded.pop("command") == "python -m labkit.experiments.memory.demo --out data/memory/reflexion_demo.json"
+    assert recorded["setting"] == {"n_cases": 3, "trials": 4, "seed": 2}
+    assert demo.measure(demo.Setting(**recorded["setting"])) == recorded
+
+
+def test_the_notebook_steps_through_the_recording_without_running_pytest(monkeypatch) -> None:
+    from labkit.grading.validator import Validator
+    from labkit.views import memory_pages as page
+
+    def no_pytest(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the notebook validated a state on open")
+
+    monkeypatch.setattr(Validator, "run", no_pytest)
+    d = page.reflexion_demo()
+    labels, pages = page.reflexion_pages(d)
+    assert labels == [f"trial {t}" for t in range(1, 5)] and len(pages) == 4
+    assert any(t.text for t in d.trials), "the stepped case must have a reflection to step through"
+    assert all(t.correct is not None for t in d.trials)
+
+
+def test_a_missing_recording_names_the_command(tmp_path) -> None:
+    with pytest.raises(ReferenceDataMissing, match="labkit.experiments.memory.demo"):
+        demo.load(tmp_path / "absent.json")
