@@ -140,10 +140,11 @@ def counterexample_section(run: Run) -> str:
 
 def skills_html() -> str:
     """Prompt tokens per disclosure level, then retrieval precision, as the library grows (one
-    run, shown as two narrow tables so nothing is clipped at a laptop's width)."""
+    run, shown as two narrow tables so nothing is clipped at a laptop's width), read from its
+    recording in data/memory/ (tests/test_memory_skills_record.py measures again and compares)."""
     from labkit.experiments.memory import skills
 
-    m = skills.measure()
+    m = skills.load()
     short = {c: c.replace(" tokens", "").replace(" (", ", ").rstrip(")") for c in m.columns if "tokens" in c}
     costs = m.select("skills", pl.col("refused by the gate").alias("refused"), "composites",
                      *[pl.col(c).round(1).alias(n) for c, n in short.items()])  # fmt: skip

@@ -8,26 +8,40 @@ process against expected values computed here from an independent reference — 
 passing ones enter the library. Held-out tasks paraphrase a stored skill's description (a
 different verb, same domain noun and constant); precision@1 asks whether BM25 puts that skill
 first.
+
+`measure()` validates 1,250 candidates in a subprocess and builds three libraries (about 0.7 s),
+so the memory notebook reads the table it made, recorded once by
+
+    python -m labkit.experiments.memory.skills --out data/memory/skills.json
+
+tests/test_memory_skills_record.py measures again and compares the recording exactly.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import polars as pl
 
+from labkit.core.errors import ReferenceDataMissing
+from labkit.core.paths import DATA
 from labkit.core.stats import bootstrap_mean
 from labkit.core.types import Candidate
 from labkit.loop.memory.skills import Check, Skill, SkillLibrary
 from labkit.loop.probe import Experiment, observe
 
-__all__ = ["Op", "SIZES", "SkillCandidate", "Task", "build", "candidates", "measure", "tasks", "verify"]
+__all__ = ["Op", "RECORD", "SIZES", "SkillCandidate", "Task", "build", "candidates", "load", "main", "measure", "tasks",
+           "verify"]  # fmt: skip
 
 SIZES = (10, 100, 1000)
+RECORD = DATA / "memory" / "skills.json"
 INPUTS = (0, 3, 10, 41)
 
 
@@ -195,3 +209,31 @@ def measure(sizes: Sequence[int] = SIZES, k: int = 2, seed: int = 0) -> pl.DataF
             f"recall@{k}": sum(hitsk) / n, "tasks": n,
         })  # fmt: skip
     return pl.DataFrame(rows)
+
+
+def load(path: Path = RECORD) -> pl.DataFrame:
+    """The recorded `measure()` table (the notebook's), exactly as measured."""
+    if not path.is_file():
+        raise ReferenceDataMissing(f"{path} is missing: record it with `python -m labkit.experiments.memory.skills "
+                                   f"--out {path}` (see data/memory/README.md)")  # fmt: skip
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    return pl.DataFrame(rec["rows"], schema=rec["columns"], orient="row")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m labkit.experiments.memory.skills", description=__doc__)
+    p.add_argument("--out", type=Path, required=True, help="the .json record")
+    args = list(sys.argv[1:] if argv is None else argv)
+    a = p.parse_args(args)
+    m = measure()
+    record = {"command": "python -m labkit.experiments.memory.skills " + " ".join(args),
+              "setting": {"sizes": list(SIZES), "k": 2, "seed": 0}, "columns": m.columns,
+              "rows": [list(r) for r in m.iter_rows()]}  # fmt: skip
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({"skills": m["skills"].to_list()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
