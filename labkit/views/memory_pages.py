@@ -126,10 +126,12 @@ def reflexion_stepper(demo: Demo) -> tuple[str, Stepper]:
 
 
 def counterexample_run() -> Run:
-    """The counterexample on the notebook's seeded request mix (the tests run their own)."""
+    """The counterexample on the notebook's seeded request mix, from its recording in data/memory/ (the
+    real run's kept correction and the probes' per-seed rows; intervals, lesson and retrievals are
+    computed from them here). tests/test_memory_counterexample_record.py runs it again and compares."""
     from labkit.experiments.memory import counterexample
 
-    return counterexample.run(counterexample.Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3)))
+    return counterexample.load()
 
 
 def counterexample_section(run: Run) -> str:

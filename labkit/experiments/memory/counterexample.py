@@ -17,15 +17,23 @@ cache-isolation run, is retrieved for the catalogue task and withheld because it
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from labkit.core.errors import ReferenceDataMissing
 from labkit.core.patch import apply
+from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.loop.memory.store import (
     CandidateExplanation,
+    Correction,
     ExperienceStore,
     Retrieval,
     find_correction,
@@ -38,13 +46,21 @@ __all__ = [
     "CATALOGUE_FACTS",
     "Counterexample",
     "Mix",
+    "NOTEBOOK_MIX",
+    "RECORD",
     "Run",
     "TENANT_FACTS",
     "WRONG",
+    "from_record",
     "lesson",
+    "load",
+    "main",
     "measure",
+    "record",
     "refusal",
+    "remember",
     "run",
+    "summarise",
 ]
 
 WRONG = "Always add user_id to every cache key."
@@ -134,7 +150,11 @@ def measure(mix: Mix | None = None) -> Counterexample:
             rows.append({"seed": r["seed"], "database": r["database"], "key": key, "entries": r["entries"],
                          "queries": r["queries"], "hit_rate": 1 - r["queries"] / r["requests"],
                          "wrong_rate": r["wrong"] / r["requests"]})  # fmt: skip
-    frame = pl.DataFrame(rows)
+    return summarise(mix, pl.DataFrame(rows))
+
+
+def summarise(mix: Mix, frame: pl.DataFrame) -> Counterexample:
+    """Per (database, key) means with bootstrap intervals from the per-seed rows of `measure`."""
 
     def ci(col: str) -> dict[tuple[str, str], Interval]:
         groups = frame.group_by("database", "key", maintain_order=True).agg(pl.col(col))
@@ -182,14 +202,68 @@ class Run:
 def run(mix: Mix | None = None, ledger: Ledger | None = None) -> Run:
     """The whole counterexample: a real cache-isolation run (its kept correction is the only
     thing allowed to teach), the measured keys, the lesson written and retrieved for both tasks."""
-    from labkit.experiments.cache_isolation import case
     from labkit.experiments.cache_isolation import run as run_case
 
     ledger = ledger or Ledger()
     trace = run_case("main", ledger=ledger)
+    return remember(measure(mix), find_correction(ledger, trace.run_id))
+
+
+def remember(result: Counterexample, correction: Correction) -> Run:
+    """Write the lesson (verified by `correction`, the real run's kept change) and retrieve it for both tasks."""
+    from labkit.experiments.cache_isolation import case
+
     env = case().environment
-    result = measure(mix)
     store = ExperienceStore()
-    store.write(lesson(result, env), find_correction(ledger, trace.run_id))
+    store.write(lesson(result, env), correction)
     tenant, catalogue = refusal(store, env)
     return Run(result, store, tenant.candidates, catalogue)
+
+
+def record(mix: Mix) -> dict[str, Any]:
+    """The JSON record of `run(mix)`: the real cache-isolation run's correction and the probes' per-seed rows."""
+    from labkit.experiments.cache_isolation import run as run_case
+
+    ledger = Ledger()
+    trace = run_case("main", ledger=ledger)
+    correction = find_correction(ledger, trace.run_id)
+    frame = measure(mix).frame
+    return {"mix": asdict(mix), "correction": asdict(correction), "columns": frame.columns,
+            "rows": [list(row) for row in frame.iter_rows()]}  # fmt: skip
+
+
+def from_record(rec: dict[str, Any]) -> Run:
+    """The counterexample rebuilt from `record`'s output: intervals, lesson and retrievals computed
+    here from the recorded rows and correction (nothing probed, no engine run)."""
+    m = rec["mix"]
+    mix = Mix(**{**m, "seeds": tuple(m["seeds"])})
+    frame = pl.DataFrame(rec["rows"], schema=rec["columns"], orient="row")
+    return remember(summarise(mix, frame), Correction(**rec["correction"]))
+
+
+NOTEBOOK_MIX = Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3))
+RECORD = DATA / "memory" / "counterexample.json"
+
+
+def load(path: Path = RECORD) -> Run:
+    """The memory notebook's counterexample, rebuilt from its recording (see `main`)."""
+    if not path.is_file():
+        raise ReferenceDataMissing(f"{path} is missing: record it with `python -m labkit.experiments.memory."
+                                   f"counterexample --out {path}` (see data/memory/README.md)")  # fmt: skip
+    return from_record(json.loads(path.read_text(encoding="utf-8")))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m labkit.experiments.memory.counterexample", description=__doc__)
+    p.add_argument("--out", type=Path, required=True, help="the .json record (the notebook's mix)")
+    args = list(sys.argv[1:] if argv is None else argv)
+    a = p.parse_args(args)
+    rec = {"command": "python -m labkit.experiments.memory.counterexample " + " ".join(args), **record(NOTEBOOK_MIX)}
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(rec["correction"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
