@@ -41,21 +41,25 @@ REFLEXION = """## 1. Reflexion: a buffer of verbal reflections, trial by trial
 **Simulated actor** (it picks among each case's real patches); real visible tests decide
 keep or roll back, hidden tests score. After a trial that still fails the visible tests the wrapper writes a short
 reflection — action, error class, artifact, what is not yet ruled out — and prepends the
-buffer to the next trial. Step through one case:"""
+buffer to the next trial. Recorded once (`python -m labkit.experiments.memory.demo`, see
+data/memory/README.md); the page reads the recording. Step through one case:"""
 
 COUNTEREXAMPLE = """## 2. A conditioned lesson, and the counterexample run for real
 
 The lesson "multi-tenant cache keys must cover the tenant boundary" is written to the store
 only from a kept, validated change in a real cache-isolation run. Applied where its
 condition fails — a public catalogue, one price for everyone — adding `user_id` to the key
-changes nothing about correctness and a lot about the cache:"""
+changes nothing about correctness and a lot about the cache (the run and the probes were recorded
+once, `python -m labkit.experiments.memory.counterexample`; the intervals, the lesson and the
+retrievals are computed from the recording as the page opens):"""
 
 SKILLS = """## 3. A verified skill library with progressive disclosure
 
 **Synthetic skills**, each checked by a real oracle (its code run in a separate process
 against an independent reference) before it may be stored. L1 is one metadata line per
 skill, always in the prompt; L2 the full text of the top retrieved skills; L3 one bundled
-file on demand. What grows with the library is L1:"""
+file on demand. What grows with the library is L1 (recorded once, `python -m
+labkit.experiments.memory.skills`; the page reads the recording):"""
 
 REPLAY = """## 4. Raw transcript vs distilled lesson; replay and hindsight (simulated)
 
