@@ -124,6 +124,21 @@ def test_a_missing_recording_is_a_clear_error(tmp_path: Path, monkeypatch: pytes
         buf.load()
 
 
+@pytest.mark.parametrize(("text", "said"), [('{"rows": [1, 2', "cannot be read"), ("[1, 2]", "is not a recording")])
+def test_a_damaged_recording_is_a_clear_error(tmp_path: Path, text: str, said: str) -> None:
+    # one reader for every recording a page shows (core.paths.read_recording): a truncated or
+    # wrong-shaped file names itself and the command that records it again
+    from labkit.core.paths import read_recording
+    from labkit.experiments.memory import demo
+
+    path = tmp_path / "reflexion_demo.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ReferenceDataMissing, match=rf"reflexion_demo\.json {said}.*memory\.demo --out .*README"):
+        demo.load(path)
+    with pytest.raises(ReferenceDataMissing, match=rf"{said}.*`cmd`"):
+        read_recording(path, "cmd")
+
+
 def test_the_section_opens_without_running_an_experiment_or_a_model() -> None:
     code = (
         "import sys\nfrom labkit.views import memory_buffer as b\nr = b.load()\n"

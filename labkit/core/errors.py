@@ -187,8 +187,10 @@ class OfflineExportError(LabkitError):
 
 
 class ReferenceDataMissing(LabkitError):
-    """Reference data that ships inside another package (e.g. the AlpacaEval leaderboard) is not
-    installed. The message names the package, the file and the install command."""
+    """Reference data a page or experiment reads is missing or unreadable: data shipped inside
+    another package (e.g. the AlpacaEval leaderboard; the message names the package, the file
+    and the install command) or one of labkit's own recordings under data/ (the message names
+    the file and the command that records it again; `core.paths.read_recording`)."""
 
 
 class LeaderboardFormatError(LabkitError, ValueError):

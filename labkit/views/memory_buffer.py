@@ -12,14 +12,12 @@ live, the JupyterLab twin as offline SVG via `views.jupyter.static_chart`); tabl
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from labkit.core.errors import ReferenceDataMissing
-from labkit.core.paths import DATA
+from labkit.core.paths import DATA, read_recording
 from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
@@ -53,21 +51,19 @@ trials in every arm)."""
 
 
 @functools.cache
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ReferenceDataMissing(f"{path} is missing: see data/memory/README.md for the command that records it")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+def _read(path: Path, command: str) -> dict[str, Any]:
+    return read_recording(path, command, "data/memory/README.md")
 
 
 def load() -> dict[str, Any]:
     """The recorded SIMULATED measurements (read once per process)."""
-    return _read(RECORDING)
+    return _read(RECORDING, f"python -m labkit.experiments.memory.recording --out {RECORDING}")
 
 
 def smollm2() -> dict[str, Any]:
     """The recorded real SmolLM2-135M run."""
-    return _read(SMOLLM2)
+    return _read(SMOLLM2, "python -m labkit.experiments.memory.humaneval --model labkit/smollm2 --sample 6 "
+                          f"--sample-seed 15 --trials 3 --out {SMOLLM2}")  # fmt: skip
 
 
 def _success(section: dict[str, Any]) -> pl.DataFrame:

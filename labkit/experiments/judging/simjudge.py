@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from labkit.core.paths import read_recording
 from labkit.core.types import digest
 from labkit.experiments.judging.bias import table
 from labkit.experiments.judging.judge import Judgment, Order, Pick, Swap, length_feature
@@ -202,7 +203,8 @@ RECORDED_CHECK = DATA_DIR / "simulator_check.json"
 
 def recorded_simulator_check(path: Path = RECORDED_CHECK) -> list[VariantError]:
     """The stored result of `simulator_check()` (default arguments)."""
-    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    command = "python -c 'from labkit.experiments.judging.simjudge import record_simulator_check as r; r()'"
+    rows = read_recording(path, command)["rows"]
     return [VariantError(float(r["length_scale"]), int(r["n_rates"]), float(r["shared"]), float(r["alpacaeval"]))
             for r in rows]  # fmt: skip
 

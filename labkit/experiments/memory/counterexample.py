@@ -27,9 +27,8 @@ from typing import Any
 
 import polars as pl
 
-from labkit.core.errors import ReferenceDataMissing
 from labkit.core.patch import apply
-from labkit.core.paths import DATA
+from labkit.core.paths import DATA, read_recording
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.loop.memory.store import (
     CandidateExplanation,
@@ -247,10 +246,7 @@ RECORD = DATA / "memory" / "counterexample.json"
 
 def load(path: Path = RECORD) -> Run:
     """The memory notebook's counterexample, rebuilt from its recording (see `main`)."""
-    if not path.is_file():
-        raise ReferenceDataMissing(f"{path} is missing: record it with `python -m labkit.experiments.memory."
-                                   f"counterexample --out {path}` (see data/memory/README.md)")  # fmt: skip
-    return from_record(json.loads(path.read_text(encoding="utf-8")))
+    return from_record(read_recording(path, f"python -m labkit.experiments.memory.counterexample --out {path}", "data/memory/README.md"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

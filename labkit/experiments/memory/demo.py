@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import ReferenceDataMissing
-from labkit.core.paths import DATA
+from labkit.core.paths import DATA, read_recording
 
 __all__ = ["RECORD", "Demo", "Setting", "Trial", "load", "main", "measure"]
 
@@ -81,10 +80,7 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
 
 def load(path: Path = RECORD) -> Demo:
     """The recorded demo, ready to step through."""
-    if not path.is_file():
-        raise ReferenceDataMissing(f"{path} is missing: record it with `python -m labkit.experiments.memory.demo "
-                                   f"--out {path}` (see data/memory/README.md)")  # fmt: skip
-    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec = read_recording(path, f"python -m labkit.experiments.memory.demo --out {path}", "data/memory/README.md")
     correct = {t: bool(ok) for c, t, ok in rec["correct"] if c == rec["case"]}
     trials = tuple(Trial(t, text, tokens, dropped, correct.get(t)) for t, text, tokens, dropped in rec["windows"])
     return Demo(rec["case"], rec["title"], trials)

@@ -30,8 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
-from labkit.core.errors import ReferenceDataMissing
-from labkit.core.paths import DATA
+from labkit.core.paths import DATA, read_recording
 from labkit.core.stats import bootstrap_mean
 from labkit.core.types import Candidate
 from labkit.loop.memory.skills import Check, Skill, SkillLibrary
@@ -213,10 +212,7 @@ def measure(sizes: Sequence[int] = SIZES, k: int = 2, seed: int = 0) -> pl.DataF
 
 def load(path: Path = RECORD) -> pl.DataFrame:
     """The recorded `measure()` table (the notebook's), exactly as measured."""
-    if not path.is_file():
-        raise ReferenceDataMissing(f"{path} is missing: record it with `python -m labkit.experiments.memory.skills "
-                                   f"--out {path}` (see data/memory/README.md)")  # fmt: skip
-    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec = read_recording(path, f"python -m labkit.experiments.memory.skills --out {path}", "data/memory/README.md")
     return pl.DataFrame(rec["rows"], schema=rec["columns"], orient="row")
 
 
