@@ -1,4 +1,4 @@
-"""Layer metrics for in-task evolution (seed 002 §6), read from ledgers only.
+"""Layer metrics for in-task evolution (seed 002 §7), read from ledgers only.
 
 Over a list of experimental units assigned before the runs (`loop.units`):
 

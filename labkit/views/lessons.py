@@ -108,7 +108,7 @@ EFFECTS_HEAD = "### The gated run, event by event (from its ledger)"
 
 _METRICS = """## 5 · Layer metrics
 
-Seed 002 §6's metrics for in-task evolution, read from one ledger holding the real frontier
+Seed 002 §7's metrics for in-task evolution, read from one ledger holding the real frontier
 search on `api_change` at three budgets, a fourth search task whose environment check
 failed (**invalid_environment**, kept in the denominator), the deploy task three ways and
 the notice two ways. All branches of a search are one unit."""

@@ -4,5 +4,5 @@
 - `test_change` — changing a protected test legitimately (seed 000)
 - `bound_reflection` — observation-bound vs unbound reflection on a denied tool call (seed 002 §2)
 - `effects` — side effects a rollback cannot undo (seed 002 §4–5)
-- `metrics` — layer metrics from the ledgers of real runs (seed 002 §6)
+- `metrics` — layer metrics from the ledgers of real runs (seed 002 §7)
 """

@@ -1,4 +1,4 @@
-"""Layer metrics (seed 002 §6) from the ledgers of real runs, one shared ledger.
+"""Layer metrics (seed 002 §7) from the ledgers of real runs, one shared ledger.
 
 The units, assigned before anything runs:
 

@@ -1,0 +1,37 @@
+"""Numbers the README quotes come from the code: each is recomputed here from the recording or run
+that produced it, so a README that drifts from what labkit measures fails."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _row(start: str) -> str:
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"| {start}"):
+            return line
+    raise AssertionError(f"README has no table row starting {start}")
+
+
+def test_the_memory_row_quotes_the_counterexample_recording() -> None:
+    from labkit.experiments.memory import counterexample as ce
+
+    table = ce.load().result.table()
+    catalogue = {r["key"]: r for r in table.iter_rows(named=True) if r["database"] == "public catalogue"}
+    before, after = catalogue["product_id"], catalogue["(user_id, product_id)"]
+    quoted = re.search(
+        r"(\d[\d,]*) → (\d[\d,]*) cache entries, hit rate (\d\.\d{3}) → (\d\.\d{3})", _row("`memory.py`")
+    )
+    assert quoted, "the memory row no longer quotes the counterexample's entries and hit rates"
+    entries = tuple(int(g.replace(",", "")) for g in quoted.group(1, 2))
+    rates = tuple(float(g) for g in quoted.group(3, 4))
+    assert entries == (before["cache entries"], after["cache entries"])
+    assert rates == (round(before["hit rate"], 3), round(after["hit rate"], 3))
+
+
+def test_layer_metrics_are_cited_from_seed_002_section_7() -> None:
+    # seed 002 §7 ("将预算用在可区分的解释上") lists the layer's metrics; §6 is long projects
+    assert "layer metrics (seed 002 §7)" in _row("`lessons.py` §5")
