@@ -20,10 +20,13 @@ def test_the_memory_row_quotes_the_counterexample_recording() -> None:
     from labkit.experiments.memory import counterexample as ce
 
     table = ce.load().result.table()
-    catalogue = {r["key"]: r for r in table.iter_rows(named=True) if r["database"] == "public catalogue"}
+    catalogue = {
+        r["key"]: r for r in table.iter_rows(named=True) if r["database"] == "public catalogue"
+    }
     before, after = catalogue["product_id"], catalogue["(user_id, product_id)"]
     quoted = re.search(
-        r"(\d[\d,]*) → (\d[\d,]*) cache entries, hit rate (\d\.\d{3}) → (\d\.\d{3})", _row("`memory.py`")
+        r"(\d[\d,]*) → (\d[\d,]*) cache entries, hit rate (\d\.\d{3}) → (\d\.\d{3})",
+        _row("`memory.py`"),
     )
     assert quoted, "the memory row no longer quotes the counterexample's entries and hit rates"
     entries = tuple(int(g.replace(",", "")) for g in quoted.group(1, 2))
