@@ -132,7 +132,7 @@ class Contract:
 
     task_id: str
     predicate: str
-    quote: str
+    quote: str  # the docstring's words; " [...] " joins parts that are apart in the docstring
 
 
 def load_contracts(folder: Path = TABLE) -> Mapping[str, Contract]:
