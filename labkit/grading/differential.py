@@ -189,11 +189,16 @@ def load_canonical_wrong(folder: Path = TABLE) -> tuple[CanonicalWrong, ...]:
         ) from e
 
 
-def test_module(task: TaskInputs, rows: tuple[InputRow, ...]) -> str:
-    """The self-contained pytest module checking `rows` (see `differential_check`)."""
+@functools.cache
+def _helper_source() -> str:
     from labkit.grading import differential_check
 
-    helper = inspect.getsource(differential_check)
+    return inspect.getsource(differential_check)
+
+
+def test_module(task: TaskInputs, rows: tuple[InputRow, ...]) -> str:
+    """The self-contained pytest module checking `rows` (see `differential_check`)."""
+    helper = _helper_source()
     cases = "".join(f"    ({r.args}, {r.expected}),\n" for r in rows)
     return (
         f"{helper}\n\n# -- {task.task_id}: {len(rows)} inputs, the canonical solution's answers "
