@@ -31,6 +31,7 @@ from labkit.core.errors import DigestMismatch, ReferenceDataMissing
 from labkit.core.paths import DATA
 
 __all__ = [
+    "BUILD",
     "COMMIT",
     "DIGESTS",
     "INSTANCES",
@@ -41,10 +42,12 @@ __all__ = [
     "SETS",
     "Source",
     "VERDICTS",
+    "clone_commit",
     "discover",
     "read_digests",
     "read_source",
     "sha256",
+    "verdict_frame",
     "write_tables",
 ]
 
