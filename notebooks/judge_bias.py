@@ -178,6 +178,50 @@ def _(cj, mo, page, real_swaps, real_why, sim):
 
 @app.cell(hide_code=True)
 def _(mo):
+    from labkit.views import judge_llmbar as llmbar_page
+
+    mo.md(llmbar_page.INTRO)
+    return (llmbar_page,)
+
+
+@app.cell
+def _(llmbar_page, mo):
+    # the strategy is chosen here; the judge whose flips to step through, beside the stepper below
+    llmbar_strategy, llmbar_judge = (mo.ui.dropdown(_options, value=_default, label=_label)
+                                     for _label, _options, _default in (llmbar_page.STRATEGY, llmbar_page.FLIP_JUDGE))
+    llmbar_strategy
+    return llmbar_judge, llmbar_strategy
+
+
+@app.cell
+def _(frame_html, llmbar_page, llmbar_strategy, mo):
+    # reads the committed LLMBar tables (data/published/llmbar); intervals: 1000 bootstrap resamples
+    llmbar_scores = llmbar_page.scores_for(llmbar_strategy.value)
+    llmbar_table = llmbar_page.table_people(llmbar_scores)
+    mo.vstack([
+        mo.ui.altair_chart(llmbar_page.accuracy_chart(llmbar_scores), chart_selection=False, legend_selection=False),
+        mo.ui.altair_chart(llmbar_page.consistency_chart(llmbar_scores), chart_selection=False,
+                           legend_selection=False),
+        mo.ui.altair_chart(llmbar_page.shift_chart(llmbar_scores), chart_selection=False, legend_selection=False),
+        mo.md(llmbar_page.claim_md(llmbar_strategy.value)),
+        mo.md(llmbar_page.CLAIM_CAPTION), mo.Html(frame_html(llmbar_page.claim_people(), 1)),
+        mo.md(llmbar_page.TABLE_CAPTION), mo.Html(frame_html(llmbar_table, 1)),
+    ])  # fmt: skip
+    return llmbar_scores, llmbar_table
+
+
+@app.cell
+def _(llmbar_judge, llmbar_page, llmbar_strategy, mo):
+    # each flip's card is prepared once; the stepper shows them in the browser (no kernel per step)
+    llmbar_flips, _stepper = llmbar_page.flip_stepper(llmbar_judge.value, llmbar_strategy.value)
+    llmbar_flip_stepper = None if _stepper is None else mo.ui.anywidget(_stepper)
+    mo.vstack([llmbar_judge, mo.md(llmbar_page.flips_md(llmbar_judge.value, llmbar_strategy.value, len(llmbar_flips))),
+               mo.md("") if llmbar_flip_stepper is None else llmbar_flip_stepper])
+    return llmbar_flip_stepper, llmbar_flips
+
+
+@app.cell(hide_code=True)
+def _(mo):
     from labkit.core.errors import ReferenceDataMissing
     from labkit.experiments.judging import leaderboard
     from labkit.views import charts_leaderboard as cl

@@ -61,6 +61,16 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
         "ae": "[round(defs['ae'].raw.r.estimate, 2), round(defs['ae'].lc.r.estimate, 2),"
         " defs['ae'].null_model.lc_rank]",
         "ae_variants": "[e.shared < e.alpacaeval for e in defs['variant_errors']]",
+        # the "Real judges (LLMBar)" section (tests/test_notebook_judge_bias.py)
+        "llmbar_title": "defs['llmbar_page'].TITLE in shown",
+        "llmbar_labels": "shown.count('re-scored by labkit')",  # a chart's spec escapes the apostrophe
+        "llmbar_strategy": "defs['llmbar_strategy'].value",
+        "llmbar_table": "defs['llmbar_table'].filter(__import__('polars').col('set') == 'Natural').to_dicts()",
+        "llmbar_rows": "defs['llmbar_table'].height",
+        "llmbar_flips": "[(s.pair.id, s.first.winner, s.second.winner, s.pair.label) for s in defs['llmbar_flips']]",
+        "llmbar_flips_shown": "'changed its verdict with the order on 143 instances' in shown",
+        "llmbar_flip_pages": "[defs['cj'].swap_html(s) for s in defs['llmbar_flips']]"
+        " == list(defs['llmbar_flip_stepper'].widget.pages) != []",
     },
 }
 

@@ -45,6 +45,26 @@ def test_position_metrics_by_hand():
     })
 
 
+def test_unparseable_counted_wrong_as_llmbar_scores():
+    # LLMBar's evaluate.py: every pair stays in the denominator, a missing verdict is never correct,
+    # and two missing verdicts are "equal" (it compares the raw winners, None == None)
+    t = bias.table([swap("p1", 1, 1), swap("p2", None, 1), swap("p3", None, None), swap("p4", 2, 1)])
+    out, wrong = bias.position(t), bias.position(t, unparseable="wrong")
+    assert (out.n_scored, wrong.n_scored, out.n_unparseable, wrong.n_unparseable) == (2, 4, 2, 2)
+    assert (out.accuracy_12.estimate, out.accuracy_21.estimate, out.consistency.estimate) == (0.5, 1.0, 0.5)
+    assert (wrong.accuracy_12.estimate, wrong.accuracy_21.estimate) == (1 / 4, 3 / 4)
+    assert wrong.consistency.estimate == 2 / 4  # p1, and p3's two missing verdicts
+    assert wrong.llmbar.estimate == (1 / 4 + 3 / 4) / 2
+
+
+def test_zero_resamples_gives_points_without_bounds():
+    t = bias.table([swap("p1", 1, 1), swap("p2", 1, 2)])
+    full, points = bias.position(t), bias.position(t, resamples=0)
+    for (name, a), (_, b) in zip(full.rows(), points.rows(), strict=True):
+        assert a.estimate == b.estimate, name
+        assert np.isnan(b.low) and np.isnan(b.high), name
+
+
 def test_gold_first_follows_where_the_better_output_is_shown():
     # a judge that always says "A": right whenever the gold output is shown first, never otherwise
     t = bias.table([swap("p1", 1, 2, label=1), swap("p2", 1, 2, label=2), swap("p3", 1, 2, label=2)])

@@ -35,3 +35,20 @@ def test_an_unavailable_model_falls_back_visibly_to_the_simulated_judge():
     shown = lead or seen[-1]
     assert shown.first.simulated and shown.first.judge == "sim/judge"
     assert lead is not None and lead.flipped  # the simulated judge (β = 1.5) still shows the swap flipping
+
+
+def test_the_real_judges_section_shows_llmbar_rescored_by_labkit(headless):
+    got = headless("judge_bias").check()
+    assert got["llmbar_title"] and got["llmbar_strategy"] == "Vanilla"
+    # the intro, three charts, two tables and the stepper's note each carry the source label
+    assert got["llmbar_labels"] >= 7
+    assert got["llmbar_rows"] == 6 * 5  # every judge on every set under the chosen strategy
+    natural = {r["judge"]: r for r in got["llmbar_table"]}
+    assert set(natural) == {"GPT-4", "ChatGPT", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon"}
+    gpt4 = natural["GPT-4"]  # the authors' statistics.json: 95 / 100, 96 / 100, 95.5%, equal 95 / 100
+    assert (gpt4["instances"], gpt4["accuracy, order 1 (%)"], gpt4["accuracy, order 2 (%)"]) == (100, 95.0, 96.0)
+    assert (gpt4["swap-averaged accuracy (%)"], gpt4["same verdict both orders (%)"]) == (95.5, 95.0)
+    # the flip stepper: ChatGPT's instances whose verdict changed with the order, each card prepared
+    flips = got["llmbar_flips"]
+    assert len(flips) == 143 and all(a in (1, 2) and b in (1, 2) and a != b for _, a, b, _ in flips)
+    assert got["llmbar_flip_pages"] and got["llmbar_flips_shown"]

@@ -79,6 +79,10 @@ def execute_notebook(nb, timeout=600):
     ).execute()
 
 
+# text a twin's executed outputs must show (sections added later than the test)
+SHOWN = {"judge_bias.ipynb": ("Real judges (LLMBar)", "re-scored by labkit", "changed its verdict with the order")}
+
+
 @pytest.mark.parametrize("path", JUPYTER, ids=lambda p: p.name)
 def test_jupyter_notebook_executes(path, tmp_path):
     import nbformat
@@ -106,3 +110,5 @@ def test_jupyter_notebook_executes(path, tmp_path):
     executed = nbformat.writes(nb)
     for online in ("application/vnd.vegalite", "cdn.jsdelivr.net"):
         assert online not in executed, f"{path.name}: a chart needs the network ({online})"
+    for text in SHOWN.get(path.name, ()):
+        assert text in executed, f"{path.name}: {text!r} not in its executed outputs"

@@ -78,3 +78,17 @@ def test_cache_isolation_jupyter_twin_asks_a_real_model_only_when_pressed() -> N
     calls = [line for line in code.splitlines() if "page.ask_real_model()" in line]
     assert calls and all(line.startswith(" ") for line in calls), calls
     assert ".on_click(ask)" in code
+
+
+# judge_bias's "Real judges (LLMBar)" section: both twins build it from labkit.views.judge_llmbar
+LLMBAR_CALLS = ("from labkit.views import judge_llmbar as llmbar_page", "llmbar_page.INTRO", "llmbar_page.STRATEGY",
+                "llmbar_page.scores_for(", "llmbar_page.accuracy_chart(", "llmbar_page.consistency_chart(",
+                "llmbar_page.shift_chart(", "llmbar_page.claim_md(", "llmbar_page.claim_people()",
+                "llmbar_page.table_people(", "llmbar_page.FLIP_JUDGE", "llmbar_page.flip_stepper(",
+                "llmbar_page.flips_md(")  # fmt: skip
+
+
+@pytest.mark.parametrize("call", LLMBAR_CALLS)
+def test_judge_bias_twins_have_the_same_llmbar_section(call: str) -> None:
+    assert call in (NOTEBOOKS / "judge_bias.py").read_text(), f"marimo twin lacks {call}"
+    assert call in _ipynb_code("judge_bias"), f"JupyterLab twin lacks {call}"

@@ -220,3 +220,8 @@ class RunInterrupted(LabkitError):
 class MemoryRefused(LabkitError):
     """The experience store refused a write: the lesson is not backed by a kept, validated
     change in a ledger, or its diagnostics come from sealed final tests. Nothing is written."""
+
+
+class DigestMismatch(LabkitError):
+    """A file read to rebuild published data (data/published/<source>/) is not the file its
+    provenance records: its sha256 differs. The message names the file, both digests and the commit."""

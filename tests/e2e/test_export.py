@@ -20,6 +20,8 @@ from labkit.views.export import (
 )
 
 LOCAL = ("file:", "data:", "blob:")
+# text a notebook's static copy must show, beyond its title
+SHOWN = {"judge_bias": ("Real judges (LLMBar)", "ChatGPT changed its verdict with the order on 143 instances")}
 _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that opens with a title
 _APP_TITLE = re.compile(r'app_title="([^"]+)"')  # else the app's title (its text lives in labkit)
 
@@ -74,6 +76,8 @@ def test_exported_notebook_opens_offline(chromium, notebook):
             label.wait_for()
             assert re.search(r"\b1 of \d+", label.inner_text()), label.inner_text()
         page.get_by_text("Static copy of a labkit notebook").wait_for()
+        for text in SHOWN.get(notebook.stem, ()):  # sections that must render in the static copy
+            page.get_by_text(text).first.wait_for()
         if "is_static_export()" in source:  # controls that need a kernel say so, and are off
             page.get_by_text(STATIC_NOTE.split(" (")[0]).first.wait_for()
             # every control that needs a kernel is off: storyline radios, case pickers, patch boxes

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,7 @@ from labkit.experiments.judging.logistic import sigmoid as _sigmoid
 
 Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+Unparseable = Literal["leave_out", "wrong"]  # what `position` does with a reply that gave no verdict
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,8 +137,13 @@ def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, le
 
     `keys` gives each pair's outcome kind (0..K−1); `num` and `den` are (K, m) tables, one
     column per metric. Resamples are multinomial draws of kind counts, shared by all metrics.
+    `resamples=0`: the point estimates alone, bounds NaN (for a table that shows no interval).
     """
     counts = np.bincount(keys, minlength=num.shape[0]).astype(float)
+    if resamples == 0:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            point = (counts @ num) / (counts @ den)
+        return [Interval(float(p), float("nan"), float("nan"), level) for p in point]
     draws = resample_kind_counts(counts, resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
         point = (counts @ num) / (counts @ den)
@@ -153,8 +160,8 @@ class PositionReport:
     judge: str
     simulated: bool
     n_pairs: int
-    n_unparseable: int  # pairs with at least one reply that gave no verdict (left out below)
-    n_scored: int  # parsed pairs with a gold winner (accuracy is over these)
+    n_unparseable: int  # pairs with at least one reply that gave no verdict (left out below, unless counted wrong)
+    n_scored: int  # pairs with a gold winner that accuracy is over (parsed ones, unless unparseable="wrong")
     consistency: Interval  # same output chosen in both orders
     first: Interval  # slot A chosen in both orders
     second: Interval  # slot B chosen in both orders
@@ -178,12 +185,12 @@ _POSITION_METRICS = ("consistency", "first", "second", "other", "net_position", 
                      "accuracy_gap", "gold_first", "gold_second", "gold_shift", "fastchat", "llmbar", "judgebench")
 
 
-def _position_tables() -> tuple[Array, Array]:
+def _position_tables(unparseable: Unparseable = "leave_out") -> tuple[Array, Array]:
     """Numerators and denominators of every position metric for each of the 64 pair kinds
-    (w12, w21, label each in −1..2)."""
+    (w12, w21, label each in −1..2). `unparseable` as in `position`."""
     key = np.arange(64)
     a, b, g = key // 16 - 1, (key // 4) % 4 - 1, key % 4 - 1
-    valid = (a >= 0) & (b >= 0)
+    valid = (a >= 0) & (b >= 0) if unparseable == "leave_out" else np.ones(64, dtype=bool)
     gold = valid & (g >= 1)
     first = valid & (a == 1) & (b == 2)  # output 1 when it was in slot A, output 2 when it was
     second = valid & (a == 2) & (b == 1)
@@ -209,15 +216,23 @@ def _position_tables() -> tuple[Array, Array]:
     return num, den
 
 
-_POSITION_NUM, _POSITION_DEN = _position_tables()
+_POSITION_TABLES = {rule: _position_tables(rule) for rule in ("leave_out", "wrong")}
 
 
-def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> PositionReport:
-    """Position-bias metrics with intervals. Pairs with an unparseable reply are counted, not used."""
+def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0,
+             unparseable: Unparseable = "leave_out") -> PositionReport:
+    """Position-bias metrics with intervals.
+
+    `unparseable="leave_out"` (labkit's rule): a pair with a reply that gave no verdict is counted
+    in `n_unparseable` and left out of every share. `"wrong"` (LLMBar's evaluate.py): every pair
+    stays in every denominator, a missing verdict is never correct, and two missing verdicts count
+    as the same verdict in both orders (its `equal` compares the raw winners, None == None).
+    `resamples=0` gives the point estimates only (NaN bounds), for tables that show no interval."""
     keys = (t.w12 + 1) * 16 + (t.w21 + 1) * 4 + (t.label + 1)
-    iv = _bootstrap_ratios(keys, _POSITION_NUM, _POSITION_DEN, resamples, level, seed)
-    valid = t.valid
-    return PositionReport(t.judge, t.simulated, t.n, int((~valid).sum()), int((valid & (t.label >= 1)).sum()), *iv)
+    num, den = _POSITION_TABLES[unparseable]
+    iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
+    valid = t.valid if unparseable == "leave_out" else np.ones(t.n, dtype=bool)
+    return PositionReport(t.judge, t.simulated, t.n, int((~t.valid).sum()), int((valid & (t.label >= 1)).sum()), *iv)
 
 
 # --- a designated side: the longer output, the judge's own output, a model vs a baseline ------
