@@ -71,8 +71,6 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
         raise _usage(
             f"no --reflector given, ${DEFAULT_ENV} is not set and the case has no transcript.jsonl"
         )
-    from labkit.loop.reflector import ModelReflector
-
     unused = f"; ${DEFAULT_ENV}={env} is not used: --reflector wins" if spec and env else ""
     if chosen.startswith("replay:") or chosen.startswith("labkit/replay:"):
         raw = chosen.split(":", 1)[1]
@@ -89,6 +87,8 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
                 "\nnote: this imported case's transcript replays the reference solution, so "
                 "'resolved' checks the case, not a model; give --reflector MODEL to try a model"
             )
+        from labkit.loop.reflector import ModelReflector  # after the checks: it takes a while
+
         return ModelReflector(
             "labkit/replay", case.environment, transcript=path, branch=branch
         ), said
@@ -96,6 +96,8 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
     if why:
         raise _usage(f"reflector {chosen!r} (from {source}) cannot be used: {why}")
     said = f"reflector: {chosen} (from {source}){unused}"
+    from labkit.loop.reflector import ModelReflector
+
     return ModelReflector(chosen, case.environment), said
 
 
