@@ -198,3 +198,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return nodeid if _runs_a_notebook(nodeid) else nodeid.split("::", 1)[0]
 
     return ModulesAndNotebookRuns(config, log)
+
+
+@pytest.fixture
+def template_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A fresh `labkit new-case` template in tmp_path/c (its output swallowed)."""
+    from labkit.cli import main
+
+    folder = tmp_path / "c"
+    assert main(["new-case", str(folder)]) == 0
+    capsys.readouterr()
+    return folder

@@ -102,20 +102,32 @@ def test_new_case_check_run_ledger(tmp_path, capsys):
     parquet = tmp_path / "l.parquet"
     assert main(["ledger", str(ledger), "--parquet", str(parquet)]) == 0
     out = capsys.readouterr().out
-    assert "run t1" in out and "keep" in out and "reflector: 1 units" in out
+    with Ledger(ledger, read_only=True) as book:
+        charged = book.usage("t1", role="budget").cost_units
+        rounds = book.rounds("t1")
+        doubled = book.frame("t1")["cost_units"].sum()
+    # each charge once: the budget's; a plain sum of the events counts it twice
+    assert rounds["cost_units"].sum() == charged == 3 and doubled == 2 * charged
+    assert rounds.select("round", "decision").rows() == [(0, ""), (1, "keep")]
+    assert "run t1" in out and "keep" in out and "stop: resolved" in out
+    assert "3 cost units in all, counted once (from the budget's charges)" in out
     assert pl.read_parquet(parquet).filter(pl.col("kind") == "decide").height == 1
 
 
-def test_a_failed_run_exits_1_with_one_line(tmp_path, capsys):
+def test_a_failed_run_exits_1_with_one_line_naming_the_cause(tmp_path, capsys):
     case = tmp_path / "c"
     assert main(["new-case", str(case)]) == 0
+    (case / "transcript.jsonl").write_text('{"key": "main/round-1", "reply": "I would rather not"}\n')
     capsys.readouterr()
-    # A branch the transcript does not have: every reflection is unusable, the round cap stops it.
-    assert main(["run", str(case), "--branch", "nope", "--rounds", "2"]) == 1
+    # An unusable reply, then none: the round cap stops it, and the last line says why.
+    assert main(["run", str(case), "--rounds", "2"]) == 1
     captured = capsys.readouterr()
     lines = [x for x in captured.err.splitlines() if x.startswith("labkit:")]
-    assert lines == ["labkit: not resolved: round cap reached (2); report unknowns"]
-    assert "reflection unusable" in captured.out
+    assert len(lines) == 1 and lines[0].startswith(
+        "labkit: not resolved: round cap reached (2); report unknowns (last reflection unusable: "
+    )
+    assert "no reply for key 'main/round-2'" in lines[0]
+    assert "later rounds get no reply" in captured.out  # said before round 1
 
 
 def test_run_scores_hidden_tests_after_the_run(tmp_path, capsys):
@@ -198,6 +210,18 @@ def test_export_writes_an_offline_page(tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "tiny.html").read_text()
     assert "6 * 7" in html and "importmap" in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.html", "tiny.py"]  # no __marimo__/
+
+
+def test_export_finds_labkits_notebooks_from_any_folder(tmp_path, monkeypatch, capsys):
+    from labkit.cli.commands import _find_notebook
+
+    monkeypatch.chdir(tmp_path)  # outside the checkout
+    want = ROOT / "notebooks" / "cache_isolation.py"
+    for given in ("notebooks/cache_isolation.py", "cache_isolation.py", "cache_isolation"):
+        assert _find_notebook(Path(given)) == want
+    assert main(["export", "no_such_notebook"]) == 2
+    assert "no notebook at no_such_notebook" in capsys.readouterr().err
 
 
 def _free_port() -> int:

@@ -190,8 +190,13 @@ def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
     assert rows["search-wrong-env"].status == "invalid_environment" and not rows["search-wrong-env"].trusted
     assert {u for u, r in rows.items() if r.trusted} == {"search-14", "search-22", "effects-gated"}
     assert m.trusted == 3 and m.trusted_rate == pytest.approx(3 / 9)
-    branches = {u: sum(1 for e in p.ledger.events(u) if e.kind == "branch") for u in metrics.SEARCH_UNITS}
-    assert {u: rows[u].candidates for u in metrics.SEARCH_UNITS} == branches and min(branches.values()) >= 2
+    # a candidate is a branch that was executed: a route the budget could not also verify is
+    # recorded "not run" and never built (it was paid for and counted before issue 29)
+    branches = {u: sum(1 for e in p.ledger.events(u) if e.kind == "branch" and e.detail["candidate"])
+                for u in metrics.SEARCH_UNITS}  # fmt: skip
+    assert {u: rows[u].candidates for u in metrics.SEARCH_UNITS} == branches and min(branches.values()) >= 1
+    unpaid = [e.detail for e in p.ledger.events("search-10") if e.kind == "branch" and not e.detail["candidate"]]
+    assert [(d["outcome"], d["spent"]) for d in unpaid] == [("not run", 0)]
     assert m.candidates_per_task == pytest.approx(sum(r.candidates for r in m.rows) / 9)
     assert m.cost == pytest.approx(sum(e.cost_units for e in p.ledger.events()
                                        if e.role == "budget" and e.detail["status"] in ("settled", "unknown", "overrun")))  # fmt: skip

@@ -28,7 +28,8 @@ def test_each_step_carries_the_accounts_as_they_stood(runs: dict[float, Sweep]) 
     end = st[-1]
     assert (end.search_spent, end.confirm_spent, end.left, end.held) == (12, 2, 1, 0)
     assert end.sealed == ("C fix the callers",)
-    assert end.decisions[0]["error_class"] == "POLICY_DENIED"  # the budget refusal that stopped it
+    # the budget stop: recorded where it happened, with no error class (it is no POLICY_DENIED refusal)
+    assert (end.decisions[0]["where"], end.decisions[0]["error_class"]) == ("budget", "")
 
 
 def test_the_sweep_shows_where_the_task_turns_incomplete(runs: dict[float, Sweep]) -> None:
@@ -41,7 +42,7 @@ def test_the_sweep_shows_where_the_task_turns_incomplete(runs: dict[float, Sweep
 def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> None:
     page = step_page(runs[15].steps[-1])
     for text in ("limit 15", "<b>search</b> 12", "<b>confirm</b> 2", "sealed</b>: C fix the callers",
-                 "not expanded", "POLICY_DENIED", "test_user_records_are_frozen [high]"):  # fmt: skip
+                 "not expanded", "budget exhausted</b>: stop", "test_user_records_are_frozen [high]"):  # fmt: skip
         assert text in page, text
 
 

@@ -1,7 +1,6 @@
 """The `labkit` command: bring a case, check it, run the loop on it, read the ledger.
 
-Exit codes: 0 done (a run: resolved), 1 a failed run or check (one line on stderr says why),
-2 a usage error (bad option, missing folder). Heavy modules (polars, the loop, litellm) load
+Exit codes (EXIT_CODES, shown by `labkit --help`). Heavy modules (polars, the loop, litellm) load
 inside the commands that need them, so `labkit --help` stays fast.
 """
 
@@ -16,37 +15,51 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from labkit.core.errors import LabkitError
+from labkit.cli.check import check as check_command
+from labkit.cli.search import search as search_command
+from labkit.core.errors import LabkitError, RunIdInUse, RunLeaseHeld
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from labkit.core.types import Verdict
     from labkit.grading.validator import Validator
 
 __all__ = ["app", "main"]
 
+EXIT_CODES = (
+    "Exit codes: 0 done (run: resolved; search: success; check: passed). 1 a failed run, search "
+    "or check, or a malformed case.json (one line on stderr says why). 2 a usage or configuration "
+    "error, found before anything ran: a bad option, a missing folder, a folder without "
+    "case.json, a file where a folder belongs, a reflector that cannot answer (unknown model, "
+    "missing key, unusable transcript), a run id already used (without --resume) or being written."
+)
 app = typer.Typer(
     name="labkit",
+    epilog=EXIT_CODES,
     help="labkit: run the reflection loop on your own code and tests, and read what happened.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("check")(check_command)
+app.command("search")(search_command)
 importer = typer.Typer(help="Turn a problem from a benchmark format into a labkit case.")
 app.add_typer(importer, name="import")
 out = Console()
 err = Console(stderr=True)
 
-CaseDir = Annotated[
-    Path, typer.Argument(exists=True, file_okay=False, help="a case folder (with case.json)")
-]
+CaseDir = Annotated[Path, typer.Argument(help="a case folder (with case.json)")]
 
 
-def fail(reason: str) -> typer.Exit:
-    """One line on stderr, exit code 1."""
+def fail(reason: str, code: int = 1) -> typer.Exit:
+    """One line on stderr, exit code 1 (a failed run or check)."""
     err.print(f"labkit: {reason}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(1)
+    return typer.Exit(code)
+
+
+def usage(reason: str) -> typer.Exit:
+    """One line on stderr, exit code 2 (a usage or configuration error: nothing ran)."""
+    return fail(reason, 2)
 
 
 def _validator(wall: float, memory: int) -> Validator:
@@ -74,77 +87,10 @@ def new_case(
     out.print(f"next: labkit check {folder}   then: labkit run {folder}")
 
 
-@app.command()
-def check(
-    folder: CaseDir,
-    hidden: Annotated[bool, typer.Option(help="also run the hidden tests")] = False,
-    with_patches: Annotated[
-        bool, typer.Option("--patches", help="also validate each patch and decide it")
-    ] = False,
-    wall: Wall = 60.0,
-    memory: Memory = 1024,
-) -> None:
-    """Validate case.json, run the start candidate, print the F2P/P2P table."""
-    from labkit.core import patch as patches
-    from labkit.grading.cases import load_case
-
-    case = load_case(folder)
-    out.print(
-        f"case {case.name!r}: {len(case.start.files)} code file(s), "
-        f"{len(case.suite.tests)} protected file(s), {len(case.patches)} patch(es)"
-        + (f", import roots {list(case.suite.import_roots)}" if case.suite.import_roots else "")
-    )
-    for name, p in case.patches.items():
-        if case.patch_specs[name].base not in ("original", "start"):
-            continue  # applies on top of another patch
-        try:
-            patches.apply(case.start, p)
-        except LabkitError as exc:
-            raise fail(f"patch {name!r} does not apply to the start: {exc}") from None
-    transcript = case.root / "transcript.jsonl"
-    if transcript.is_file():  # the scripted reflector's replies: malformed lines fail here, early
-        from labkit.models.replay import load
-
-        keys = load(transcript)
-        branches = sorted({k.split("/", 1)[0] for k in keys if "/" in k})
-        out.print(f"transcript: {len(keys)} key(s), branches {branches}")
-    if case.spec is not None:
-        for ex in case.spec.excluded:
-            out.print(f"  not required: {ex.id} — {ex.reason}")
-    validator = _validator(wall, memory)
-    verdict = validator.run(case.start, case.suite)
-    out.print(verdict_table(verdict, case.suite, f"start candidate ({case.start.label})"))
-    if verdict.evidence.isolation:
-        out.print(f"how it ran: {verdict.evidence.isolation}")
-    if hidden and case.hidden is not None:
-        hv = validator.run(case.start, case.hidden)
-        out.print(verdict_table(hv, case.hidden, "hidden tests"))
-    _print_errors(verdict)
-    if verdict.quarantined:
-        raise fail("start candidate quarantined: " + "; ".join(verdict.evidence.alarms))
-    if verdict.pass_to_fail:
-        raise fail(
-            f"protective tests fail on the start candidate: {', '.join(verdict.pass_to_fail)}"
-        )
-    if verdict.fail_to_pass:
-        out.print(f"note: already passing on the start: {', '.join(verdict.fail_to_pass)}")
-    if with_patches:
-        from labkit.cli.show import patches_table
-
-        out.print(patches_table(case, validator, verdict))
-
-
 def verdict_table(*args: Any, **kw: Any) -> Table:
     from labkit.cli.show import verdict_table as table
 
     return table(*args, **kw)
-
-
-def _print_errors(verdict: Verdict) -> None:
-    """Collection/import errors: the traceback tail the validator kept."""
-    for r in verdict.evidence.results:
-        if r.outcome == "error" and "\n" in r.message:
-            err.print(f"[red]error[/] {r.nodeid}:\n{r.message}", highlight=False)
 
 
 @app.command()
@@ -154,7 +100,8 @@ def run(
         str,
         typer.Option(
             help="a litellm model name (e.g. openai/gpt-4o-mini, labkit/smollm2) or "
-            "replay:FILE for a scripted transcript [default: replay:transcript.jsonl in the case]"
+            "replay:FILE for a scripted transcript [default: $LABKIT_MODEL if set, else "
+            "replay:transcript.jsonl in the case]"
         ),
     ] = "",
     branch: Annotated[str, typer.Option(help="transcript branch (key prefix)")] = "main",
@@ -165,36 +112,39 @@ def run(
     ledger: Annotated[
         Path | None, typer.Option(help="append-only ledger (SQLite) to record to")
     ] = None,
-    run_id: Annotated[str, typer.Option(help="run id in the ledger")] = "",
+    run_id: Annotated[str, typer.Option(help="run id in the ledger [default: a new one]")] = "",
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="continue --run-id from --ledger (a finished run is shown as recorded); "
+            "without it an existing run id is refused"
+        ),
+    ] = False,
     wall: Wall = 60.0,
     memory: Memory = 1024,
 ) -> None:
-    """Run the reflection loop on a case; print each round's decision and why."""
+    """Run the reflection loop on a case; print each round's decision and why.
+
+    The reflector is checked before round 1 (provider known, key set, transcript readable
+    with a reply for round 1): a failure exits 2 with the cause. So does a run id the
+    ledger already holds (without --resume) or one another live process is writing.
+    """
+    from labkit.cli.check import case_folder
+    from labkit.cli.preflight import reflector_for, refuse_reuse
+    from labkit.grading.cases import load_case
+
+    case = load_case(case_folder(folder))
+    if resume and not (ledger and run_id):
+        raise usage("--resume needs --ledger and --run-id (the run to continue)")
+    model, said = reflector_for(reflector, case, branch, rounds)
+    out.print(said, soft_wrap=True, highlight=False, markup=False)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from labkit.cli.live import LiveLedger, describe
     from labkit.cli.show import rounds_table
-    from labkit.grading.cases import load_case
     from labkit.loop.engine import Reflection, Situation, run_loop
-    from labkit.loop.reflector import ModelReflector
     from labkit.record.ledger import new_run_id
 
-    case = load_case(folder)
-    spec = reflector or (
-        "replay:transcript.jsonl" if (case.root / "transcript.jsonl").is_file() else ""
-    )
-    if not spec:
-        err.print("labkit: no --reflector given and the case has no transcript.jsonl")
-        raise typer.Exit(2)
-    if spec.startswith("replay:"):
-        path = Path(spec.removeprefix("replay:"))
-        path = path if path.is_absolute() or path.exists() else case.root / path
-        if not path.is_file():
-            err.print(f"labkit: transcript {path} does not exist")
-            raise typer.Exit(2)
-        model = ModelReflector("labkit/replay", case.environment, transcript=path, branch=branch)
-    else:
-        model = ModelReflector(spec, case.environment)
     rid = run_id or new_run_id(case.name)
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("round {task.completed:.0f}/{task.total:.0f}"),
@@ -203,11 +153,16 @@ def run(
         task = progress.add_task(f"{case.name}: validating the start", total=rounds)
         # Each decision is printed as it is recorded (to an in-memory ledger without --ledger).
         book = LiveLedger(ledger or ":memory:", lambda e: progress.console.print(describe(e)))
-        money = None
-        if budget is not None:
-            from labkit.record.budget import Budget, limits
+        try:
+            refuse_reuse(book, rid, resume)  # before a Budget reads (and settles) its events
+            money = None
+            if budget is not None:
+                from labkit.record.budget import Budget, limits
 
-            money = Budget(limits(cost_units=budget), ledger=book, run_id=rid)
+                money = Budget(limits(cost_units=budget), ledger=book, run_id=rid)
+        except (RunIdInUse, RunLeaseHeld) as exc:
+            book.close()
+            raise usage(str(exc)) from None
 
         class Shown:
             name, simulated = model.name, model.simulated
@@ -217,10 +172,14 @@ def run(
                                 description=f"{case.name}: round {situation.round}, asking {model.name}")  # fmt: skip
                 return model.reflect(situation)
 
-        trace = run_loop(
-            case.start, case.suite, _validator(wall, memory), Shown(), max_rounds=rounds,
-            patch_cap=dict(case.patch_cap), ledger=book, budget=money, run_id=rid,
-        )  # fmt: skip
+        try:
+            trace = run_loop(
+                case.start, case.suite, _validator(wall, memory), Shown(), max_rounds=rounds,
+                patch_cap=dict(case.patch_cap), ledger=book, budget=money, run_id=rid, resume=resume,
+            )  # fmt: skip
+        except (RunIdInUse, RunLeaseHeld) as exc:  # another process took the id meanwhile
+            book.close()
+            raise usage(str(exc)) from None
     start = trace.start_verdict
     out.print(verdict_table(start, case.suite, f"start candidate ({case.start.label})"))
     out.print(rounds_table(trace))
@@ -234,9 +193,13 @@ def run(
     book.close()
     if ledger is not None:
         out.print(f"ledger: {ledger} (run {rid}) — `labkit ledger {ledger}` summarises it")
-    out.print(f"stop: {trace.stop.reason}")
+    from labkit.record.usage import readable
+
+    out.print(f"stop: {readable(trace.stop.reason)}")
     if not trace.final_verdict.resolved:
-        raise fail(f"not resolved: {trace.stop.reason}")
+        failures = [r.reflection.failure for r in trace.rounds if r.reflection.failure]
+        cause = f" (last reflection unusable: {failures[-1]})" if failures else ""
+        raise fail(f"not resolved: {readable(trace.stop.reason)}{cause}")
 
 
 @app.command("ledger")
@@ -250,20 +213,31 @@ def ledger_cmd(
     from labkit.record.ledger import Ledger
 
     with Ledger(path, read_only=True) as book:
-        frame = book.frame(run_id)
-        if frame.is_empty():
+        rounds = book.rounds(run_id)
+        if rounds.is_empty():
             raise fail(f"{path} has no events" + (f" for run {run_id!r}" if run_id else ""))
-        for table in ledger_tables(frame):
+        for table in ledger_tables(rounds):
             out.print(table)
         if parquet is not None:
             book.to_parquet(parquet, run_id)
-            out.print(f"wrote {parquet} ({frame.height} events)")
+            out.print(f"wrote {parquet} ({len(book.events(run_id))} events)")
 
 
 def _notebooks() -> Path:
     from labkit.core.paths import DATA
 
     return DATA.parent / "notebooks"
+
+
+def _find_notebook(path: Path) -> Path:
+    """`path` if it is a file; else the same name in labkit's notebooks/ (from any folder)."""
+    if path.is_file():
+        return path
+    name = path.name if path.suffix else path.name + ".py"
+    found = _notebooks() / name
+    if found.is_file():
+        return found
+    raise usage(f"no notebook at {path} (nor {found})")
 
 
 @app.command()
@@ -291,17 +265,20 @@ def export(
     notebook: Annotated[
         Path,
         typer.Argument(
-            exists=True, dir_okay=False, help="a marimo notebook (.py) or its HTML export"
+            help="a marimo notebook (.py) or its HTML export; a path that does not exist here "
+            "is looked up in labkit's notebooks/ (notebooks/x.py, x.py or x)"
         ),
     ],
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="[default: NOTEBOOK.html]")
+        Path | None,
+        typer.Option("-o", "--output", help="[default: NOTEBOOK.html in the current folder]"),
     ] = None,
 ) -> None:
     """Export a notebook to one self-contained HTML file that opens offline."""
     from labkit.views.export import export_offline, offline_html
 
-    target = output or notebook.with_suffix(".html")
+    notebook = _find_notebook(notebook)
+    target = output or Path(notebook.stem + ".html")
     if notebook.suffix == ".html":
         if target == notebook:
             err.print("labkit: give -o OUT for an .html input")

@@ -36,7 +36,9 @@ class LiveLedger(Ledger):
 
 
 def describe(event: Event) -> str:
+    from labkit.record.usage import readable
+
     d: Mapping[str, Any] = event.detail
     if event.kind == Kind.STOP:
-        return f"stop after round {event.round}: {d.get('reason', '')}"
-    return f"round {event.round}: {d.get('decision', '')} — {d.get('reason', '')}"
+        return f"stop after round {event.round}: {readable(str(d.get('reason', '')))}"
+    return f"round {event.round}: {d.get('decision', '')} — {readable(str(d.get('reason', '')))}"

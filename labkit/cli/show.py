@@ -59,7 +59,8 @@ def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
         return patches.apply(root, case.patch(name), label=name)
 
     table = Table(title="patches, each judged against the start", title_justify="left")
-    for col in ("patch", "size", "F2P", "P2P", "decision", "why"):
+    hidden = ("hidden F2P", "hidden P2P") if case.hidden is not None else ()
+    for col in ("patch", "size", "F2P", "P2P", *hidden, "decision", "why"):
         table.add_column(col, overflow="fold")
     for name, p in case.patches.items():
         size = patches.size(p)
@@ -68,13 +69,16 @@ def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
             patches.check_size(p, **case.patch_cap)
         except PatchTooLarge as exc:
             problem = str(exc)
-        after = validator.retest(start, candidate(name), case.suite)
+        patched = candidate(name)
+        after = validator.retest(start, patched, case.suite)
         d = decide(start, after, problem)
-        a, n = after.score("acceptance")
-        q, m = after.score("protective")
+        scores = [after.score("acceptance"), after.score("protective")]
+        if case.hidden is not None:  # scored only: the loop never sees these
+            on_hidden = validator.run(patched, case.hidden)
+            scores += [on_hidden.score("acceptance"), on_hidden.score("protective")]
         table.add_row(
             f"{name} ({p.description})" if p.description != name else name,
-            f"{size.files}f/{size.hunks}h/{size.lines}l", f"{a}/{n}", f"{q}/{m}",
+            f"{size.files}f/{size.hunks}h/{size.lines}l", *(f"{a}/{n}" for a, n in scores),
             d.decision.value, d.reason,
         )  # fmt: skip
     return table
@@ -103,42 +107,31 @@ def rounds_table(trace: Trace) -> Table:
     return table
 
 
-def ledger_tables(frame: pl.DataFrame) -> list[Table]:
-    """Per run: rounds, decisions and costs, read from the ledger's events."""
-    import polars as pl
+def ledger_tables(rounds: pl.DataFrame) -> list[Table]:
+    """Per run: each round's decision and why, and its cost, from `Ledger.rounds()` (each
+    charge counted once), figures rounded and labelled with their units."""
+    from labkit.record.usage import readable
 
     tables = []
-    for (run_id,), events in frame.group_by(["run_id"], maintain_order=True):
+    for (run_id,), rows in rounds.group_by(["run_id"], maintain_order=True):
         t = Table(title=f"run {run_id}", title_justify="left")
-        for col in ("round", "decision", "why"):
-            t.add_column(col, overflow="fold")
-        decided = events.filter(pl.col("kind").is_in(["decide", "stop"]))
-        for row in decided.iter_rows(named=True):
-            detail = row.get("detail") or {}
-            if isinstance(detail, str):
-                import json
-
-                detail = json.loads(detail or "{}")
-            label = "stop" if row["kind"] == "stop" else str(detail.get("decision", ""))
-            t.add_row(str(row["round"]), label, str(detail.get("reason", "")))
-        # budget events mirror the charges of the others: summing them too would count twice
-        by_role = (
-            events.filter(pl.col("role") != "budget")
-            .group_by("role")
-            .agg(
-                pl.len().alias("events"),
-                pl.col("tokens").sum(),
-                pl.col("calls").sum(),
-                pl.col("wall_seconds").sum().round(2),
-                pl.col("cost_units").sum(),
-            )
+        for col, right in (("round", True), ("decision", False), ("why", False),
+                           ("cost units", True), ("tokens", True), ("seconds", True)):  # fmt: skip
+            t.add_column(col, overflow="fold", justify="right" if right else "left")
+        stop = ""
+        for row in rows.iter_rows(named=True):
+            label = row["decision"] or ("start" if row["round"] == 0 else "")
+            t.add_row(str(row["round"]), label, readable(row["reason"]), f"{row['cost_units']:g}",
+                      str(row["tokens"]), f"{row['wall_seconds']:.1f}")  # fmt: skip
+            stop = row["stop"] or stop
+        total = rows["cost_units"].sum()
+        source = rows["counted_from"][0]
+        last = max(rows["round"].to_list())
+        t.caption = (
+            f"stop: {readable(stop) or '(none recorded)'}\n{last} round(s) · "
+            f"{total:g} cost units in all, counted once (from the {source}'s "
+            f"{'charges' if source == 'budget' else 'own usage'})"
         )
-        rounds = int(events["round"].cast(int).max() or 0)  # type: ignore[arg-type]
-        cost = ", ".join(
-            f"{r['role']}: {r['cost_units']:g} units, {r['tokens']} tokens, {r['wall_seconds']}s"
-            for r in by_role.sort("role").iter_rows(named=True)
-        )
-        t.caption = f"{rounds} round(s) · {len(events)} events · cost — {cost}"
         t.caption_justify = "left"
         tables.append(t)
     return tables

@@ -73,7 +73,9 @@ GUIDE = """# {name}: a labkit case
 - `case.json`: what is code, what is protected, which tests must go from failing to passing
   (`fail_to_pass`) and which must keep passing (`pass_to_pass`), the patches and the patch cap.
 - `limits.py`: the starting code (the candidate). `tests/`: the protected tests;
-  `tests/data/limits.json` is a fixture (any file type) the tests read.
+  `tests/data/limits.json` is a fixture (any file type) the tests read: every non-.py file
+  under the tests' folders is one, protected like the tests, unless case.json lists
+  `fixtures` globs (each must then match a file).
 - `patches/fix.diff`: a named patch (unified diff, paths relative to the case folder).
 - `transcript.jsonl`: what the scripted reflector replies, one JSON object per line:
   `{{"key": "<branch>/round-<n>", "reply": "<reflection record as a JSON string>"}}`.
@@ -101,7 +103,6 @@ def spec(name: str) -> dict[str, object]:
         "environment": "limits 0.1 · python 3.11 · pytest 8",
         "code": ["*.py"],
         "tests": ["tests/**/*.py"],
-        "fixtures": ["tests/data/*"],
         "fail_to_pass": F2P,
         "pass_to_pass": P2P,
         "groups": {"override": F2P, "plan limits": P2P},

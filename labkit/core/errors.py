@@ -85,6 +85,37 @@ class LedgerError(LabkitError):
     """The ledger cannot record (disk full, read-only, schema mismatch). Nothing recorded is lost."""
 
 
+class RunIdInUse(LedgerError):
+    """A run id the ledger already holds events for was given to a new run: continuing it needs
+    resume=True (`labkit run --resume`), otherwise two runs would merge into one record."""
+
+    def __init__(self, run_id: str, ledger: str, events: int) -> None:
+        self.run_id, self._args = run_id, (run_id, ledger, events)
+        super().__init__(
+            f"run id {run_id!r} was run before ({events} events in ledger {ledger}): continue it with "
+            "resume=True (labkit run --resume) or give a new run id; two runs under one id would "
+            "merge (costs added together, two stops)"
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:  # crosses process pools intact
+        return type(self), self._args
+
+
+class RunLeaseHeld(LedgerError):
+    """Another live process holds the lease of this run id: one writer per run id."""
+
+    def __init__(self, run_id: str, ledger: str, pid: int, host: str, why: str = "") -> None:
+        self.run_id, self.pid, self.host = run_id, pid, host
+        self._args = (run_id, ledger, pid, host, why)
+        super().__init__(
+            f"run {run_id!r} in ledger {ledger} is being written by process {pid} on host {host!r}"
+            f"{why}; one writer per run id: wait for it to finish (or stop it), then resume"
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:  # crosses process pools intact
+        return type(self), self._args
+
+
 class ModelError(LabkitError):
     """A model call failed. Subclasses say how."""
 

@@ -138,6 +138,7 @@ class CaseSpec(BaseModel):
     severity: dict[str, str] = Field(default_factory=dict)
     final: dict[str, Any] | None = None
     costs: dict[str, Any] | None = None
+    route_order: str = "label"
     # a test-change case's fields (experiments/lessons/test_change reads them)
     change: TestChangeSpec | None = None
     requirements: str | None = None

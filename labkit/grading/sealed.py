@@ -4,13 +4,17 @@
 candidate and lets only pass/fail out: no failing test names, no messages, no stderr —
 so its result can never become a repair context (seed 002 §3–§4). Its digest names it.
 
-`load_search_case` reads a case directory (see data/api_change/README.md): the ordinary
-case (start, dev suite, patches) plus `severity` per dev check, `final` (pattern and
-required node ids of the sealed set) and `costs` (declared cost units per action kind).
+`load_search_case` reads a case directory (see data/api_change/README.md and the README's
+"Search" section): the ordinary case (start, dev suite, patches) plus `final` (pattern and
+required node ids of the sealed set), `costs` (declared cost units per action kind), and
+optionally `severity` per dev check (else each test's `@pytest.mark.severity("high")`
+mark, else "medium") and `route_order` (how the case's routes are offered: "label", the
+default, "size" or "listed"; never an accident of how case.json happens to list them).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -21,12 +25,15 @@ from typing import cast
 from labkit.core.types import Candidate
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import Case, CaseError, load_case
-from labkit.grading.checkset import CheckSet, Severity
+from labkit.grading.checkset import SEVERITIES, CheckSet, Severity
 from labkit.grading.validator import Validator
 
-__all__ = ["COST_KINDS", "SealedCheckSet", "SearchCase", "load_search_case"]
+__all__ = ["COST_KINDS", "ROUTE_ORDERS", "SealedCheckSet", "SearchCase", "load_search_case", "severity_marks"]
 
 COST_KINDS = ("generate", "execute", "verify", "confirm")
+# How routes are offered: by label (alphabetical), by size (smallest diff first, then label),
+# or as listed in case.json (a stated choice, not the default).
+ROUTE_ORDERS = ("label", "size", "listed")
 
 
 class SealedCheckSet:
@@ -57,6 +64,7 @@ class SearchCase:
     final: AcceptanceSuite  # the sealed final tests: the case's hidden suite (the engine's
     # Recorder.confirm runs it for the search; SealedCheckSet for a caller outside the engine)
     costs: Mapping[str, float]
+    route_order: str = "label"
 
     @property
     def suite(self) -> AcceptanceSuite:
@@ -69,9 +77,12 @@ class SearchCase:
 def load_search_case(path: str | Path) -> SearchCase:
     case = load_case(path)
     meta = json.loads((case.root / "case.json").read_text())
-    for key in ("severity", "final", "costs"):
+    for key in ("final", "costs"):
         if key not in meta:
             raise CaseError(f"{case.root / 'case.json'}: a search case needs {key!r}")
+    order = meta.get("route_order", "label")
+    if order not in ROUTE_ORDERS:
+        raise CaseError(f"{case.root / 'case.json'}: route_order must be one of {ROUTE_ORDERS}, got {order!r}")
     costs = meta["costs"]
     missing = [k for k in COST_KINDS if k not in costs]
     if missing:
@@ -79,12 +90,10 @@ def load_search_case(path: str | Path) -> SearchCase:
     bad = {k: v for k, v in costs.items() if not isinstance(v, int | float) or v < 0}
     if bad:
         raise CaseError(f"{case.root / 'case.json'}: costs must be numbers >= 0, got {bad}")
-    checks = CheckSet.from_tests(
-        case.name + " dev",
-        case.suite.tests,
-        case.suite.required,
-        cast(Mapping[str, Severity], meta["severity"]),
-    )
+    marks = severity_marks(case.suite.tests)  # a parametrised id takes its function's mark
+    severity = {n: marks[n.split("[", 1)[0]] for n in case.suite.required if n.split("[", 1)[0] in marks}
+    severity.update(cast(Mapping[str, Severity], meta.get("severity", {})))
+    checks = CheckSet.from_tests(case.name + " dev", case.suite.tests, case.suite.required, severity)
     final = AcceptanceSuite.from_dir(
         case.root,
         name=case.name + " final (sealed)",
@@ -94,4 +103,41 @@ def load_search_case(path: str | Path) -> SearchCase:
     )
     # The sealed set is the case's hidden suite: scored, never shown to a strategy.
     case = replace(case, hidden=final)
-    return SearchCase(case, checks, final, MappingProxyType({k: float(v) for k, v in costs.items()}))
+    return SearchCase(case, checks, final, MappingProxyType({k: float(v) for k, v in costs.items()}), order)
+
+
+def severity_marks(tests: Mapping[str, str | bytes]) -> dict[str, Severity]:
+    """Node id -> severity from `@pytest.mark.severity("high")` on test functions (and on the
+    classes holding them) in the suite's files. A mark naming no known severity is a CaseError."""
+    found: dict[str, Severity] = {}
+
+    def mark(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, where: str) -> str | None:
+        for dec in node.decorator_list:
+            if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "severity"
+                    and dec.args and isinstance(dec.args[0], ast.Constant)):  # fmt: skip
+                value = dec.args[0].value
+                if value not in SEVERITIES:
+                    raise CaseError(f"{where}: @pytest.mark.severity({value!r}) is not one of {SEVERITIES}")
+                return str(value)
+        return None
+
+    for path, text in tests.items():
+        if not path.endswith(".py") or isinstance(text, bytes):
+            continue
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            continue  # the validator reports it; severities default
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                sev = mark(node, f"{path}::{node.name}")
+                if sev:
+                    found[f"{path}::{node.name}"] = cast(Severity, sev)
+            elif isinstance(node, ast.ClassDef):
+                outer = mark(node, f"{path}::{node.name}")
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        sev = mark(item, f"{path}::{node.name}::{item.name}") or outer
+                        if sev:
+                            found[f"{path}::{node.name}::{item.name}"] = cast(Severity, sev)
+    return found

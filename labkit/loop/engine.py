@@ -17,7 +17,6 @@ the ledger) may stop the run. Every ending records a stop with its reason.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -106,7 +105,10 @@ def run(
     one case's. A run rule whose outcome is roll back restores the previous round's states.
     `recheck` re-runs each start uncached that many times (an unstable validator shows).
     With `resume=True` the run continues from what `ledger` holds for `run_id`; a run that
-    already stopped is returned as recorded. Errors other than an exhausted budget record
+    already stopped is returned as recorded. Without it, a `run_id` that `ledger` already holds
+    events for is refused (RunIdInUse), and while another live process writes `run_id`, both
+    ways are refused (RunLeaseHeld); a resume takes over the lease of an owner that died.
+    Errors other than an exhausted budget record
     a stop and raise RunInterrupted carrying the run so far.
     """
     if rounds < 0:
@@ -119,6 +121,7 @@ def run(
         raise InvalidSetting(f"keep must be one of {KEEP_MODES}, got {keep!r}")
     if keep == "severity" and any(t.checks is None for t in tasks):
         raise InvalidSetting('keep="severity" needs every task to carry its checks (Task.checks: versions, severities)')
+    from labkit.record.lease import acquire
     from labkit.record.ledger import Ledger, new_run_id
 
     strat = as_strategy(strategy)
@@ -130,7 +133,13 @@ def run(
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:
         return engine.as_recorded(recorded)
-    return engine.go(recorded)
+    # One writer per run id: refused if the id has events (unless resuming) or a live owner.
+    with acquire(ledger, run_id, resume=resume):
+        if resume:  # read again under the lease: a dead owner may have recorded more meanwhile
+            recorded = resuming.read(ledger, run_id)
+            if recorded is not None and recorded.stop is not None:
+                return engine.as_recorded(recorded)
+        return engine.go(recorded)
 
 
 # ---------------------------------------------------------------------------- one case
@@ -157,10 +166,12 @@ def run_loop(
     patch is validated but rolled back as not attributable. With `resume=True` the run continues
     from `ledger` (the returned trace holds the new rounds only; a finished run returns as recorded).
     """
+    from labkit.record.ledger import new_run_id
+
     task = Task(suite.name, start, suite, patch_cap=dict(patch_cap or {}))
     try:
         out = run([task], reflector, validator, rounds=max_rounds, rules=stop_rules, max_experiments=max_experiments,
-                  ledger=ledger, budget=budget, run_id=run_id or f"run-{int(time.time() * 1000):x}",
+                  ledger=ledger, budget=budget, run_id=run_id or new_run_id("run"),
                   validation_cost=validation_cost, resume=resume)  # fmt: skip
     except RunInterrupted:
         raise

@@ -214,9 +214,9 @@ def run_search(
             stalled = 0 if progressed else stalled + 1
         reason = ("frontier_empty" if not frontier else "max_expansions"
                   if len(expansions) >= limits.max_expansions else "stalled")  # fmt: skip
-    except BudgetExhausted as exc:
+    except BudgetExhausted as exc:  # the budget ran out: a stop, not a policy refusal (no class)
         reason = "budget_exhausted"
-        run.log(Kind.ERROR_DECISION, len(expansions), where="budget", error_class=ErrorClass.POLICY_DENIED.value,
+        run.log(Kind.ERROR_DECISION, len(expansions), where="budget", error_class="",
                 reason=str(exc), action="stop")  # fmt: skip
     except SearchHalted as exc:  # classified and recorded: the class left quarantine or stop
         if exc.quarantine:
@@ -295,6 +295,12 @@ def _branch(
                 depth=b.depth, candidate=b.candidate, outcome=outcome, reason=why,
                 progress=b.progress, error_class=b.error_class, resolved=b.resolved)  # fmt: skip
 
+    # Execute only what the budget can also verify: paying to run a route it then cannot check
+    # buys nothing. (The declared costs are fixed, so this is known before anything runs.)
+    need, left = run.costs.execute + run.costs.verify, run.budget.available.cost_units
+    if need > left + 1e-9:
+        record("not run", f"execute + verify cost {need:g} but {left:g} left: not executed")
+        raise BudgetExhausted(f"branch {name!r}: execute + verify cost {need:g} cost units, {left:g} left")
     try:
         candidate = run.attempt(Kind.EXECUTE, partial(_execute, run, parent.candidate, child, n), n, "candidate")
     except BudgetExhausted:

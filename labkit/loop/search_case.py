@@ -5,7 +5,10 @@
   engine's ledger events and verdict cache), then the case's sealed final check set
   (Recorder.confirm: pass/fail only).
 - `RouteStrategy` is a scripted generator (simulated; label it so): one shared generation
-  proposes every route of the case not yet on the state's path, in case order.
+  proposes every route of the case not yet on the state's path, in the case's stated
+  `route_order` (by label unless case.json says "size" or "listed"), so reordering
+  case.json's patches does not change an outcome by accident.
+- `search` runs it all on a case at a total budget with a confirmation reserve.
 - `spend` reads a run's accounts back from its ledger (budget events): search spend,
   confirmation spend, total, and what is left — the trace's numbers come from here.
 """
@@ -15,20 +18,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from labkit.core.types import Candidate, Verdict
+from labkit.core.patch import size
+from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import SearchCase
 from labkit.grading.verdicts import Checker
-from labkit.loop.frontier import Costs
-from labkit.loop.search import Host
+from labkit.loop.frontier import Costs, SearchResult
+from labkit.loop.search import Host, run_search
 from labkit.loop.steps import Recorder
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
+from labkit.record.budget import Budget, limits
 from labkit.record.events import BudgetStatus, Role
 
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "spend"]
+__all__ = [
+    "RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "routes", "search", "spend",
+]  # fmt: skip
 
 
 def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
@@ -89,10 +96,33 @@ class RouteStrategy:
         path = set(situation.state.split(" > ")) if situation.state != "start" else set()
         children = tuple(
             Child(patch=p, name=p.description, source="route")
-            for p in self.case.case.patches.values()
+            for p in routes(self.case)
             if p.description not in path
         )
         return Proposal(children=children, note=f"{len(children)} routes from {situation.state}")
+
+
+def routes(case: SearchCase) -> list[Patch]:
+    """The case's routes in its stated order: "label" (alphabetical), "size" (fewest changed
+    lines first, then label) or "listed" (case.json's order, when the author chose it)."""
+    listed = list(case.case.patches.values())
+    if case.route_order == "listed":
+        return listed
+    if case.route_order == "size":
+        return sorted(listed, key=lambda p: (size(p).lines, size(p).hunks, p.description))
+    return sorted(listed, key=lambda p: p.description)
+
+
+def search(
+    case: SearchCase, checker: Checker, baseline: Verdict, *, total: float, reserve: float,
+    ledger: Ledger, run_id: str, strategy: Strategy | None = None,
+) -> SearchResult:  # fmt: skip
+    """The real search on `case` at a `total` budget of cost units, `reserve` of it held for
+    the confirmation, recorded in `ledger` under `run_id` (scripted routes by default)."""
+    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
+                    ledger=ledger, run_id=run_id)  # fmt: skip
+    return run_search(case.case.start, baseline, strategy or RouteStrategy(case), case_host(case, checker, ledger, run_id),
+                      budget, costs_of(case), ledger=ledger, run_id=run_id, case=case.case.name)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labkit.core.types import Usage, Verdict
+from labkit.core.types import Verdict
 from labkit.grading.sealed import SearchCase
 from labkit.grading.verdicts import Checker
-from labkit.loop.search import run_search
-from labkit.loop.search_case import RouteStrategy, case_host, costs_of
-from labkit.record.budget import Budget, limits
+from labkit.loop.search_case import search
 from labkit.record.events import BudgetStatus, Kind, Role
 from labkit.record.ledger import Ledger
 
@@ -132,9 +130,6 @@ def sweep(
     for total in totals:
         run_id = f"sweep-{total:g}"
         with Ledger() as led:
-            budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
-                            ledger=led, run_id=run_id)  # fmt: skip
-            result = run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led, run_id),
-                                budget, costs_of(case), ledger=led, run_id=run_id, case=case.case.name)  # fmt: skip
+            result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
             out.append(Sweep(total, reserve, result, tuple(steps(led, run_id))))
     return out

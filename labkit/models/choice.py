@@ -40,6 +40,26 @@ def known_models() -> list[str]:
     return ([env] if env and env not in offline else []) + offline
 
 
+# Where well-known providers read their key: a missing key is reported without importing
+# litellm first (its import takes seconds, tens of seconds on a loaded machine).
+_KEY_ENV = {
+    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}  # fmt: skip
+
+
+def _missing_key(model: str, params: dict[str, Any]) -> str | None:
+    """The key variable a well-known provider needs and does not have (None: has it, or unknown)."""
+    provider, slash, _ = model.partition("/")
+    env = _KEY_ENV.get(provider) if slash else None
+    if env is None or params.get("api_key") or params.get("api_base"):
+        return None
+    if os.environ.get(env, "").strip() or os.environ.get(f"{provider.upper()}_API_BASE"):
+        return None
+    return env
+
+
 def preflight(model: str, **params: Any) -> None:
     """Raise UnknownModel or MissingKey if `model` cannot be called as configured (no network)."""
     if not isinstance(model, str) or not model.strip():
@@ -52,6 +72,12 @@ def preflight(model: str, **params: Any) -> None:
                 "labkit/replay[:<transcript>] and labkit/scripted[:<name>]"
             )
         return
+    env = _missing_key(model, params)
+    if env is not None:
+        raise MissingKey(
+            f"model {model!r} needs {env} in the environment; set it, pass "
+            f"api_key=..., or choose an offline model (${DEFAULT_ENV}=labkit/smollm2)"
+        )
     lib = litellm()
     try:
         lib.get_llm_provider(model)

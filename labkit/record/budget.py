@@ -357,6 +357,9 @@ class Budget:
         """Take over the charges recorded for this run. A reservation recorded but never
         settled belongs to a process that died mid-action: its usage is unknown, so it is
         settled now as such (whole reservation charged, flagged)."""
+        from labkit.record.lease import check_free
+
+        check_free(ledger, self.run_id)  # a live run's open reservations are its own to settle
         unsettled: dict[int, Reservation] = {}
         for event in ledger.events(self.run_id):
             status = event.detail.get("status")

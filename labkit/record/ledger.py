@@ -283,6 +283,14 @@ class Ledger(LedgerFile):
             raise LedgerError(f"cannot export ledger to {out}: {exc}") from exc
         return out
 
+    def rounds(self, run_id: str | None = None) -> pl.DataFrame:
+        """One row per run and round: the decision (and why), the run's stop where it came, and
+        the round's spend with each charge counted once (see labkit.record.rounds): a plain sum
+        of `frame()`'s cost_units counts a budgeted run's charges twice, this one's does not."""
+        from labkit.record.rounds import rounds_frame
+
+        return rounds_frame(self.events(run_id))
+
     def runs(self) -> list[str]:
         """Run ids in the order each run first appeared."""
         rows = self._read("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,30 @@ def show_limit(u: Usage) -> str:
     """A limit as its limited dimensions (zero included), e.g. "tokens=0, cost_units=15"."""
     parts = [f"{d}={num(getattr(u, d))}" for d in DIMENSIONS if num(getattr(u, d)) != "unlimited"]
     return ", ".join(parts) or "unlimited"
+
+
+# How each dimension reads in a message: its unit after a rounded figure.
+UNITS = {"tokens": "token", "calls": "call", "wall_seconds": "s wall", "cost_units": "cost unit"}
+_NUMBER = r"([0-9][0-9.e+-]*|unlimited|inf)"
+_NEEDS = re.compile(rf"\b(tokens|calls|wall_seconds|cost_units) needs {_NUMBER} but {_NUMBER} is left")
+_PAIR = re.compile(rf"\b(tokens|calls|wall_seconds|cost_units)={_NUMBER}")
+
+
+def amount(d: str, x: float | str) -> str:
+    """One dimension's figure with its unit, rounded for reading: "0.38 s wall", "12 cost units"."""
+    value = float(x)
+    if value >= UNLIMITED_COUNT or math.isinf(value):
+        return f"unlimited {UNITS[d]}s" if d != "wall_seconds" else "unlimited wall time"
+    figure = f"{int(value)}" if d in ("tokens", "calls") else f"{round(value, 2):g}"
+    plural = "" if figure == "1" or d == "wall_seconds" else "s"
+    return f"{figure} {UNITS[d]}{plural}"
+
+
+def readable(message: str) -> str:
+    """A budget message (as recorded: "wall_seconds=0.379697", "cost_units needs 3 but 1 is
+    left") with rounded, unit-labelled figures ("0.38 s wall", "needs 3 cost units, 1 left")."""
+    message = _NEEDS.sub(lambda m: f"needs {amount(m[1], m[2])}, {amount(m[1], m[3])} left", message)
+    return _PAIR.sub(lambda m: amount(m[1], m[2]), message)
 
 
 def check_usage(u: Usage, what: str, *, finite: bool = True) -> None:

@@ -148,6 +148,9 @@ def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
             **os.environ,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             STATIC_ENV: "1",
+            # marimo keeps a session file in <notebook dir>/__marimo__/ unless a pycache prefix
+            # is set (then under it, for an absolute path): keep it in this temporary folder.
+            "PYTHONPYCACHEPREFIX": str(Path(tmp) / "cache"),
         }
         cmd = [
             sys.executable,
@@ -155,7 +158,7 @@ def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
             "marimo",
             "export",
             "html",
-            str(notebook),
+            str(notebook.resolve()),
             "-o",
             str(raw),
             "-f",

@@ -70,7 +70,9 @@ def tree_html(branches: Sequence[dict[str, Any]]) -> str:
 def step_page(step: SearchStep) -> str:
     sealed = ", ".join(html.escape(s) for s in step.sealed) or "none yet"
     decisions = "".join(
-        f"<li><b>{html.escape(str(d.get('error_class')))}</b> at {html.escape(str(d.get('where')))}: "
+        "<li><b>budget exhausted</b>: stop (no error class: nothing failed)</li>"
+        if not d.get("error_class") and d.get("where") == "budget"
+        else f"<li><b>{html.escape(str(d.get('error_class')))}</b> at {html.escape(str(d.get('where')))}: "
         f"{html.escape(str(d.get('action')))}</li>"
         for d in step.decisions
     )  # fmt: skip
