@@ -605,6 +605,26 @@ def test_a_required_test_that_cannot_be_cross_checked_lowers_the_verdict() -> No
     strict = Validator(ROOMY.limits, require_cross_check=True)
     assert not strict.run(good, suite).resolved and strict.id != ROOMY.id
     assert ROOMY.run(good, SUITE).status == "resolved"  # every test of SUITE is cross-checked
+    # shown as such by `labkit check`'s table, the step cards and the ledger
+    from labkit.cli.show import verdict_table
+    from labkit.loop.engine import run_loop
+    from labkit.loop.strategy import Child, Proposal
+    from labkit.record.ledger import Ledger
+    from labkit.views.report import step_view
+
+    assert "resolved (not cross-checked): tests/test_cache.py::test_isolation" in verdict_table(verdict, suite, "t").caption
+
+    class Fix:
+        name, simulated = "fix", True
+
+        def propose(self, situation):  # type: ignore[no-untyped-def]
+            return Proposal(children=(Child(target=good, name="fix"),))
+
+    ledger = Ledger()
+    trace = run_loop(Candidate({"cache.py": LEAKY}), suite, ROOMY, Fix(), ledger=ledger, run_id="unchecked")
+    assert "resolved (not cross-checked)" in step_view(trace, 1).reason
+    verifies = [e.detail for e in ledger.events("unchecked") if e.kind == "verify"]
+    assert verifies[-1]["resolved"] and verifies[-1]["cross_checked"] is False
 
 
 # -- a narrower kernel surface (issue 27, item 6) --------------------------------------------
