@@ -12,7 +12,10 @@ hits every way alike:
               a fresh interpreter per candidate, junit report)
   in-process  pytest.main on the same files in this process (pytest already imported)
   direct      import the test module and call its functions (the floor)
-and prints the isolated time as a ratio to in-process pytest.main (target <= 1.5x).
+and prints the isolated time as a ratio to in-process pytest.main (target <= 1.5x). CPU
+seconds too: this process's own, plus its reaped children's (the process sandbox), plus
+the isolated runner's process tree (the warm runner's own and what it reaped: each job's
+server, each run's child and PID 1), read from /proc.
 """
 
 from __future__ import annotations
@@ -70,6 +73,34 @@ def test_overwrite():
     assert c.get("alice", "k") == 2
 """
 TEST_PATH = "tests/test_bench_cache.py"
+
+
+def _tree_cpu() -> float:
+    """CPU seconds of every live process under the isolated runners, with what they reaped."""
+    from labkit.grading import isolation
+
+    tick = os.sysconf("SC_CLK_TCK")
+    todo = [r.proc.pid for r in isolation._runners.values()]
+    total = 0
+    while todo:
+        pid = todo.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return total / tick
+
+
+def _cpu() -> float:
+    """This process's CPU seconds and its reaped children's, plus the isolated runners'."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime + _tree_cpu()
 
 
 def _forget(*modules: str) -> None:
@@ -145,20 +176,25 @@ def main() -> None:
         for warm in ways.values():  # first runs start the warm runner, fill OS caches; not counted
             warm()
         times: dict[str, list[float]] = {name: [] for name in ways}
+        cpus: dict[str, list[float]] = {name: [] for name in ways}
         for _ in range(reps):
             for name, fn in ways.items():
-                start = time.perf_counter()
+                cpu, start = _cpu(), time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - start)
+                cpus[name].append(_cpu() - cpu)
         t = {name: statistics.median(ts) for name, ts in times.items()}
+        c = {name: statistics.median(cs) for name, cs in cpus.items()}
 
     print(f"validator cost per candidate — 8-test suite, median of {reps} (same run, interleaved)")
-    print(f"  isolated Validator.run (namespaces)  {t['isolated'] * 1000:9.1f} ms")
-    print(f"  process-sandbox Validator.run        {t['process'] * 1000:9.1f} ms")
-    print(f"  in-process pytest.main               {t['in_process'] * 1000:9.1f} ms")
+    print("                                           wall        CPU (all processes)")
+    print(f"  isolated Validator.run (namespaces)  {t['isolated'] * 1000:9.1f} ms  {c['isolated'] * 1000:9.1f} ms")
+    print(f"  process-sandbox Validator.run        {t['process'] * 1000:9.1f} ms  {c['process'] * 1000:9.1f} ms")
+    print(f"  in-process pytest.main               {t['in_process'] * 1000:9.1f} ms  {c['in_process'] * 1000:9.1f} ms")
     print(f"  direct test-function calls           {t['direct'] * 1000:9.3f} ms")
     print(
-        f"ratio isolated / in-process pytest:     {t['isolated'] / t['in_process']:6.2f}x  (target <= 1.5x)"
+        f"ratio isolated / in-process pytest:     {t['isolated'] / t['in_process']:6.2f}x wall  (target <= 1.5x), "
+        f"{c['isolated'] / max(c['in_process'], 1e-9):6.2f}x CPU"
     )
     print(f"ratio process sandbox / in-process:     {t['process'] / t['in_process']:6.2f}x")
     print(f"ratio isolated / direct calls:          {t['isolated'] / t['direct']:6.0f}x")

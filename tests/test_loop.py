@@ -118,9 +118,14 @@ def test_patch_touching_a_protected_test_stops_with_an_alarm(validator):
     tampered = CASE.start.with_files(
         {**CASE.start.files, "tests/test_isolation.py": CASE.suite.tests["tests/test_isolation.py"]}
     )
-    trace = run_loop(tampered, CASE.suite, validator, Plan([tamper]))
+    trace = run_loop(tampered, CASE.suite, validator, Plan([tamper]), on_alarm="stop")
     assert trace.stop.decision is Decision.STOP and trace.stop.rule == "integrity"
     assert not trace.final_verdict.resolved
+    # by default the alarmed proposal is quarantined and rolled back, and the run goes on
+    goes_on = run_loop(tampered, CASE.suite, validator, Plan([tamper]), max_rounds=1)
+    first = goes_on.rounds[0].decision
+    assert first.decision is Decision.ROLL_BACK and first.rule == "integrity"
+    assert "integrity alarm: patch edits protected" in first.reason
 
 
 def test_round_cap_stops_and_reports(validator):

@@ -42,7 +42,7 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
     p, m = verdict.score("protective")
     table.caption = f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}" + (
         " · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else ""
-    )
+    ) + (f" · {verdict.status}: {', '.join(verdict.evidence.unchecked)}" if verdict.resolved and not verdict.cross_checked else "")
     table.caption_justify = "left"
     return table
 

@@ -176,6 +176,11 @@ class IsolationUnavailable(SandboxError):
     """Namespaces cannot be used here (no bubblewrap, not permitted); the reason says which."""
 
 
+class RunnerTimeout(IsolationUnavailable):
+    """The isolated runner did not answer within a job's wall limit plus grace: it was killed
+    from outside, and the validation counts as the candidate's run hitting the wall limit."""
+
+
 class CheckSetError(LabkitError, ValueError):
     """A check set or a run of it is malformed (duplicate check, unknown check or severity)."""
 

@@ -84,6 +84,9 @@ class Evidence:
     timed_out: bool = False
     # How the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..." (shown with it)
     isolation: str = ""
+    # Required tests no independent runner confirmed (labkit decides which it can run, from the
+    # pristine test text; every one of them in the process sandbox, which has no cross-check)
+    unchecked: tuple[str, ...] = ()
 
     @property
     def isolated(self) -> bool:
@@ -133,6 +136,20 @@ class Verdict:
     def resolved(self) -> bool:
         """All failing acceptance passes and every protective test still passes, with no alarm."""
         return not self.quarantined and not self.fail_to_fail and not self.pass_to_fail
+
+    @property
+    def cross_checked(self) -> bool:
+        """Every required test's outcome was confirmed by the independent runner."""
+        return not self.evidence.unchecked
+
+    @property
+    def status(self) -> str:
+        """In words: quarantined, resolved, resolved (not cross-checked) or unresolved."""
+        if self.quarantined:
+            return "quarantined"
+        if self.resolved:
+            return "resolved" if self.cross_checked else "resolved (not cross-checked)"
+        return "unresolved"
 
     def score(self, bucket: Literal["acceptance", "protective"]) -> tuple[int, int]:
         """(passed, total) for the failing acceptance or the protective tests."""

@@ -176,6 +176,7 @@ def try_patch(
         patch_cap=dict(c.patch_cap),
         ledger=ledger,
         run_id=run_id,
+        on_alarm="stop",  # one hand-written try: an alarm ends it, and the page says so
     )
 
 

@@ -272,6 +272,7 @@ def run(
     recheck: int = 0,
     workers: int = 2,
     resume: bool = False,
+    on_alarm: Literal["continue", "stop"] = "continue",
 ) -> RepairRun:
     """Every case through up to `rounds` repair rounds of the engine, recorded in `ledger`.
 
@@ -288,7 +289,7 @@ def run(
         [c.task() for c in cases], strategy, checker or Checker(), rounds=rounds, rules=rules,
         case_rules=case_rules, keep=keep, stop_at_green=False, observe=observe, recheck=recheck,
         ledger=ledger, run_id=run_id or new_run_id("repair"), validation_cost=0.0, workers=workers,
-        resume=resume,
+        resume=resume, on_alarm=on_alarm,
     )  # fmt: skip
     return RepairRun(**{f.name: getattr(out, f.name) for f in fields(out)}, cases=tuple(cases))
 

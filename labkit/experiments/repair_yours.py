@@ -70,7 +70,7 @@ def try_patch(
     env = f"Python {platform.python_version()}, pytest; module {case.module}"
     mine = HandWritten(hypothesis, diff, refuted_if, environment=env)
     return repair.run([case], mine, rounds=1, checker=checker, ledger=ledger, rules=(), workers=1,
-                      run_id=run_id or f"repair-yours-{case.id}")  # fmt: skip
+                      run_id=run_id or f"repair-yours-{case.id}", on_alarm="stop")  # fmt: skip
 
 
 @dataclass(frozen=True)

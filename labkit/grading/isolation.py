@@ -31,9 +31,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import IsolationUnavailable
+from labkit.core.errors import IsolationUnavailable, RunnerTimeout
 
 _HERE = Path(__file__).resolve().parent
+GRACE_SECONDS = 15.0  # past a job's wall limit, how long labkit waits before killing the runner
+
 _REPLY_CAP = 64 * 1024 * 1024  # the runner caps each run's report at 4 MiB; this is a backstop
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -71,7 +73,7 @@ class _Runner:
         while len(buf) < n:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise IsolationUnavailable("the isolated runner did not answer in time")
+                raise RunnerTimeout("the isolated runner did not answer in time")
             chunk = os.read(fd, n - len(buf))
             if not chunk:
                 code = self.proc.poll()
@@ -157,6 +159,9 @@ def _command(python: str) -> list[str]:
     cmd += ["--ro-bind", str(_HERE / "zygote.py"), "/run/labkit/_labkit_zygote.py",
             "--ro-bind", str(_HERE / "harness.py"), "/run/labkit/_labkit_harness.py",
             "--ro-bind", str(_HERE / "cgroups.py"), "/run/labkit/_labkit_cgroups.py",
+            "--ro-bind", str(_HERE / "confine.py"), "/run/labkit/_labkit_confine.py",
+            "--ro-bind", str(_HERE / "kernel.py"), "/run/labkit/_labkit_kernel.py",
+            "--ro-bind", str(_HERE / "watch.py"), "/run/labkit/_labkit_watch.py",
             "--chdir", "/", python, "-I", "-B", "/run/labkit/_labkit_zygote.py"]  # fmt: skip
     return cmd
 

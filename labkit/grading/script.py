@@ -61,7 +61,7 @@ def run_script(
         "env": _ENV, "modes": ["probe"], "script": SCRIPT,
     }  # fmt: skip
     try:
-        reply = isolation.call(job, python, limits.wall_seconds + 30)
+        reply = isolation.call(job, python, limits.wall_seconds + isolation.GRACE_SECONDS)
     except isolation.IsolationUnavailable as e:
         raise SandboxError(f"the isolated runner failed: {e}") from e
     run = reply["runs"][0]

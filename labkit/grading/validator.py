@@ -19,9 +19,9 @@ from pathlib import PurePosixPath
 
 from labkit.core.errors import ValidatorMismatch
 from labkit.core.types import Candidate, Evidence, Outcome, TestResult, Verdict, digest
-from labkit.grading import isolation
+from labkit.grading import crosscheck, isolation
 from labkit.grading.acceptance import AcceptanceSuite, split_nodeid
-from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun, run_pytest, unsafe_path
+from labkit.grading.sandbox import CORRUPT, SEVERITY, Limits, SandboxRun, run_pytest, unsafe_path
 
 _PROTOCOL = "labkit-validator/2"  # bump when the way a run is judged changes: it changes the id
 
@@ -41,10 +41,14 @@ class Validator:
     """Runs an acceptance suite on candidates under fixed limits. Same settings, same `id`."""
 
     def __init__(
-        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable, cache: bool = False
-    ) -> None:
+        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable, cache: bool = False,
+        require_cross_check: bool = False,
+    ) -> None:  # fmt: skip
         self.limits = limits
         self.python = python
+        # Every required test must be confirmed by the independent runner: one it cannot run
+        # (or any, in the process sandbox) counts as not passed.
+        self.require_cross_check = require_cross_check
         from labkit.grading.verdicts import VerdictCache
 
         self._cache: VerdictCache | None = VerdictCache() if cache else None
@@ -65,6 +69,8 @@ class Validator:
             "python": self.python,
             "sandbox": isolation.mode(),  # an isolated run and a process-sandbox run can differ
         }
+        if self.require_cross_check:  # only when set, so existing validators keep their ids
+            settings["require_cross_check"] = True
         return digest(json.dumps(settings, sort_keys=True))
 
     def run(
@@ -77,6 +83,7 @@ class Validator:
         if hit is not None:
             return hit
         alarms = self.alarms_for(candidate, suite)
+        static = crosscheck.uncheckable(suite.tests, suite.required)  # from the pristine text
         run = None
         # Never lay files outside the workspace: such a candidate is judged unrun (and alarmed).
         if not any(unsafe_path(p) for p in candidate.files):
@@ -86,10 +93,10 @@ class Validator:
                 suite.tests,
                 self.limits,
                 self.python,
-                required=suite.fail_to_pass + suite.pass_to_pass,
+                required=[n for n in suite.required if n not in static],
                 import_roots=("", *suite.import_roots),
             )
-        verdict = to_verdict(run, candidate, suite, self.id, alarms)
+        verdict = to_verdict(run, candidate, suite, self.id, alarms, tuple(static), self.require_cross_check)
         if cache is not None:
             cache.put(key, verdict)  # keeps clean verdicts only
         return verdict
@@ -184,16 +191,23 @@ def to_verdict(
     suite: AcceptanceSuite,
     validator_id: str,
     alarms: Iterable[str] = (),
+    uncheckable: tuple[str, ...] = (),
+    require_cross_check: bool = False,
 ) -> Verdict:
     """Judge one sandbox run: run-time alarms, one outcome per required test, SWE-bench buckets.
 
     `run` is None when the candidate could not even be laid out (its alarms say why).
+    `uncheckable`: required tests the independent runner cannot run (`crosscheck.uncheckable`).
     """
     found_alarms = list(alarms)
     required = [_required_result(nodeid, run) for nodeid in suite.required]
     if run is not None:
-        found_alarms += _run_alarms(run, suite, required)
+        found_alarms += _run_alarms(run, suite, required, set(uncheckable))
+    cross = run is not None and run.cross_checked
+    unchecked = tuple(n for n in suite.required if n in uncheckable or not cross)
     passed = {r.nodeid for r in required if r.outcome == "passed"}
+    if require_cross_check:
+        passed -= set(unchecked)
     seen = {r.nodeid for r in required}
     extra = tuple(r for r in (run.results if run else ()) if r.nodeid not in seen)
     evidence = Evidence(
@@ -207,6 +221,7 @@ def to_verdict(
         stderr_tail=run.stderr_tail if run else "",
         timed_out=run.timed_out if run else False,
         isolation=run.isolation if run else "",
+        unchecked=unchecked,
     )
     return Verdict(
         evidence=evidence,
@@ -224,9 +239,8 @@ def _required_result(nodeid: str, run: SandboxRun | None) -> TestResult:
     if run.timed_out:
         return TestResult(nodeid, "error", "not reported: the run was killed at the wall limit")
     if not run.report_found:
-        return TestResult(
-            nodeid, "error", f"not reported: pytest's report is missing or incomplete (exit code {run.exit_code})"
-        )
+        why = run.report_problem or f"pytest's report is missing or incomplete (exit code {run.exit_code})"
+        return TestResult(nodeid, "error", f"not reported: {why}")
     by_id = {r.nodeid: r for r in run.results}
     if nodeid in by_id:
         return by_id[nodeid]
@@ -249,10 +263,14 @@ def _required_result(nodeid: str, run: SandboxRun | None) -> TestResult:
     return TestResult(nodeid, "missing", "not in the report")
 
 
-def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResult]) -> list[str]:
+def _run_alarms(
+    run: SandboxRun, suite: AcceptanceSuite, required: list[TestResult], uncheckable: set[str]
+) -> list[str]:
     alarms = []
     for path, text in suite.tests.items():
-        after = run.protected_after.get(path)
+        if path not in run.protected_after:  # not read back: the run was killed (it fails anyway)
+            continue
+        after = run.protected_after[path]
         if after is None:
             alarms.append(f"protected test {path} was deleted during the run")
         elif after != digest(text):  # digest takes text or bytes alike
@@ -260,15 +278,9 @@ def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResu
     alarms += [f"integrity: {p}" for p in run.integrity]
     if run.timed_out:  # a killed run has nothing to cross-check; every required test is an error
         return alarms
-    for r in required:  # the independent runner, where it ran the test, must agree
-        check = run.checks.get(r.nodeid)
-        if check is not None and (check.outcome == "passed") != (r.outcome == "passed"):
-            alarms.append(
-                f"integrity: pytest reported {r.nodeid} {r.outcome} but the independent runner "
-                f"found it {check.outcome} ({check.message[:200]})"
-            )
+    alarms += _unconfirmed(run, required, uncheckable)
     if not run.report_found:
-        if run.exit_code == 0:
+        if run.exit_code == 0 and not run.report_problem.startswith(CORRUPT):
             alarms.append("exit code 0 but no complete report: the run ended before pytest reported")
         return alarms
     bad = sum(r.outcome in ("failed", "error") for r in run.results)
@@ -283,5 +295,28 @@ def _run_alarms(run: SandboxRun, suite: AcceptanceSuite, required: list[TestResu
         elif r.outcome == "missing":
             alarms.append(
                 f"required test missing from the report: {r.nodeid} (exit code {run.exit_code})"
+            )
+    return alarms
+
+
+def _unconfirmed(run: SandboxRun, required: list[TestResult], uncheckable: set[str]) -> list[str]:
+    """Every pass pytest reports for a cross-checkable required test must be the independent
+    runner's pass too. Only a pass needs confirming: where pytest found a failure (an honest
+    crash, a capture that hit the file-size cap), the failure stands and nothing is forged."""
+    if not run.cross_checked:
+        return []
+    alarms = []
+    for r in required:
+        if r.outcome != "passed" or r.nodeid in uncheckable:
+            continue
+        check = run.checks.get(r.nodeid)
+        if check is None:
+            why = run.check_status or "it reported no outcome for it"
+            alarms.append(f"integrity: pytest reported {r.nodeid} passed but the independent "
+                          f"runner did not confirm it: {why[:300]}")  # fmt: skip
+        elif check.outcome != "passed":
+            alarms.append(
+                f"integrity: pytest reported {r.nodeid} {r.outcome} but the independent runner "
+                f"found it {check.outcome} ({check.message[:200]})"
             )
     return alarms

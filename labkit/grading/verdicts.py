@@ -110,6 +110,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
             "results": [[r.nodeid, r.outcome, r.message, r.seconds] for r in e.results],
             "exit_code": e.exit_code, "wall_seconds": e.wall_seconds, "alarms": list(e.alarms),
             "stderr_tail": e.stderr_tail, "timed_out": e.timed_out, "isolation": e.isolation,
+            "unchecked": list(e.unchecked),
         },  # fmt: skip
         "buckets": [list(v.fail_to_pass), list(v.fail_to_fail), list(v.pass_to_pass), list(v.pass_to_fail)],
     }
@@ -121,7 +122,7 @@ def verdict_from_json(d: Mapping[str, Any]) -> Verdict:
         e["candidate"], e["suite"], e["validator"],
         tuple(TestResult(n, o, m, s) for n, o, m, s in e["results"]),
         e["exit_code"], e["wall_seconds"], tuple(e["alarms"]), e["stderr_tail"], e["timed_out"],
-        e.get("isolation", ""),
+        e.get("isolation", ""), tuple(e.get("unchecked", ())),
     )  # fmt: skip
     f2p, f2f, p2p, p2f = (tuple(b) for b in d["buckets"])
     return Verdict(evidence, f2p, f2f, p2p, p2f)

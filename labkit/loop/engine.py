@@ -95,6 +95,7 @@ def run(
     validation_cost: float = 1.0,
     resume: bool = False,
     workers: int = 1,
+    on_alarm: Literal["continue", "stop"] = "continue",
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -108,9 +109,13 @@ def run(
     already stopped is returned as recorded. Without it, a `run_id` that `ledger` already holds
     events for is refused (RunIdInUse), and while another live process writes `run_id`, both
     ways are refused (RunLeaseHeld); a resume takes over the lease of an owner that died.
-    Errors other than an exhausted budget record
-    a stop and raise RunInterrupted carrying the run so far.
+    Errors other than an exhausted budget record a stop and raise RunInterrupted carrying the
+    run so far. A proposal whose verdict raises an integrity alarm is quarantined and recorded;
+    `on_alarm="continue"` (the default) rolls it back and goes on with the next proposal,
+    `"stop"` ends its case there.
     """
+    if on_alarm not in ("continue", "stop"):
+        raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
     if rounds < 0:
         raise InvalidSetting(f"rounds must be >= 0, got {rounds}")
     if not tasks:
@@ -129,7 +134,7 @@ def run(
     run_id = run_id or new_run_id("run")
     rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
     engine = Runner(rec, tuple(tasks), strat, rounds, tuple(rules), tuple(case_rules), keep,
-                     stop_at_green, observe, recheck, max_experiments, workers)  # fmt: skip
+                     stop_at_green, observe, recheck, max_experiments, workers, on_alarm)  # fmt: skip
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:
         return engine.as_recorded(recorded)
@@ -160,6 +165,7 @@ def run_loop(
     run_id: str = "",
     validation_cost: float = 1.0,
     resume: bool = False,
+    on_alarm: Literal["continue", "stop"] = "continue",
 ) -> Trace:
     """One case through the engine until resolved, a stop rule fires, the budget runs out or
     `max_rounds`. `patch_cap` limits patch size, e.g. {"max_hunks": 2, "max_lines": 8}: a larger
@@ -172,7 +178,7 @@ def run_loop(
     try:
         out = run([task], reflector, validator, rounds=max_rounds, rules=stop_rules, max_experiments=max_experiments,
                   ledger=ledger, budget=budget, run_id=run_id or new_run_id("run"),
-                  validation_cost=validation_cost, resume=resume)  # fmt: skip
+                  validation_cost=validation_cost, resume=resume, on_alarm=on_alarm)  # fmt: skip
     except RunInterrupted:
         raise
     if task.id not in out.traces:  # e.g. the budget could not pay for the first validation

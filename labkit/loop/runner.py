@@ -72,6 +72,7 @@ class Runner:
     recheck: int
     max_experiments: int
     workers: int
+    on_alarm: str = "continue"  # an alarmed child is quarantined and rolled back; "stop" ends its case
     cases: dict[str, _Case] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
@@ -235,12 +236,12 @@ class Runner:
         attempts: list[Attempt] = []
         for p in prepared:
             if p.refusal is not None:
-                attempts.append(Attempt(p.child, None, None, None, p.refusal))
+                attempts.append(Attempt(p.child, None, None, None, self._policy(p.refusal)))
                 continue
             assert p.patched is not None
             retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
             self.verifications.append(Verification.of(retest.evidence, c.task.id))
-            d = decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks)
+            d = self._policy(decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks))
             attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
             self.steps.append(Step.of(c.task.id, r, retest.evidence, kept=d.decision is Decision.KEEP))
         if not attempts:
@@ -259,14 +260,14 @@ class Runner:
         for i, child in enumerate(proposal.children, start=1):
             p = prepare(self.rec, c.task, r, base, child)
             if p.refusal is not None:
-                attempts.append(Attempt(child, None, None, None, p.refusal))
+                attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
                 self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
                              "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
                 break
             assert p.patched is not None
             after = self.rec.verified(c.task, r, p.patched, self.rec.check(c.task, r, p.patched), base_verdict, f"step {i}")
             self.verifications.append(Verification.of(after.evidence, c.task.id))
-            d = decide(base_verdict, after, p.size_problem, "no_worse")
+            d = self._policy(decide(base_verdict, after, p.size_problem, "no_worse"))
             ok = d.decision is Decision.KEEP
             attempts.append(Attempt(child, p.patched, p.size, after, d))
             self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
@@ -278,8 +279,15 @@ class Runner:
         if green is None or green.retest is None:
             first = attempts[0] if attempts else None
             return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
-        decision = decide(c.verdict, green.retest, "", self.keep, c.task.checks)
+        decision = self._policy(decide(c.verdict, green.retest, "", self.keep, c.task.checks))
         return self._hold(r, c, proposal, obs, attempts, green, decision)
+
+    def _policy(self, d: DecisionRecord) -> DecisionRecord:
+        """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
+        alarm are recorded) and rolled back, and the case goes on with the next proposal."""
+        if d.decision is Decision.STOP and d.rule == "integrity" and self.on_alarm == "continue":
+            return DecisionRecord(Decision.ROLL_BACK, f"{d.reason} (quarantined: rolled back, the run goes on)", "integrity")
+        return d
 
     def _hold(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
               chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip

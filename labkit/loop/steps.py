@@ -221,7 +221,7 @@ class Recorder:
             evidence=verdict.report() | {"alarms": list(verdict.evidence.alarms), "verdict": verdict_json(verdict)},
             usage=Usage(wall_seconds=checked.seconds, cost_units=cost),
             detail={"candidate": candidate.digest, "label": candidate.label, "validator": self.checker.id,
-                    "resolved": verdict.resolved, "retest": before is not None, "cached": checked.cached, "why": why},
+                    "resolved": verdict.resolved, "cross_checked": verdict.cross_checked, "retest": before is not None, "cached": checked.cached, "why": why},
         )  # fmt: skip
         if verdict.quarantined:
             self.log(

@@ -166,6 +166,7 @@ class VerifyDetail(CaseDetail, total=False):
     label: str
     validator: str
     resolved: bool
+    cross_checked: bool  # every required test confirmed by the independent runner
     retest: bool
     cached: bool
     why: str

@@ -163,13 +163,20 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
         failure=refl.failure,
         evidence=evidence_frame(rnd.retest or rnd.verdict, suite),
         decision=rnd.decision.decision.value,
-        reason=rnd.decision.reason,
+        reason=rnd.decision.reason + _not_cross_checked(rnd.retest or rnd.verdict),
         cost_so_far=rnd.usage.cost_units,
         simulated=trace.simulated,
         reflector=trace.reflector,
         changed=what_changed(trace, step),
         raw=refl.raw,
     )
+
+
+def _not_cross_checked(verdict: Verdict) -> str:
+    """' · resolved (not cross-checked): <tests>' when that is what the verdict is, else ''."""
+    if not verdict.resolved or verdict.cross_checked:
+        return ""
+    return f" · {verdict.status}: {', '.join(verdict.evidence.unchecked)}"
 
 
 def ledger_rows(frame: pl.DataFrame, step: int) -> pl.DataFrame:
