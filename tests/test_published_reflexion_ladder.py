@@ -138,3 +138,17 @@ def test_the_sum_shadowing_cause_holds_in_the_logs() -> None:
         after = [r["is_solved"] for r in rows[at + 1 :] if calls_sum.search(r["solution"])]
         assert len(after) >= 9 and not any(after)  # 0 of 9 (Reflexion), 0 of 10 (single-shot)
         assert sum(before) > len(before) / 2  # 8 of 9, 7 of 10
+
+
+def test_the_readme_counts() -> None:
+    # README's "Published runs, re-graded" section states these.
+    assert (
+        len(lad.disagreements(ROWS)) == 12 and len({(r["run"], r["task_id"]) for r in ROWS}) == 1122
+    )
+    assert len(META["import_only_visible"]) == 32
+    runs = rx.load_runs().filter(pl.col("run") == "reflexion-humaneval")
+    assert (
+        runs.filter(pl.col("solution") == "")["task_id"].to_list()
+        == runs.filter(~pl.col("is_solved"))["task_id"].to_list()
+    )
+    assert runs.filter(pl.col("solution") == "").height == 14

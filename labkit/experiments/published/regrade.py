@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from labkit.core.errors import InvalidSetting
 from labkit.core.types import Candidate, Verdict
 from labkit.experiments.published.reflexion import (
     RUNS,
@@ -111,7 +112,10 @@ def _differential(problem: Mapping[str, Any], contract: bool) -> AcceptanceSuite
         return Unavailable("not computed", "labkit.grading.differential is not in this checkout")
     ds = module.differential_suite(problem["task_id"], contract=contract)
     return AcceptanceSuite(
-        f"{problem['task_id']}-differential", dict(ds.files), tuple(ds.tests), ()
+        f"{problem['task_id']}-differential-{'contract' if contract else 'raw'}",
+        dict(ds.files),
+        tuple(ds.tests),
+        (),
     )
 
 
@@ -142,7 +146,7 @@ def rung_suite(rung: str, problem: Mapping[str, Any], self_tests: Mapping[str, S
         return AcceptanceSuite(f"{problem['task_id']}-{rung}", {path: tests}, ids, ())
     if rung in ("differential_raw", "differential_contract"):
         return _differential(problem, contract=rung == "differential_contract")
-    raise ValueError(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")
+    raise InvalidSetting(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")
 
 
 def _reason(verdict: Verdict) -> str:
@@ -171,7 +175,7 @@ def regrade(runs: Iterable[str] = RUNS, rungs: Iterable[str] = RUNGS, tasks: Ite
     runs, rungs = list(runs), list(rungs)
     for rung in rungs:
         if rung not in RUNGS:
-            raise ValueError(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")
+            raise InvalidSetting(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")
     validator = validator or Validator()
     problems = {(p["benchmark"], p["task_id"]): p for p in load_problems().to_dicts()}
     self_tests = {r["task_id"]: r["tests"] for r in load_self_tests().to_dicts()}
