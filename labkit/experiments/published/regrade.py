@@ -244,6 +244,11 @@ def _merge(out: Path, result: Regrading, command: str, seconds: float) -> int:
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
     merged = [new.pop((r["run"], r["task_id"], r["rung"]), r) for r in rows] + list(new.values())
     _write(out, merged)
+    unavailable = meta.setdefault("unavailable", {})
+    for g in result.grades:  # a rung graded now is no longer "not computed" for that run
+        unavailable.get(g.run, {}).pop(g.rung, None)
+    for run, rungs in result.unavailable.items():
+        unavailable.setdefault(run, {}).update(rungs)
     when = datetime.now(UTC).isoformat(timespec="seconds")
     meta.setdefault("amendments", []).append(
         {"command": command, "date": when, "rows": len(result.grades), "wall_seconds": seconds}
