@@ -62,6 +62,11 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
         " defs['ae'].null_model.lc_rank]",
         "ae_variants": "[e.shared < e.alpacaeval for e in defs['variant_errors']]",
     },
+    "reflection_worth_it": {  # tests/test_published_page.py: the "Published runs, re-graded" section
+        "published_label": "defs['published'].LABEL in shown",
+        "published_problem": "defs['problem'].value",
+        "published_steps": "len(defs['published'].problem_stepper(defs['problem'].value, defs['published_rows']).pages)",
+    },
 }
 
 _PROBE = """
