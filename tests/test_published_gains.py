@@ -149,6 +149,7 @@ def _fixture_ladder(path: Path) -> list[gains.LadderRow]:
                 }
             )
     path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    path.with_suffix(".meta.json").write_text("{}")
     return gains.read_ladder(path)
 
 
@@ -157,6 +158,7 @@ def test_ladder_reader_and_check_graded_wins(tmp_path: Path) -> None:
         gains.read_ladder(tmp_path / "ladder.jsonl")
     assert gains.ladder_or_none(tmp_path / "ladder.jsonl") is None
     (tmp_path / "bad.jsonl").write_text('{"run": "x"\n')
+    (tmp_path / "bad.meta.json").write_text("{}")
     with pytest.raises(ReferenceDataMissing, match="cannot be read"):
         gains.ladder_or_none(tmp_path / "bad.jsonl")
     rows = _fixture_ladder(tmp_path / "ladder.jsonl")
@@ -208,7 +210,15 @@ def test_calibration_from_the_logs(tmp_path: Path) -> None:
     rows = _fixture_ladder(tmp_path / "ladder.jsonl")
     with_ladder = {e.parameter: e for e in calibration.calibrate(rows)}
     he = {(r.run, r.task_id, r.rung): r.passed for r in rows if r.run.endswith("humaneval")}
-    wrong = [k for k, ok in he.items() if k[2] == "check" and not ok]
+    empty = {
+        (r, t)
+        for r, t, x in load_runs().select("run", "task_id", "solution").iter_rows()
+        if not x.strip()
+    }
+    assert (
+        len(empty) == 14
+    )  # the unsolved rows of the March-2023 Reflexion log keep no answer: left out
+    wrong = [k for k, ok in he.items() if k[2] == "check" and not ok and k[:2] not in empty]
     assert (
         with_ladder["SimulatedPolicy.overfit"].counts
         == f"{sum(he[(r, t, 'visible')] for r, t, _ in wrong)} of {len(wrong)} wrong solutions"
@@ -228,3 +238,15 @@ def test_real_ladder_recording_feeds_the_decomposition() -> None:
         check = {(r.run, r.task_id): r.passed for r in rows if r.rung == "check"}
         assert int(o.reflexion.sum()) == sum(check[(refl, t)] for t in o.task_ids)
         assert int(o.single.sum()) == sum(check[(single, t)] for t in o.task_ids)
+    # labkit's check, as recorded. HumanEval/133: the single-shot log says solved, labkit's check
+    # fails it, so Reflexion's zero-reflection pass becomes one more "luck" win (3 -> 4). MBPP's two
+    # logged luck wins both go: labkit passes mbpp_67's single-shot answer and fails mbpp_798's
+    # Reflexion answer; labkit also passes five Reflexion answers the log failed (each after 4
+    # reflections), four of them where it passes the single-shot answer the log failed too.
+    got = {b: _cells(gains.wins(gains.outcomes(b, "check", rows))) for b in gains.BENCHMARKS}
+    assert got == {"humaneval": (139, 7, 4, 1, 13, 10), "mbpp": (295, 15, 0, 28, 59, -13)}
+    est = {e.parameter: e.counts for e in calibration.calibrate(rows)}
+    assert (est["SimulatedPolicy.overfit"], est["SimulatedPolicy.weak_tests"]) == (
+        "17 of 24 wrong solutions",
+        "3 of 24 wrong solutions",
+    )

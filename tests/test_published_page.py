@@ -84,6 +84,7 @@ def test_stepper_walks_one_problem_with_a_fixture_ladder(without_ladder: Path) -
                 }
             )
     (without_ladder / "ladder.jsonl").write_text("".join(json.dumps(r) + "\n" for r in out))
+    (without_ladder / "ladder.meta.json").write_text("{}")
     rows = published.ladder()
     assert rows is not None
     frame = published.ladder_frame(rows)

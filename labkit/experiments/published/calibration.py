@@ -29,6 +29,7 @@ from labkit.core.stats import Interval, bootstrap_mean, interval, resample_kind_
 from labkit.experiments.arms.policy import SimulatedPolicy
 from labkit.experiments.memory.reflexion import SimActor
 from labkit.experiments.published.gains import LadderRow, outcomes, self_test_accuracy
+from labkit.experiments.published.reflexion import load_runs
 
 __all__ = ["Estimate", "calibrate", "tetrachoric"]
 
@@ -109,10 +110,19 @@ def _share(hits: Sequence[bool], seed: int) -> tuple[Interval | None, str]:
 
 
 def _ladder_share(ladder: Sequence[LadderRow] | None, runs: Sequence[str], rung: str) -> list[bool]:
-    """Among logged solutions labkit's `check` fails, whether each passes `rung` (the oracle that missed it)."""
+    """Among logged solutions labkit's `check` fails, whether each passes `rung` (the oracle that missed it).
+
+    An unsolved row of the March-2023 Reflexion log keeps no answer (solution ""): its candidate is
+    the prompt alone, not a wrong answer the model gave, so it is left out."""
+    logged = load_runs()
+    empty = {
+        (r, t)
+        for r, t, s in logged.select("run", "task_id", "solution").iter_rows()
+        if not s.strip()
+    }
     verdict = {(r.run, r.task_id, r.rung): r.passed for r in ladder or ()}
     return [verdict[(run, t, rung)] for (run, t, g), ok in verdict.items()
-            if g == "check" and not ok and run in runs and (run, t, rung) in verdict]  # fmt: skip
+            if g == "check" and not ok and run in runs and (run, t) not in empty and (run, t, rung) in verdict]  # fmt: skip
 
 
 def calibrate(ladder: Sequence[LadderRow] | None = None, seed: int = 0) -> list[Estimate]:

@@ -21,7 +21,6 @@ The ladder (`ladder.jsonl`, rows {"run", "task_id", "rung", "passed", "reason"})
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +30,14 @@ import numpy as np
 from labkit.core.errors import ReferenceDataMissing
 from labkit.core.paths import read_recording
 from labkit.core.stats import Interval, bootstrap_columns, bootstrap_mean
+from labkit.experiments.published.ladder import PUBLISHED, REGRADE, load_recording
 from labkit.experiments.published.reflexion import (
     load_problems,
     load_runs,
     load_self_tests,
     tables_dir,
 )
+from labkit.experiments.published.regrade import RUNGS
 
 __all__ = [
     "BENCHMARKS", "EVALPLUS", "LABEL", "PUBLISHED", "REGRADE", "RUNGS", "BeliefCandidate", "FalseBelief",
@@ -46,19 +47,9 @@ __all__ = [
 ]  # fmt: skip
 
 LABEL = "published run (Reflexion authors' GPT-4 logs), re-graded by labkit"
-REGRADE = "python -m labkit.experiments.published regrade"
 BENCHMARKS = {
     "humaneval": ("reflexion-humaneval", "simple-humaneval"),
     "mbpp": ("reflexion-mbpp", "simple-mbpp"),
-}
-RUNGS = ("own_tests", "visible", "check", "differential_raw", "differential_contract")
-# Table 1 of Shinn et al. 2023 (pass@1, %): cited figures, not computed here. The single-shot
-# figure is the paper's "GPT-4" column; for HumanEval it is not the single-shot log's own count.
-PUBLISHED = {
-    "reflexion-humaneval": 91.0,
-    "simple-humaneval": 80.1,
-    "reflexion-mbpp": 77.1,
-    "simple-mbpp": 80.1,
 }
 # EvalPlus (Liu et al. 2023), GPT-4 pass@1 (%): HumanEval, then HumanEval+ (a different sample of GPT-4).
 EVALPLUS = (88.4, 76.2)
@@ -76,29 +67,24 @@ class LadderRow:
 
 
 def read_ladder(path: Path | None = None) -> list[LadderRow]:
-    """ladder.jsonl's rows; ReferenceDataMissing naming the file and the command when absent or damaged."""
-    path = path or tables_dir() / "ladder.jsonl"
-    if not path.is_file():
-        raise ReferenceDataMissing(f"{path} is missing: record it with `{REGRADE}`")
-    rows = []
+    """ladder.jsonl's rows, typed (read by ladder.load_recording: ReferenceDataMissing naming the
+    file and the command when it or its meta file is absent or damaged)."""
+    rows, _ = load_recording(path)
     try:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                d = json.loads(line)
-                rows.append(
-                    LadderRow(
-                        str(d["run"]),
-                        str(d["task_id"]),
-                        str(d["rung"]),
-                        bool(d["passed"]),
-                        str(d.get("reason") or ""),
-                    )
-                )
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        return [
+            LadderRow(
+                str(d["run"]),
+                str(d["task_id"]),
+                str(d["rung"]),
+                bool(d["passed"]),
+                str(d.get("reason") or ""),
+            )
+            for d in rows
+        ]
+    except (KeyError, TypeError, AttributeError) as e:
         raise ReferenceDataMissing(
-            f"{path} cannot be read ({e!r}): record it again with `{REGRADE}`"
+            f"{path or tables_dir() / 'ladder.jsonl'} has a row without {e}: record it again with `{REGRADE}`"
         ) from e
-    return rows
 
 
 def ladder_or_none(path: Path | None = None) -> list[LadderRow] | None:
