@@ -104,7 +104,7 @@ def test_stepper_walks_one_problem_with_a_fixture_ladder(without_ladder: Path) -
         f"reflection {k}" for k in range(1, refls["HumanEval/127"] + 1)
     ] + ["final solution", "verdicts"]
     assert all(published.LABEL.replace("'", "&#x27;") in page for page in stepper.pages)
-    assert "counterexample" in stepper.pages[-1] and "assert candidate(3) == 5" in stepper.pages[-1]
+    assert "why it fails" in stepper.pages[-1] and "assert candidate(3) == 5" in stepper.pages[-1]
     assert "not computed" in stepper.pages[-1]  # the differential rungs are not in the fixture
     with pytest.raises(ValueError, match="no HumanEval problem"):
         published.problem_stepper("HumanEval/999", rows)

@@ -266,12 +266,14 @@ def _verdict_page(task: str, rows: Sequence[LadderRow] | None) -> str:
             got[r] for r in reversed(RUNGS) if r in got and not got[r].passed and got[r].reason
         ]
         if failed and not example:
-            example = f"<p><b>counterexample</b> ({run}, {RUNG_NAMES[failed[0].rung]}):</p><pre style='{_PRE}'>{html.escape(failed[0].reason)}</pre>"
+            why = (f"<p><b>why it fails</b> ({run}, {RUNG_NAMES[failed[0].rung]}): labkit's first failing test and "
+                   "its message (the counterexample, when the failure is a wrong answer)</p>")  # fmt: skip
+            example = why + f"<pre style='{_PRE}'>{html.escape(failed[0].reason)}</pre>"
     colours = {
         RUNG_NAMES[r]: {"pass": "#2e7d32", "fail": "#c62828", NOT_COMPUTED: "#888"} for r in RUNGS
     }
     return (f"<h4 style='margin:0'>{html.escape(task)} · labkit's verdict on each rung</h4>"
-            + frame_html(pl.DataFrame(table), colours=colours) + (example or "<p>no failing rung with a counterexample</p>"))  # fmt: skip
+            + frame_html(pl.DataFrame(table), colours=colours) + (example or "<p>no rung labkit computed fails here</p>"))  # fmt: skip
 
 
 def problem_stepper(task: str, rows: Sequence[LadderRow] | None) -> Stepper:
