@@ -106,5 +106,73 @@ def _(mo):
     return
 
 
+@app.cell(hide_code=True)
+def _(mo):
+    # a published run re-graded by labkit: read from data/published/reflexion, never simulated
+    from labkit.views import published_page as published
+
+    published_rows = published.ladder()
+    mo.md(published.INTRO)
+    return published, published_rows
+
+
+@app.cell
+def _(frame_html, mo, published, published_rows):
+    mo.vstack(
+        [
+            published.ladder_chart(published_rows),
+            mo.Html(frame_html(published.ladder_frame(published_rows))),
+            mo.md(published.evalplus_md(published_rows)),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(frame_html, mo, published, published_rows):
+    mo.vstack(
+        [
+            mo.md(published.WINS_MD),
+            mo.Html(frame_html(published.wins_frame(published_rows))),
+            mo.md(published.REFLECTIONS_MD),
+            mo.Html(frame_html(published.reflections_frame())),
+            mo.md(published.self_tests_md()),
+            mo.Html(published.beliefs_html()),
+            mo.md(published.PUBLISHED_MD),
+            mo.Html(frame_html(published.published_frame(published_rows))),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(mo, published, published_rows):
+    problem = mo.ui.dropdown(
+        published.problem_choices(published_rows),
+        value=published.problem_choices(published_rows)[0],
+        label="step through one problem (Reflexion's wins after reflecting first)",
+    )
+    problem
+    return (problem,)
+
+
+@app.cell
+def _(mo, problem, published, published_rows):
+    # every page built once from the logs and the ladder; stepping happens in the browser
+    mo.ui.anywidget(published.problem_stepper(problem.value, published_rows))
+    return
+
+
+@app.cell
+def _(frame_html, mo, published, published_rows):
+    mo.vstack(
+        [
+            mo.md(published.CALIBRATION_MD),
+            mo.Html(frame_html(published.calibration_frame(published_rows))),
+        ]
+    )
+    return
+
+
 if __name__ == "__main__":
     app.run()

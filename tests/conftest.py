@@ -72,6 +72,11 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
         "llmbar_flip_pages": "[defs['cj'].swap_html(s) for s in defs['llmbar_flips']]"
         " == list(defs['llmbar_flip_stepper'].widget.pages) != []",
     },
+    "reflection_worth_it": {  # tests/test_published_page.py: the "Published runs, re-graded" section
+        "published_label": "defs['published'].LABEL in shown",
+        "published_problem": "defs['problem'].value",
+        "published_steps": "len(defs['published'].problem_stepper(defs['problem'].value, defs['published_rows']).pages)",
+    },
 }
 
 _PROBE = """
