@@ -38,6 +38,43 @@ def test_a_slice_regraded_now_equals_the_recording() -> None:
     assert sorted((asdict(g) for g in now), key=str) == recorded
 
 
+def test_the_differential_rungs_regraded_now_equal_the_recording() -> None:
+    # HumanEval/1 fails the raw differential suite only on inputs its docstring rules out (the
+    # contract: balanced groups), so it separates the two rungs; /0 passes both.
+    rungs = ("differential_raw", "differential_contract")
+    now = rg.regrade(
+        ("reflexion-humaneval",), rungs, ["HumanEval/0", "HumanEval/1"], workers=2
+    ).grades
+    got = {(g.task_id, g.rung): g.passed for g in now}
+    assert got == {
+        ("HumanEval/0", "differential_raw"): True,
+        ("HumanEval/0", "differential_contract"): True,
+        ("HumanEval/1", "differential_raw"): False,
+        ("HumanEval/1", "differential_contract"): True,
+    }
+    key = {(g.run, g.task_id, g.rung) for g in now}
+    recorded = sorted((r for r in ROWS if (r["run"], r["task_id"], r["rung"]) in key), key=str)
+    assert sorted((asdict(g) for g in now), key=str) == recorded
+    assert "counterexample" in next(g.reason for g in now if not g.passed)
+
+
+def test_the_ladder_headline_counts() -> None:
+    # The README's ladder table (and the note's): rung 3 `check` vs rung 4 on HumanEval+-style
+    # inputs, raw and within each problem's input contract.
+    def passed(run: str, rung: str) -> int:
+        return sum(r["passed"] for r in ROWS if r["run"] == run and r["rung"] == rung)
+
+    assert [
+        passed("reflexion-humaneval", g)
+        for g in ("check", "differential_raw", "differential_contract")
+    ] == [150, 121, 136]
+    assert [
+        passed("simple-humaneval", g)
+        for g in ("check", "differential_raw", "differential_contract")
+    ] == [140, 114, 126]
+    assert (passed("reflexion-mbpp", "check"), passed("simple-mbpp", "check")) == (311, 324)
+
+
 def test_every_recorded_candidate_is_a_logged_solution_and_every_one_is_graded() -> None:
     logged = {(r["run"], r["task_id"]) for r in rx.load_runs().to_dicts()}
     assert {(r["run"], r["task_id"]) for r in ROWS} <= logged

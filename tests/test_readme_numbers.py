@@ -38,3 +38,23 @@ def test_the_memory_row_quotes_the_counterexample_recording() -> None:
 def test_layer_metrics_are_cited_from_seed_002_section_7() -> None:
     # seed 002 §7 ("将预算用在可区分的解释上") lists the layer's metrics; §6 is long projects
     assert "layer metrics (seed 002 §7)" in _row("`lessons.py` §5")
+
+
+def test_the_published_ladder_table_is_the_recordings() -> None:
+    from labkit.experiments.published import ladder, reflexion
+
+    rows, _ = ladder.load_recording()
+    runs = reflexion.load_runs()
+    names = {
+        "Reflexion, HumanEval": "reflexion-humaneval",
+        "single-shot, HumanEval": "simple-humaneval",
+        "Reflexion, MBPP": "reflexion-mbpp",
+        "single-shot, MBPP": "simple-mbpp",
+    }
+    rungs = ("own_tests", "visible", "check", "differential_raw", "differential_contract")
+    for label, run in names.items():
+        cells = [c.strip() for c in _row(label).strip("|").split("|")]
+        logged = int(runs.filter(runs["run"] == run)["is_solved"].sum())
+        graded = [[r["passed"] for r in rows if r["run"] == run and r["rung"] == g] for g in rungs]
+        expected = [str(logged)] + [str(sum(g)) if g else "—" for g in graded]
+        assert cells[1:7] == expected, label
