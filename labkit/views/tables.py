@@ -38,6 +38,7 @@ _HEAD = (
 )  # a long header breaks between words
 _RIGHT = ";text-align:right;font-variant-numeric:tabular-nums"
 _LONG = 24  # a token longer than this (a test id, a path) may break anywhere; shorter ones never do
+_HYPHENATED = re.compile(r"(?<![\w-])(\w[\w.]*(?:-[\w.]+)+)")  # "GPT-3.5", "2024-05-01": never split at "-"
 _NUMBER_LIKE = re.compile(r"^[−+\-]?\d[\d,.]*(\s|%|$)")  # "12", "0.50 [0.31, 0.69]", "3 of 6", "+2"
 
 # Column names labkit's frames use, as a class reads them (units where there are units).
@@ -75,6 +76,13 @@ def cell_text(value: object, digits: int = 3) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(cell_text(v, digits) for v in value)
     return str(value)
+
+
+def _whole_words(escaped: str) -> str:
+    """Short hyphenated tokens kept on one line (a narrow column must not print "GPT-/3.5")."""
+    return _HYPHENATED.sub(
+        lambda m: f'<span style="white-space:nowrap">{m[1]}</span>' if len(m[1]) <= _LONG else m[1], escaped
+    )
 
 
 def _whole(series: pl.Series) -> bool:
@@ -115,7 +123,7 @@ def frame_html(
                 style += ";overflow-wrap:anywhere"
             if right[col]:
                 style += _RIGHT
-            cells.append(f'<td style="{style}">{e(text)}</td>')
+            cells.append(f'<td style="{style}">{_whole_words(e(text))}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<table class="labkit-table" style="{TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
