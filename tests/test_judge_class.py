@@ -39,3 +39,19 @@ def test_attempts_are_a_table_with_numbers_not_latex() -> None:
     assert (
         shown["answer"] == "361" and shown["critique before it (start)"] == "I think 361 is right"
     )
+
+
+def test_the_judge_cache_is_kept_in_the_build_folder_not_the_working_directory(
+    tmp_path, monkeypatch
+) -> None:
+    from pathlib import Path
+
+    from labkit.core.paths import CHECKOUT
+    from labkit.experiments.judging.judge import open_cache
+
+    monkeypatch.chdir(tmp_path)  # a notebook's kernel runs in notebooks/
+    monkeypatch.setenv("LABKIT_BUILD", str(tmp_path / "b"))
+    assert Path(open_cache().path) == tmp_path / "b" / "model_cache.sqlite"
+    monkeypatch.delenv("LABKIT_BUILD")
+    assert Path(open_cache().path) == CHECKOUT.parent / "build" / "model_cache.sqlite"
+    assert not (tmp_path / "runs").exists()

@@ -217,10 +217,16 @@ REAL_MODEL = """## Ask a real model
 The storylines above are **scripted**. Press the button to let a real model write the
 reflection record and the diff — by default SmolLM2-135M, in-process and offline
 (`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point:
-the loop does not trust the reflector, every bad reply is an explained round. Each
-round's card shows the model's raw reply."""
+the loop does not trust the reflector, every bad reply is an explained round.
+
+**What to expect with SmolLM2 on a small shared machine:** at most 2 rounds, each waiting
+up to 60 s for the model's reply. Measured on this project's 2-core machine under load
+(load average about 20, 2 Dec 2026): the button took 318 s and both rounds ended "did not
+answer within 60s". A round that timed out says so on its card; it has no reply to show
+(llama.cpp finishes the generation in the background and drops it). A round that did get a
+reply shows it raw, exactly as received."""
 REAL_MODEL_BUTTON = "Ask a real model to reflect instead"
-REAL_MODEL_RUNNING = "A real model is reflecting (2 rounds at most)…"
+REAL_MODEL_RUNNING = "A real model is reflecting: 2 rounds at most, up to 60 s each for a reply (minutes on a busy machine)…"
 REAL_MODEL_DEFAULT = "labkit/smollm2"
 
 

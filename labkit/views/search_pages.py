@@ -27,7 +27,7 @@ __all__ = [
 
 # why a search (or a unit of work) ended, as a class reads it
 ENDED = {
-    "budget_exhausted": "the search stopped when its next step no longer fitted the budget",
+    "budget_exhausted": "stopped when the next step no longer fitted the budget",
     "frontier_empty": "every route was tried",
     "max_expansions": "the cap on expansions was reached",
     "stalled": "no route made progress",
