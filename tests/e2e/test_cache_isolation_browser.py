@@ -113,10 +113,11 @@ def test_jupyterlab_try_your_own_patch(chromium):
                 # the twin opens on the leak, as the marimo notebook does: Bob is served Alice's price
                 page.get_by_role("heading", name="User B sees user A's price").wait_for()
                 leak = page.locator("table.labkit-table", has_text="price served").first
-                rows = [r.inner_text().split("\t") for r in leak.locator("tbody tr").all()]
-                assert [[c.strip() for c in r] for r in rows] == [["alice", "p1", "100", "100"], ["bob", "p1", "100", "80"]], rows
+                leak.scroll_into_view_if_needed()
+                rows = [[(td.text_content() or "").strip() for td in r.locator("td").all()] for r in leak.locator("tbody tr").all()]
+                assert rows == [["alice", "p1", "100", "100"], ["bob", "p1", "100", "80"]], rows
                 page.get_by_text("Tests passing per step").first.wait_for()  # the scores chart (SVG)
-                page.get_by_text("The wrong generalisation, measured").wait_for()
+                page.get_by_role("heading", name="The wrong generalisation, measured").wait_for()
 
                 page.get_by_text("Write a hypothesis, edit the diff, then press").wait_for()
                 diff = page.locator(".labkit-diff textarea")
