@@ -200,9 +200,10 @@ def _(mo, page):
 
 
 @app.cell
-def _(mo, page, trace):
-    mo.md(page.lesson_md(trace))
-    return
+def _(cache_case, mo, page, trace):
+    lesson = cache_case.lesson(trace)
+    mo.md(page.lesson_md(lesson))
+    return (lesson,)
 
 
 @app.cell

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
+    from labkit.loop.reflection import Experience
     from labkit.views.downloads import Format
 
 __all__ = [
@@ -104,9 +105,9 @@ def scores_title() -> str:
     return "Tests passing per step (steps counted as in the stepper)"
 
 
-def lesson_md(trace: Trace) -> str:
-    """What to remember from this run: the lesson with its condition, or that there is none."""
-    learned = cache_case.lesson(trace)
+def lesson_md(learned: Experience | None) -> str:
+    """What to remember from a run (`cache_isolation.lesson(trace)`): the lesson with its condition,
+    or that there is none."""
     if learned is None:
         return f"**{cache_case.NO_LESSON}**: this run did not end on a kept, verified fix."
     fields = [("condition", learned.condition), ("failure mode", learned.failure_mode), ("signal", learned.signal),
