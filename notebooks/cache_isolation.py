@@ -22,8 +22,6 @@ def _(mo, page):
 
 @app.cell(hide_code=True)
 def _():
-    import polars as pl
-
     from labkit.experiments import cache_isolation as cache_case
     from labkit.views import cache_page as page
     from labkit.views.report import scores_frame, step_labels
@@ -40,7 +38,6 @@ def _():
         cache_case,
         frame_html,
         page,
-        pl,
         scores_chart,
         scores_frame,
         static,
@@ -50,9 +47,8 @@ def _():
 
 
 @app.cell
-def _(cache_case, frame_html, mo, pl):
-    served = pl.DataFrame(cache_case.leak_demo(), schema=["user", "product", "price served", "own price"], orient="row")
-    mo.Html(frame_html(served))
+def _(mo, page):
+    mo.Html(page.leak_html())
     return
 
 
@@ -115,9 +111,9 @@ def _(ledger_frame, mo, page, suite, trace):
 
 
 @app.cell
-def _(mo, scores_chart, scores_frame, suite, trace):
+def _(mo, page, scores_chart, scores_frame, suite, trace):
     mo.ui.altair_chart(
-        scores_chart(scores_frame(trace, suite), title="Tests passing per step"),
+        scores_chart(scores_frame(trace, suite), title=page.scores_title()),
         chart_selection=False,
         legend_selection=False,
     )
@@ -204,35 +200,16 @@ def _(mo, page):
 
 
 @app.cell
-def _(cache_case, mo, trace):
+def _(cache_case, mo, page, trace):
     lesson = cache_case.lesson(trace)
-    mo.stop(lesson is None, mo.md(f"**{cache_case.NO_LESSON}**: this run did not end on a kept, verified fix."))
-    mo.md(
-        f"""
-        **{lesson.lesson}**
-
-        | field | value |
-        |:---|:---|
-        | condition | {lesson.condition} |
-        | failure mode | {lesson.failure_mode} |
-        | signal | {lesson.signal} |
-        | strategy | {lesson.strategy} |
-        | counter-example | {lesson.counterexample} |
-        | source | {lesson.source} |
-        | version | {lesson.version} |
-        """
-    )
+    mo.md(page.lesson_md(lesson))
     return (lesson,)
 
 
 @app.cell
-def _(mo):
-    # The wrong generalisation, run for real (labkit.experiments.memory.counterexample), not authored text
-    from labkit.experiments.memory import counterexample as _ce
-    from labkit.views.memory_pages import counterexample_md as _md
-
-    _run = _ce.run(_ce.Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3)))
-    mo.md("### The wrong generalisation, measured\n\n" + _md(_run))
+def _(mo, page):
+    # The wrong generalisation, run for real (labkit.experiments.memory.counterexample) and recorded
+    mo.md(page.wrong_generalisation_md())
     return
 
 

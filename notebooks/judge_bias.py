@@ -64,8 +64,10 @@ def _(lead_go, mo, model_pick, open_cache, page):
 
 @app.cell
 def _(cj, lead, lead_recorded, lead_seen, lead_why, mo, page):
+    from labkit.views.judge_class import for_class
+
     _fallback = mo.callout(mo.md(
-        f"**{lead_why}** — so this is the **simulated judge** (position bias β = 1.5) instead."), kind="warn")
+        f"**{for_class(lead_why)}** — so this is the **simulated judge** (position bias β = 1.5) instead."), kind="warn")
     _recorded = mo.callout(mo.md(page.RECORDED_NOTE.format(model=page.RECORDED_MODEL)), kind="info")
     _note = _fallback if lead_why else _recorded if lead_recorded else mo.md("")
     mo.vstack([_note, mo.Html(cj.swap_html(lead or lead_seen[-1]))])
@@ -163,10 +165,12 @@ def _(SimulatedJudge, beta, cache, delta, k, mo, page, phi, real_go, real_judge,
 def _(cj, mo, page, real_swaps, real_why, sim):
     from labkit.experiments.judging import bias
 
+    from labkit.views.judge_class import NO_REAL_JUDGE, for_class as _for_class
+
     real = bias.report(real_swaps)
-    _warn = mo.callout(mo.md(f"**{real_why}** — fell back to the simulated judge."), kind="warn")
+    # a fallback judge is simulated too: never shown under "on a real model" beside the simulated one
+    mo.stop(real_why is not None, mo.callout(mo.md(f"**{_for_class(real_why)}** — {NO_REAL_JUDGE}."), kind="warn"))
     mo.vstack([
-        _warn if real_why else mo.md(""),
         mo.md(page.real_md(real, real_swaps)),
         mo.hstack([mo.ui.altair_chart(cj.position_chart([sim.position, real.position]), chart_selection=False,
                                       legend_selection=False),
@@ -264,7 +268,7 @@ def _(mo, page):
 
 @app.cell
 def _(mo):
-    check_go = mo.ui.run_button(label="recompute now (about a minute of fits)")
+    check_go = mo.ui.run_button(label="recompute now (~1 min)")
     return (check_go,)
 
 
@@ -276,7 +280,7 @@ def _(check_go, cl, mo, page):
     variant_errors = mo.cache(simulator_check)() if check_go.value else recorded_simulator_check()
     _note = mo.md("_Computed just now._" if check_go.value else page.VARIANT_RECORDED)
     mo.vstack([mo.ui.altair_chart(cl.variant_chart(variant_errors), chart_selection=False, legend_selection=False),
-               mo.md(page.variant_md(variant_errors)), mo.hstack([_note, check_go], justify="start")])
+               mo.md(page.variant_md(variant_errors)), _note, check_go])
     return (variant_errors,)
 
 
@@ -304,7 +308,8 @@ def _(cj, mo, sc):
 @app.cell
 def _(mo, page):
     _n = page.SC_N
-    sc_n = mo.ui.slider(_n.start, _n.stop, _n.step, value=_n.value, label=_n.label, show_value=True)
+    # debounce: the value is sent on release, so dragging never re-runs (and re-draws) the charts below
+    sc_n = mo.ui.slider(_n.start, _n.stop, _n.step, value=_n.value, label=_n.label, show_value=True, debounce=True)
     sc_go = mo.ui.run_button(label="run self-correction on the model")
     mo.hstack([sc_n, sc_go], justify="start")
     return sc_go, sc_n
@@ -333,16 +338,21 @@ def _(cj, frame_html, lab_run, mo, page, rand_run, sc, sc_why):
     if lab_run is not None:
         _parts.append(mo.ui.altair_chart(cj.transitions_chart(sc.transitions(lab_run), cj.who(
             lab_run.answerer, lab_run.simulated)), chart_selection=False, legend_selection=False))
-    _warn = mo.callout(mo.md(f"**{sc_why}** — fell back to the random re-answerer."), kind="warn")
+    from labkit.views.judge_class import for_class as _why
+
+    _warn = mo.callout(mo.md(f"**{_why(sc_why)}** — fell back to the random re-answerer."), kind="warn")
     _hint = mo.md("_Press the button to add the model's own run._") if lab_run is None else mo.md("")
-    mo.vstack([_warn if sc_why else _hint, mo.hstack(_parts)])
+    # two side by side fit 1280 px; the model's transitions go below, never off the page
+    mo.vstack([_warn if sc_why else _hint, mo.hstack(_parts[:2], justify="start", align="start", gap=2), *_parts[2:]])
     return
 
 
 @app.cell
-def _(lab_run, mo, page):
+def _(frame_html, lab_run, mo):
+    from labkit.views.judge_class import attempts_frame
+
     mo.stop(lab_run is None)
-    mo.ui.table(page.attempt_rows(lab_run), selection=None)
+    mo.Html(frame_html(attempts_frame(lab_run)))
     return
 
 

@@ -74,19 +74,11 @@ def _(frame_html, mo, page, sim):
 
 @app.cell
 def _(frame_html, mo, page):
+    from labkit.views import arms_real
+
+    # one caption and one table for the three recorded suites; the commands stay folded away
     real = page.real_ledgers()
-    mo.vstack(
-        [
-            mo.vstack(
-                [
-                    mo.md(page.real_md(suite, ledger, meta)),
-                    mo.Html(frame_html(page.arms_frame(ledger))),
-                    mo.Html(frame_html(page.spend_frame(ledger))),
-                ]
-            )
-            for suite, (ledger, meta) in real.items()
-        ]
-    )
+    mo.vstack([mo.md(arms_real.real_intro(real)), mo.Html(frame_html(arms_real.real_table(real))), mo.Html(arms_real.commands_html(real))])
     return (real,)
 
 

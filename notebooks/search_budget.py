@@ -78,15 +78,9 @@ def _(mo, totals):
 @app.cell
 def _(mo, runs, search_pages, total):
     _run = runs[float(total.value)]
-    _end = _run.steps[-1]
     mo.vstack([
         search_pages.sweep_chart(list(runs.values()), chosen=float(total.value)),
-        mo.md(
-            f"At **{total.value}** units with 2 reserved: the task is **{_run.result.status}** "
-            f"({_run.result.reason}); search spent **{_end.search_spent:g}**, confirmation "
-            f"**{_end.confirm_spent:g}**, total **{_end.search_spent + _end.confirm_spent:g}**, "
-            f"**{_end.left:g}** left."
-        ),
+        mo.md(search_pages.spend_md(_run)),
     ])
     return
 
@@ -99,14 +93,14 @@ def _(mo, runs, search_pages, total):
 
 
 @app.cell
-def _(mo, runs):
+def _(mo, runs, search_pages):
+    from labkit.views.tables import frame_html
+
     _r = runs[15.0].result
-    _rows = "\n".join(f"| {b.name} | {b.outcome} | {b.spent:g} | {b.reason} |" for b in _r.branches)
-    _table = "| route | outcome | spent | why |\n|---|---|---|---|\n" + _rows
     _seal = _r.winner.digest if _r.winner else "-"
     mo.vstack([
         mo.md("### What the records say at 15 units"),
-        mo.md(_table),
+        mo.Html(frame_html(search_pages.routes_frame(runs[15.0]))),
         mo.md(
             "Three branches, one task: the accounting counts **one** experimental unit. B's record "
             "names its new high-severity failure, so it is never expanded however many light fixes it "

@@ -174,3 +174,31 @@ def test_try_your_own_patch_explains_what_it_cannot_test():
     protected = "--- a/tests/test_isolation.py\n+++ b/tests/test_isolation.py\n@@ -1 +1 @@\n-x\n+y\n"
     (alarm,) = cache_case.try_patch("the tests are wrong", protected).rounds
     assert alarm.decision.decision is Decision.STOP and "protected" in alarm.decision.reason
+
+
+def test_a_patch_that_does_not_import_shows_pythons_error_on_its_card():
+    from labkit.views.report import import_error, step_view
+    from labkit.views.step_card import step_html
+
+    broken = cache_case.case().patch("composite_key").diff.replace(
+        "+        return (user_id, product_id)", "+        return (user_id, product_id"
+    )
+    trace = cache_case.try_patch("the cache key ignores the user", broken)
+    (rnd,) = trace.rounds
+    assert rnd.retest is not None and import_error(rnd.retest).endswith("SyntaxError: '(' was never closed")
+    card = step_view(trace, 1, cache_case.case().suite)
+    assert card.error.splitlines()[0].strip() == 'File "pricing.py", line 28' and "/tmp/" not in card.error
+    page = step_html(card)
+    assert "The patched code does not import" in page and "return (user_id, product_id" in page
+    # the evidence lists the four tests, not the two files that failed to import (no empty-bucket rows)
+    assert card.evidence.height == 4 and "" not in card.evidence["bucket"].to_list()
+    # a patch that imports shows no error box
+    kept = cache_case.try_patch("the cache key ignores the user", cache_case.case().patch("composite_key").diff)
+    assert step_view(kept, 1, cache_case.case().suite).error == ""
+
+
+def test_an_empty_hypothesis_is_told_in_plain_words():
+    from labkit.loop.handwritten import NO_HYPOTHESIS
+
+    (no_hyp,) = cache_case.try_patch("", cache_case.case().patch("composite_key").diff).rounds
+    assert NO_HYPOTHESIS in no_hyp.decision.reason and "restatement" not in no_hyp.decision.reason

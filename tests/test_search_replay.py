@@ -9,7 +9,15 @@ from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
 from labkit.loop.search_replay import Sweep, steps, sweep
 from labkit.record.ledger import Ledger
-from labkit.views.search_pages import step_page, sweep_chart, sweep_frame
+from labkit.views.search_pages import (
+    outcome_words,
+    search_browser,
+    shown_sweep,
+    spend_md,
+    step_page,
+    sweep_chart,
+    sweep_frame,
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +45,27 @@ def test_the_sweep_shows_where_the_task_turns_incomplete(runs: dict[float, Sweep
     assert frame["status"].to_list() == ["incomplete", "success", "success"]
     assert frame.filter(frame["total"] == 13)["reason"].item() == "budget_exhausted"
     sweep_chart(list(runs.values()), chosen=14).to_dict()  # a valid Vega-Lite spec
+
+
+def test_outcomes_and_what_is_left_are_said_in_words(runs: dict[float, Sweep]) -> None:
+    # a confirmed candidate is a success, whatever stopped the search; the reason is said apart from it
+    assert outcome_words("success", "budget_exhausted").startswith(
+        "success: a sealed candidate was confirmed ("
+    )
+    assert "(" not in outcome_words("incomplete", "budget_exhausted") and "budget" in outcome_words(
+        "incomplete", "budget_exhausted"
+    )
+    shown = shown_sweep(list(runs.values()))
+    assert not any("budget_exhausted" in o or "(budget" in o for o in shown["outcome"])
+    # at 13 the 2 unspent units are the reserve: none of them is spendable on search
+    end = runs[13].steps[-1]
+    assert (end.left, end.search_left, end.held) == (2, 0, 2)
+    said = spend_md(runs[13])
+    assert "**2** unspent: 0 spendable on search, 2 still reserved for confirmation" in said
+    assert "ended **incomplete: " in said
+    labels = search_browser(runs[15]).labels
+    assert labels[2:5] == ["A: frontier", "B: not expanded", "C: sealed"] and "branch" not in labels
+    assert step_page(runs[15].steps[-1]).count("budget_exhausted") == 0
 
 
 def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> None:

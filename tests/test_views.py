@@ -259,3 +259,32 @@ def test_round_pages_draw_each_rounds_transition_counts_without_a_chart_renderer
                 .select("before", "after", "count").iter_rows()}  # fmt: skip
         assert want <= set(re.findall(r"<title>([^<]*)</title>", page))
         assert page.count("<svg") == 1 and "round " + str(r) in charts_rounds.transitions_svg(transitions, r)
+
+
+def test_tables_have_human_headers_whole_numbers_and_aligned_dashes():
+    import polars as pl
+
+    from labkit.core.stats import Interval
+    from labkit.views.tables import estimate, frame_html
+
+    page = frame_html(pl.DataFrame({"fix_rate": [0.25, None], "cost": [3.0, 4.0], "name": ["a", "b"]}))
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", page)
+    assert heads == ["fix rate", "cost units", "name"]  # snake_case never reaches a header; cost has its unit
+    assert ">3<" in page and "3.000" not in page  # a whole-number float column prints integers
+    cells = page.split("<td ")[1:]
+    dash = next(c for c in cells if ">—<" in c)
+    assert "text-align:right" in dash  # "—" lines up with the numbers of its column
+    assert "text-align:right" not in cells[2]  # words stay left
+    assert estimate(Interval(0.0, 0.0, 0.0)) == "0.00" and estimate(Interval(0.5, 0.25, 0.75)) == "0.50 [0.25,\u00a00.75]"
+
+
+def test_the_stop_text_never_projects_a_round_the_example_does_not_have():
+    from labkit.loop import accounting
+    from labkit.views.diminishing import stop_md
+
+    stats = accounting.round_stats(accounting.read_rounds(accounting.CHAPTER_EXAMPLE))
+    low = stop_md(-5, True, stats)
+    assert "round 4 this example does not have" in low and "Round 3 ran before anything stopped it" in low
+    assert "It stopped **before round 3**" not in low  # the paragraph agrees with the rule
+    default = stop_md(0, True, stats)
+    assert "It stopped **before round 3** ran" in default and "-3.2" in default

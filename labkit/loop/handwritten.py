@@ -18,9 +18,13 @@ from labkit.core.types import Patch
 from labkit.loop.reflection import InvalidRecord, check_record
 from labkit.loop.strategy import Proposal, Situation
 
-__all__ = ["YOU", "HandWritten"]
+__all__ = ["NO_HYPOTHESIS", "YOU", "HandWritten"]
 
 YOU = "you (a hand-written hypothesis and patch)"
+NO_HYPOTHESIS = (
+    "no hypothesis written, so nothing was tested: write one cause the tests could prove wrong "
+    "(what is wrong, and where), then test your patch again"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class HandWritten:
             "action": "apply this one patch",
             "expected": {"acceptance": failing, "protective": passing},
         }
+        if not self.hypothesis.strip():  # said plainly, before the record checker's own words
+            return Proposal(failure=NO_HYPOTHESIS, raw=self.diff)
         try:
             record = check_record(data)
         except InvalidRecord as exc:

@@ -22,22 +22,31 @@ import altair as alt
 import polars as pl
 
 from labkit.core.paths import data_root
-from labkit.core.stats import Interval
 from labkit.experiments.arms import metrics
 from labkit.experiments.arms.plans import budget_plan
 from labkit.experiments.arms.run import Plan
 from labkit.record.ledger import Ledger
 from labkit.views.controls import Slider
 from labkit.views.glossary import link_first_uses
-from labkit.views.tables import cell_text
+from labkit.views.tables import estimate
 
 __all__ = [
-    "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "LIVE_LABEL", "REAL_MODEL", "RECORDED_LABEL", "SIM", "SIM_CASES", "SIM_RECORDING",
-    "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD", "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md", "real_ledgers", "real_md",
-    "recorded_default", "sim_plan", "sim_settings", "simulated", "simulated_sweep", "spend_frame",
+    "ARM_NAMES", "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "LIVE_LABEL", "REAL_MODEL", "RECORDED_LABEL", "SIM", "SIM_CASES", "SIM_RECORDING",
+    "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD", "arm_name", "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md",
+    "real_ledgers", "recorded_default", "sim_plan", "sim_settings", "simulated", "simulated_sweep", "spend_frame",
 ]  # fmt: skip
 
 ARM_ORDER = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
+# arm id -> (the name a class reads, what the arm does in one line)
+ARM_NAMES = {
+    "direct": ("one draft", "one answer, no second look"),
+    "best_of_n": ("best of n", "n answers at once; the one passing the most visible tests is kept"),
+    "reflect": ("reflect on failing tests", "revise with the failing visible tests' messages: external evidence"),
+    "self_refine": ("Self-Refine", "the model critiques its own code and revises it; no tests"),
+    "eval_opt": ("separate critic", "a second call judges the code and asks for a rewrite; no tests"),
+    "self_tests": ("self-written tests", "the model writes tests; their failures drive its revisions"),
+    "stronger": ("stronger model", "one draft by a stronger model"),
+}
 REAL_MODEL = "SmolLM2-135M"
 # 6 buggy repair cases and 2 already correct (the correct-original slice), fixed here.
 SIM_CASES = ("camel_to_snake", "chunks", "flatten", "is_palindrome", "median", "pluralize", "safe_div", "slugify")
@@ -46,7 +55,8 @@ SIM_RECORDING = "simulated_default"  # data/arms/<this>.sqlite + .json: the defa
 RECORDED_LABEL = "SIMULATED (recorded run of the default setting)"
 LIVE_LABEL = "SIMULATED (computed now for this setting)"
 
-INTRO = """# Is reflection worth it? Same budget, hidden tests
+_ARMS_TABLE = "\n".join(f"| {name} | {what} |" for name, what in ARM_NAMES.values())
+INTRO = f"""# Is reflection worth it? Same budget, hidden tests
 
 Reflection can only help when it brings **new evidence**: here, the failing visible tests'
 messages. So compare, under one budget (calls, tokens, wall time, reserved before every step),
@@ -54,9 +64,13 @@ one draft, n samples plus selection, reflection on test failures, three intrinsi
 only critique themselves (Self-Refine, a separate critic, self-written tests) and a stronger
 model in one shot — and score every arm on **hidden** tests its prompts never saw.
 
+| arm | what it does |
+|:---|:---|
+{_ARMS_TABLE}
+
 First the arms side by side from a **SIMULATED** policy (its parameters are sliders; the engine,
-the budget and the validator are real); then a **REAL** run recorded with SmolLM2-135M, which
-solved nothing."""
+the budget and the validator are real); then **REAL** runs recorded with SmolLM2-135M, which
+solved nothing it had to solve."""
 
 SIM_TITLE = "SIMULATED policy: solved on the hidden tests, per arm"
 FLIPS_MD = """## Who flipped, round by round
@@ -167,9 +181,9 @@ def real_ledgers(folder: Path | None = None) -> dict[str, tuple[Ledger, dict[str
     return out
 
 
-def _iv(x: Interval | None) -> str:
-    """estimate [low, high], 3 decimals; the bracket never breaks across lines."""
-    return "—" if x is None else f"{cell_text(x.estimate)} [{cell_text(x.low)},\u00a0{cell_text(x.high)}]"
+def arm_name(arm: str) -> str:
+    """The arm's plain name (`ARM_NAMES`); an arm labkit does not know keeps its id."""
+    return ARM_NAMES.get(arm, (arm, ""))[0]
 
 
 def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
@@ -178,34 +192,47 @@ def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
 
 
 def arms_frame(ledger: Ledger) -> pl.DataFrame:
-    """One row per arm from the ledger: what it solved (hidden), visible, the gap, right answers broken."""
+    """One row per arm from the ledger: what it solved (hidden), visible, the gap, right answers broken
+    (shares of jobs, with 95% bootstrap intervals where they are not a single point)."""
     rows = []
     for r in _ordered(metrics.table(metrics.runs(ledger))):
         rows.append({
-            "arm": r.arm, "jobs": r.jobs, "solved (hidden) [95% CI]": r.status or _iv(r.success),
-            "visible": _iv(r.visible), "visible − hidden": _iv(r.gap), "right after round 1, wrong at end": _iv(r.broken_first),
+            "arm": arm_name(r.arm), "jobs": r.jobs, "solved on hidden tests [95% CI]": r.status or estimate(r.success),
+            "passes visible tests": estimate(r.visible), "visible − hidden": estimate(r.gap),
+            "right after round 1, wrong at end": estimate(r.broken_first),
         })  # fmt: skip
     return pl.DataFrame(rows)
 
 
+def _mean(x: float) -> str:
+    """A mean of counts: a whole number as one, else one decimal."""
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
 def spend_frame(ledger: Ledger) -> pl.DataFrame:
-    """One row per arm: rounds worked, incomplete (out of budget, still counted), spend beside the limit."""
+    """One row per arm: rounds worked, jobs out of budget (still counted), spend per job beside the
+    limit (the limit once, in the header)."""
+    table = _ordered(metrics.table(metrics.runs(ledger)))
+    limit = next((r.spend for r in table if r.spend and "limit_calls" in r.spend), {})
+    calls = f"calls: mean, max (limit {limit['limit_calls']:.0f})" if limit else "calls: mean, max"
+    tokens = f"tokens: mean, max (limit {limit['limit_tokens']:.0f})" if limit else "tokens: mean, max"
     rows = []
-    for r in _ordered(metrics.table(metrics.runs(ledger))):
-        s = r.spend or {}
-        lim = (f" (limit {s.get('limit_calls', float('nan')):.0f})", f" (limit {s.get('limit_tokens', float('nan')):.0f})")
+    for r in table:
+        s, na = r.spend or {}, r.status or None
+        out = round((r.incomplete.estimate if r.incomplete else 0.0) * r.jobs)
         rows.append({
-            "arm": r.arm, "rounds": _iv(r.rounds), "incomplete": _iv(r.incomplete),
-            "calls: mean, max": f"{s['calls_mean']:.2f}, {s['calls_max']:.0f}{lim[0]}" if s else r.status,
-            "tokens: mean, max": f"{s['tokens_mean']:.0f}, {s['tokens_max']:.0f}{lim[1]}" if s else "—",
-            "tokens per success": _iv(r.tokens_per_success),
+            "arm": arm_name(r.arm), "rounds worked, mean": na or _mean(r.rounds.estimate if r.rounds else 0.0),
+            "out of budget": na or f"{out} of {r.jobs}",
+            calls: na or f"{_mean(s['calls_mean'])}, {s['calls_max']:.0f}",
+            tokens: na or f"{s['tokens_mean']:.0f}, {s['tokens_max']:.0f}",
+            "tokens per success": na or (f"{r.tokens_per_success.estimate:.0f}" if r.tokens_per_success else "—"),
         })  # fmt: skip
     return pl.DataFrame(rows)
 
 
 def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
     """Hidden-test success per arm with its 95% bootstrap interval (arms not available are left out)."""
-    rows = [{"arm": r.arm, "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
+    rows = [{"arm": arm_name(r.arm), "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
             for r in _ordered(metrics.table(metrics.runs(ledger))) if r.success is not None]  # fmt: skip
     frame = pl.DataFrame(rows)
     order = [str(r["arm"]) for r in rows]
@@ -231,7 +258,7 @@ def flip_frame(ledger: Ledger) -> pl.DataFrame:
             continue
         for rnd in t["round"].unique(maintain_order=True).to_list():
             cell = {(b, a): int(c) for b, a, c in t.filter(pl.col("round") == rnd).select("before", "after", "count").iter_rows()}
-            out.append({"arm": arm, "round": rnd, "wrong → right": cell.get(("wrong", "right"), 0),
+            out.append({"arm": arm_name(arm), "round": rnd, "wrong → right": cell.get(("wrong", "right"), 0),
                         "right → wrong": cell.get(("right", "wrong"), 0), "stayed right": cell.get(("right", "right"), 0),
                         "stayed wrong": cell.get(("wrong", "wrong"), 0)})  # fmt: skip
     return pl.DataFrame(out)
@@ -251,33 +278,16 @@ def flips_md(frame: pl.DataFrame) -> str:
 
 def budget_md(ledger: Ledger, calls: int, label: str = "SIMULATED") -> str:
     """The simulated sweep at this budget, in words, every number read from its table; `label` says
-    whether it is the recorded default run (with the command that recorded it) or computed now."""
+    whether it is the recorded default run or computed now."""
     rows = {r.arm: r for r in metrics.table(metrics.runs(ledger)) if r.success is not None}
     best = max(rows.values(), key=lambda r: r.success.estimate if r.success else 0.0)
     direct, reflect = rows.get("direct"), rows.get("reflect")
-    said = (f"reflect with test feedback solves **{_iv(reflect.success)}**, one draft **{_iv(direct.success)}**"
+    said = (f"reflect on failing tests solves **{estimate(reflect.success)}**, one draft **{estimate(direct.success)}**"
             if direct and reflect and direct.success and reflect.success else "")  # fmt: skip
     n_jobs = sum(r.jobs for r in rows.values())
     recorded = recorded_default() if label == RECORDED_LABEL else None
-    how = (f" Recorded in {recorded[1]['seconds']:.0f} s by `{recorded[1]['command']}`; any other setting is computed "
-           "when chosen (tens of seconds the first time)." if recorded else "")  # fmt: skip
-    return (f"**{label}**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{best.arm}** "
-            f"({_iv(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
+    how = (f" Recorded in {recorded[1]['seconds']:.0f} s (the command is under *How these runs were recorded* below); "
+           "any other setting is computed when chosen (tens of seconds the first time)." if recorded else "")  # fmt: skip
+    return (f"**{label}**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{arm_name(best.arm)}** "
+            f"({estimate(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
             f"each validated for real; intervals are 95% bootstraps over jobs.{how}")
-
-
-def real_md(suite: str, ledger: Ledger, meta: dict[str, Any]) -> str:
-    """What the recorded real run is and what it found, counted from its ledger."""
-    frame = metrics.runs(ledger).filter(pl.col("status") != "not available")
-    solved = frame.filter(pl.col("correct"))
-    cases, solved_cases = frame["case"].n_unique(), solved["case"].n_unique()
-    verdict = (f"It solved **{solved.height} of {frame.height}** jobs ({solved_cases} of {cases} problems in any arm)."
-               if solved.height else
-               f"It solved **0 of {frame.height}** jobs: no arm solved any of the {cases} problems. A 135M model cannot "
-               "answer the question; the table shows the machinery (same budget, spend beside the limit, incomplete "
-               "jobs counted), not a difference between arms.")  # fmt: skip
-    took = f" in {meta['seconds']:.0f} s" if "seconds" in meta else ""
-    cmd = f"\n\nRecorded{took} by `{meta['command']}`." if "command" in meta else ""
-    stronger = meta.get("stronger", "")
-    extra = " The stronger arm had no second model: **not available**, never stood in for." if stronger == "not available" else ""
-    return f"### REAL run: {REAL_MODEL}, {suite} ({cases} cases)\n\n{verdict}{extra}{cmd}"

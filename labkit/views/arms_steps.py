@@ -20,6 +20,7 @@ import polars as pl
 
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
+from labkit.views.arms_page import arm_name
 from labkit.views.glossary import term_link
 from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
@@ -84,7 +85,7 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
              f"{sum(x.wall_seconds for x in settled):.1f} s · <b>so far</b>: {sum(x.calls for x in so_far)} of "
              f"{limit.get('calls', '?')} calls, {sum(x.tokens for x in so_far)} of {limit.get('tokens', '?')} tokens")  # fmt: skip
     who = "SIMULATED policy" if simulated else "real model"
-    parts = [f"<h4 style='margin:0 0 4px'>{e(arm)} · round {rnd} · {e(case)} <span style='color:#666;font-weight:normal'>({who})</span></h4>",
+    parts = [f"<h4 style='margin:0 0 4px'>{e(arm_name(arm))} · round {rnd} · {e(case)} <span style='color:#666;font-weight:normal'>({who})</span></h4>",
              f"<p style='margin:2px 0'>{spend}</p>"]  # fmt: skip
     calls = [c for x in at if x.role == Role.REFLECTOR and x.kind == Kind.REFLECT for c in calls_of(_text(ledger, x.output_hash))]
     notes = [str(x.detail.get("failure") or x.detail.get("note") or "") for x in at if x.role == Role.REFLECTOR]
@@ -147,13 +148,13 @@ def case_pages(ledger: Ledger, case: str | None = None, seed: int = 0) -> tuple[
         evs = list(ledger.events(rid))
         define = next((x for x in evs if x.role == Role.EXPERIMENT and x.kind == Kind.DEFINE), None)
         if define is None:
-            labels.append(f"{arm}")
+            labels.append(arm_name(arm))
             reason = next((str(x.detail.get("reason", "")) for x in evs if x.kind == Kind.STOP), "")
-            pages.append(f"<h4 style='margin:0'>{html.escape(arm)} · {html.escape(case)}</h4><p><b>not available</b>: {html.escape(reason)}</p>")
+            pages.append(f"<h4 style='margin:0'>{html.escape(arm_name(arm))} · {html.escape(case)}</h4><p><b>not available</b>: {html.escape(reason)}</p>")
             continue
         limit, simulated = dict(define.detail.get("limit") or {}), bool(define.detail.get("simulated"))
         for rnd in sorted({x.round for x in evs if x.round > 0}):
-            labels.append(f"{arm} r{rnd}")
+            labels.append(f"{arm_name(arm)}, round {rnd}")
             pages.append(_round_page(ledger, arm, case, rnd, evs, [x for x in evs if 0 < x.round < rnd], limit, simulated))
     if not pages:
         raise ValueError(f"no arms job on case {case!r} with seed {seed}")
@@ -164,6 +165,7 @@ def case_stepper(ledger: Ledger, case: str | None = None, seed: int = 0, arms: S
     """A Stepper over `case_pages` (marimo: wrap in mo.ui.anywidget; JupyterLab: display it)."""
     labels, pages = case_pages(ledger, case, seed)
     if arms is not None:
-        keep = [i for i, lab in enumerate(labels) if lab.split(" ")[0] in arms]
+        names = {arm_name(a) for a in arms}
+        keep = [i for i, lab in enumerate(labels) if lab.split(", round ")[0] in names]
         labels, pages = [labels[i] for i in keep], [pages[i] for i in keep]
     return Stepper(len(pages), labels, unit="step", pages=pages)

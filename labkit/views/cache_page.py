@@ -25,14 +25,16 @@ if TYPE_CHECKING:
 
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
+    from labkit.loop.reflection import Experience
     from labkit.views.downloads import Format
 
 __all__ = [
     "COMPARE", "DOWNLOAD_INTRO", "Download", "EVIDENCE", "GLOSSARY", "LEAK", "REAL_MODEL", "REAL_MODEL_BUTTON",
     "REAL_MODEL_RUNNING", "REMEMBER", "RealModelRun", "STORYLINE_LABEL", "StorylineRun", "TEMPTING",
-    "TWIN_COMPARE", "TWIN_YOURS", "YOURS", "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER",
-    "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "download_links_html", "downloads", "glossary",
-    "real_model_lesson_md", "real_model_md", "run_storyline", "storyline_options", "yours_html",
+    "TWIN_COMPARE", "TWIN_REMEMBER", "TWIN_YOURS", "YOURS", "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER",
+    "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "download_links_html", "downloads", "glossary", "leak_html",
+    "lesson_md", "real_model_lesson_md", "real_model_md", "run_storyline", "scores_title", "storyline_options",
+    "wrong_generalisation_md", "yours_html",
 ]  # fmt: skip
 
 GLOSSARY = ("decisions", "f2p", "p2p", "patch_size")
@@ -77,13 +79,50 @@ way. Editing the tests is not allowed: the validator will say so."""
 
 # Each twin's prose in its reading order, each glossary term linked at its first use.
 LEAK, EVIDENCE, YOURS, COMPARE, REMEMBER = link_first_uses([_LEAK, _EVIDENCE, _YOURS, _COMPARE, _REMEMBER], GLOSSARY)
-TEMPTING, TWIN_YOURS, TWIN_COMPARE = link_first_uses([_TEMPTING, _YOURS, _COMPARE], GLOSSARY)
+# the JupyterLab twin opens on the same leak and evidence, then the tempting branch before the rest
+TEMPTING, TWIN_YOURS, TWIN_COMPARE, TWIN_REMEMBER = link_first_uses(
+    [_LEAK, _EVIDENCE, _TEMPTING, _YOURS, _COMPARE, _REMEMBER], GLOSSARY
+)[2:]
 
 YOURS_HYPOTHESIS_LABEL = "Your hypothesis (one falsifiable cause)"
 YOURS_PLACEHOLDER = "e.g. the cache key leaves out something that makes a price differ"
 YOURS_DIFF_LABEL = "Your patch (a unified diff of pricing.py)"
 YOURS_WAIT = "_Write a hypothesis, edit the diff, then press **Test my patch**._"
 YOURS_RUNNING = "Testing your patch (a real pytest run)…"
+
+
+def leak_html() -> str:
+    """The leak, run for real in a subprocess: who asked, the price served, their own price."""
+    import polars as pl
+
+    from labkit.views.tables import frame_html
+
+    rows = cache_case.leak_demo()
+    return frame_html(pl.DataFrame(rows, schema=["user", "product", "price served", "own price"], orient="row"))
+
+
+def scores_title() -> str:
+    return "Tests passing per step (steps counted as in the stepper)"
+
+
+def lesson_md(learned: Experience | None) -> str:
+    """What to remember from a run (`cache_isolation.lesson(trace)`): the lesson with its condition,
+    or that there is none."""
+    if learned is None:
+        return f"**{cache_case.NO_LESSON}**: this run did not end on a kept, verified fix."
+    fields = [("condition", learned.condition), ("failure mode", learned.failure_mode), ("signal", learned.signal),
+              ("strategy", learned.strategy), ("counter-example", learned.counterexample), ("source", learned.source),
+              ("version", learned.version)]  # fmt: skip
+    rows = "\n".join(f"| {k} | {v} |" for k, v in fields)
+    return f"**{learned.lesson}**\n\n| field | value |\n|:---|:---|\n{rows}"
+
+
+def wrong_generalisation_md() -> str:
+    """The wrong generalisation ("put user_id in every cache key"), measured: read from the memory
+    notebook's recording of the real run (data/memory/counterexample.json), so the page opens fast."""
+    from labkit.views.memory_pages import counterexample_md, counterexample_run
+
+    return "### The wrong generalisation, measured\n\n" + counterexample_md(counterexample_run())
 
 
 def yours_html(trace: Trace, suite: AcceptanceSuite) -> str:
@@ -179,10 +218,16 @@ REAL_MODEL = """## Ask a real model
 The storylines above are **scripted**. Press the button to let a real model write the
 reflection record and the diff — by default SmolLM2-135M, in-process and offline
 (`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point:
-the loop does not trust the reflector, every bad reply is an explained round. Each
-round's card shows the model's raw reply."""
+the loop does not trust the reflector, every bad reply is an explained round.
+
+**What to expect with SmolLM2 on a small shared machine:** at most 2 rounds, each waiting
+up to 60 s for the model's reply. Measured on this project's 2-core machine under load
+(load average about 20, 2 Dec 2026): the button took 318 s and both rounds ended "did not
+answer within 60s". A round that timed out says so on its card; it has no reply to show
+(llama.cpp finishes the generation in the background and drops it). A round that did get a
+reply shows it raw, exactly as received."""
 REAL_MODEL_BUTTON = "Ask a real model to reflect instead"
-REAL_MODEL_RUNNING = "A real model is reflecting (2 rounds at most)…"
+REAL_MODEL_RUNNING = "A real model is reflecting: 2 rounds at most, up to 60 s each for a reply (minutes on a busy machine)…"
 REAL_MODEL_DEFAULT = "labkit/smollm2"
 
 

@@ -7,9 +7,13 @@ import polars as pl
 
 
 def scores_chart(scores: pl.DataFrame, step: int | None = None, title: str = "") -> alt.Chart:
-    """Passed tests per display group at each step; the step being shown is opaque, the rest faded."""
+    """Passed tests per display group at each step; the step being shown is opaque, the rest faded.
+
+    Steps are counted from 1, as the stepper counts them (step 1 is the start); the axis of
+    tests has whole-number ticks only; the chart is wide enough to read on a projector.
+    """
     data = scores.with_columns(
-        (pl.col("step").cast(pl.Utf8) + " · " + pl.col("decision")).alias("step · decision"),
+        ((pl.col("step") + 1).cast(pl.Utf8) + " · " + pl.col("decision")).alias("step · decision"),
         (pl.col("step") == (step if step is not None else -1)).alias("shown"),
     )
     top = max([int(t) for t in scores.get_column("total").to_list()] or [1])
@@ -22,7 +26,7 @@ def scores_chart(scores: pl.DataFrame, step: int | None = None, title: str = "")
             x=alt.X(
                 "step · decision:N",
                 sort=None,
-                title="step · decision",
+                title="step (as the stepper counts) · decision",
                 axis=alt.Axis(labelAngle=0, labelExpr="split(replace(datum.label, ' · ', ' '), ' ')"),
             ),
             xOffset="group:N",
@@ -30,12 +34,13 @@ def scores_chart(scores: pl.DataFrame, step: int | None = None, title: str = "")
                 "passed:Q",
                 title="tests passing",
                 scale=alt.Scale(domain=[0, top]),
+                axis=alt.Axis(values=list(range(top + 1)), format="d", tickMinStep=1),
             ),
             color=alt.Color("group:N", legend=alt.Legend(orient="top", title=None)),
             opacity=alt.condition("datum.shown", alt.value(1.0), alt.value(0.35))
             if step is not None
             else alt.value(1.0),
-            tooltip=["step:Q", "group:N", "passed:Q", "total:Q", "decision:N", "cost_units:Q"],
+            tooltip=["step · decision:N", "group:N", "passed:Q", "total:Q", "decision:N", "cost_units:Q"],
         )
-        .properties(title=title, width=alt.Step(40), height=180)
+        .properties(title=title, width=max(480, 120 * scores["step"].n_unique()), height=220)
     )

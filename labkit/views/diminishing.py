@@ -72,15 +72,40 @@ Round 3 made things worse, and the cumulative curve hides it. (Computed by
 95% bootstraps over cases.)"""], ["net"])[0]  # the page's first use of "net" links to the glossary
 
 
+def _arrows(text: str) -> str:
+    return text.replace("<=", "≤").replace("->", "→")
+
+
 def stop_md(threshold: float, project: bool, stats: Sequence[RoundStats]) -> str:
-    """What `MarginalNet(threshold, project)` says on the chapter's rounds."""
+    """What `MarginalNet(threshold, project)` says on the chapter's rounds, and whether it stopped
+    before the last round ran; every number read from the rule and the rounds."""
     fired = stopping.first_stop([stopping.MarginalNet(threshold=threshold, project=project)], stats)
-    when = f"fires **after round {fired[0]}** — {fired[1].reason}" if fired else "never fires on these three rounds"
+    last = stats[-1].round
+    if fired is None:
+        when = f"never fires on these {len(stats)} rounds"
+    elif fired[0] == last and "projected round" in fired[1].reason:
+        when = (f"fires **after round {last}**, the last round here, on a projection of a round {last + 1} this "
+                f"example does not have — {_arrows(fired[1].reason)}. Round {last} had already run")  # fmt: skip
+    else:
+        when = f"fires **after round {fired[0]}** — {_arrows(fired[1].reason)}"
+    if len(stats) < 3:  # a projection before the last round needs two rounds before it
+        return f"`MarginalNet(threshold={threshold:g}, project={project})` {when}."
+    fix, brk = stopping.project(list(stats[:-1]))  # what the rates said before the last round ran
+    if fired is not None and fired[0] < last and "projected round" not in fired[1].reason:
+        said = (f"It stopped **before round {last}** ran, on round {fired[0]}'s observed net; the projection from the fix "
+                f"and break *rates* would have put round {last}'s net at **{fix - brk:+.1f}**.")  # fmt: skip
+    elif fired is not None and fired[0] < last:
+        said = (f"It stopped **before round {last}** ran: projecting the last two rounds' fix and break *rates* (fix "
+                f"rate falling, break rate rising) put round {last}'s net at **{fix - brk:+.1f}** — the chapter's "
+                f"point: the third round should not run by default.")  # fmt: skip
+    else:
+        said = (f"Round {last} ran before anything stopped it. Observed nets alone only show the damage after round "
+                f"{last} has run; before it, the projection from the fix and break *rates* put its net at "
+                f"**{fix - brk:+.1f}**, so a threshold at or above that, with projection on, stops before round {last} "
+                f"— the chapter's point: the third round should not run by default.")  # fmt: skip
     return f"""`MarginalNet(threshold={threshold:g}, project={project})` {when}.
 
-Observed nets alone only show the damage after round 3 has run. Projecting the last two
-rounds' fix and break *rates* (fix rate falling, break rate rising) says before round 3
-that it will lose — which is the chapter's point: the third round should not run by default."""
+{said}"""
 
 
 def chapter_stepper(chapter: pl.DataFrame, stats: Sequence[RoundStats]) -> Stepper:
@@ -114,7 +139,7 @@ def real_md(result: repair.RepairRun, threshold: float, project: bool) -> str:
     """The real run's caption and what the stop rule would have done on it."""
     fired = stopping.first_stop([stopping.MarginalNet(threshold, project)], result.round_stats())
     when = f"would have stopped after round {fired[0]}: {fired[1].reason}" if fired else "would not have stopped"
-    text = f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {when}."
+    text = f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}."
     return link_first_uses([text], ["stop_reasons"])[0]
 
 

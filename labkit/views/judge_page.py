@@ -93,7 +93,7 @@ REAL = """## The same battery on a real model
 
 Each question gives 6 pairs (right/wrong, concise/padded, padded-wrong, three writers),
 plus self-preference pairs where the model's own first answer was correct. Each pair is
-judged in both orders; calls are cached on disk (`runs/cache.sqlite`), so a second run
+judged in both orders; calls are cached on disk (`build/model_cache.sqlite`), so a second run
 costs nothing."""
 REAL_N = Slider(1, 30, 2, 1, "questions")
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from labkit.record.events import Kind
 from labkit.views.glossary import glossary_html, link_first_uses
+from labkit.views.search_pages import outcome_words
 from labkit.views.stepper import Stepper
 
 if TYPE_CHECKING:
@@ -212,7 +213,7 @@ def checkpoint_frame(s: Story) -> pl.DataFrame:
 
 def units_frame(m: LayerMetrics) -> pl.DataFrame:
     return pl.DataFrame({
-        "unit": [r.unit for r in m.rows], "status": [r.status for r in m.rows], "why": [r.reason for r in m.rows],
+        "unit": [r.unit for r in m.rows], "outcome": [outcome_words(r.status, r.reason) for r in m.rows],
         "trusted": [r.trusted for r in m.rows], "candidates": [r.candidates for r in m.rows],
         "cost": [r.cost for r in m.rows], "duplicated effects": [r.duplicates for r in m.rows],
         "takeovers": [r.takeovers for r in m.rows],

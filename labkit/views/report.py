@@ -6,6 +6,7 @@ evidence; step k is round k (reflection, patch, re-test, decision).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,7 @@ def evidence_frame(verdict: Verdict, suite: AcceptanceSuite | None = None) -> pl
             "message": (r.message.splitlines() or [""])[0][:120],
         }
         for r in verdict.evidence.results
+        if "::" in r.nodeid or r.outcome != "error"  # a whole file that failed to import is no test: see import_error
     ]
     schema = {k: pl.Utf8 for k in ("test", "group", "role", "outcome", "bucket", "message")}
     return pl.DataFrame(rows, schema=schema)
@@ -130,6 +132,24 @@ class StepView:
     reflector: str
     changed: str = ""  # one line: which tests flipped, and the decision (what_changed)
     raw: str = ""  # the reflector's reply as received (a real model's, or the replayed script's)
+    error: str = ""  # the Python error that kept the tests from running at all (import_error), if any
+
+
+_WORKSPACE = re.compile(r'File "[^"]*/(?:ws-[0-9a-f]+|tmp[^/"]*)/')
+
+
+def import_error(verdict: Verdict) -> str:
+    """The error that stopped the test files from importing (a SyntaxError in the patched code, a
+    NameError at import time), as Python printed it: pytest's "E" lines of the first collection
+    error, with the sandbox's workspace path cut; "" when every test file imported."""
+    for r in verdict.evidence.results:
+        if r.outcome != "error":
+            continue
+        lines = [ln[1:].rstrip() for ln in r.message.splitlines() if ln.startswith("E ")]
+        if lines and "importtestmodule" in r.message:
+            indent = min(len(ln) - len(ln.lstrip()) for ln in lines if ln.strip())
+            return "\n".join(_WORKSPACE.sub('File "', ln[indent:]) for ln in lines)
+    return ""
 
 
 def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> StepView:
@@ -169,6 +189,7 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
         reflector=trace.reflector,
         changed=what_changed(trace, step),
         raw=refl.raw,
+        error=import_error(rnd.retest) if rnd.retest else "",
     )
 
 

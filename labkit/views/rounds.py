@@ -15,20 +15,52 @@ from labkit.loop import accounting
 from labkit.views import charts_rounds as charts
 from labkit.views.pages import beside
 
-__all__ = ["ROUND_COLUMNS", "SLICE_COLUMNS", "chapter_pages", "round_pages", "round_table", "slice_table"]
+__all__ = ["NET", "chapter_pages", "net_text", "round_pages", "round_table", "slice_table"]
 
-ROUND_COLUMNS = ("round", "fixed", "broken", "net", "net_low", "net_high", "correct", "cumulative_fixed", "cost", "seconds")
-SLICE_COLUMNS = ("slice", "round", "fixed", "broken", "net", "net_low", "net_high", "fix_rate", "break_rate")
+NET = "net = fixed − broken [95% CI]"
+
+
+def net_text(net: int, low: float | None, high: float | None) -> str:
+    """A round's net with its bootstrap interval, as counts: "+10 [+3, +16]"; "—" with no interval."""
+    def signed(x: float) -> str:
+        return f"{x:+.0f}" if round(x) else "0"
+
+    if low is None or high is None:
+        return "—"
+    if low == high == net:
+        return signed(net)
+    return f"{signed(net)} [{signed(low)},\u00a0{signed(high)}]"
 
 
 def round_table(table: pl.DataFrame) -> pl.DataFrame:
-    """The per-round table's shown columns (those the frame has)."""
-    return table.select([c for c in ROUND_COLUMNS if c in table.columns])
+    """The per-round table as a class reads it: counts, the net with its interval, the spend in cost
+    units (no wall-clock column: it measures the machine, not the loop)."""
+    rows = []
+    for r in table.iter_rows(named=True):
+        row = {"round": r["round"], "fixed": r["fixed"] if r["round"] else None, "broken": r["broken"] if r["round"] else None,
+               NET: net_text(r["net"], r.get("net_low"), r.get("net_high")) if r["round"] else "—",
+               "right after the round": r["correct"], "fixed so far": r["cumulative_fixed"]}  # fmt: skip
+        if "cost" in r:
+            row["cost units"] = round(float(r["cost"]), 1)
+        rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def slice_table(slices: pl.DataFrame) -> pl.DataFrame:
-    """Per-slice rows for the repair rounds (round 0 is the starting state, no transitions)."""
-    return slices.filter(pl.col("round") > 0).select([c for c in (*SLICE_COLUMNS, "cost") if c in slices.columns])
+    """One row per slice, one column per repair round: net with its interval and what moved; a round
+    where nothing moved in a slice says so once instead of a row of zeros."""
+    moved = slices.filter(pl.col("round") > 0)
+    rounds = sorted(set(moved["round"].to_list()))
+    rows = []
+    for name in sorted(set(moved["slice"].to_list())):
+        row: dict[str, str] = {"slice": name}
+        for r in moved.filter(pl.col("slice") == name).sort("round").iter_rows(named=True):
+            row[f"round {r['round']}"] = (
+                "nothing moved" if r["fixed"] == r["broken"] == 0 else
+                f"{net_text(r['net'], r.get('net_low'), r.get('net_high'))}: {r['fixed']} fixed, {r['broken']} broken"
+            )  # fmt: skip
+        rows.append({"slice": name, **{f"round {k}": row.get(f"round {k}", "—") for k in rounds}})
+    return pl.DataFrame(rows)
 
 
 def round_pages(frame: pl.DataFrame, side: Callable[[int], str]) -> list[str]:

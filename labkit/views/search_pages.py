@@ -17,9 +17,27 @@ import altair as alt
 import polars as pl
 
 from labkit.loop.search_replay import SearchStep, Sweep
+from labkit.record.events import Kind
 from labkit.views.stepper import Stepper
 
-__all__ = ["budget_bar", "search_browser", "step_page", "sweep_chart", "sweep_frame", "tree_html"]
+__all__ = [
+    "ENDED", "budget_bar", "outcome_words", "routes_frame", "search_browser", "shown_sweep", "spend_md", "step_label", "step_page",
+    "sweep_chart", "sweep_frame", "tree_html",
+]  # fmt: skip
+
+# why a search (or a unit of work) ended, as a class reads it
+ENDED = {
+    "budget_exhausted": "stopped when the next step no longer fitted the budget",
+    "frontier_empty": "every route was tried",
+    "max_expansions": "the cap on expansions was reached",
+    "stalled": "no route made progress",
+    "no_progress": "no round made progress",
+    "policy_denied": "a tool call was refused by policy",
+    "confirmation_unfunded": "a candidate was sealed, but the reserve could not pay its confirmation",
+    "confirmation_failed": "the sealed candidate failed the sealed final checks",
+    "integrity_or_effect_unresolved": "quarantined: an integrity alarm or an unresolved side effect",
+    "escalated": "escalated to a person",
+}
 
 _COLOURS = {
     "search": "#4c78a8", "confirm": "#54a24b", "held": "#f2cf5b", "left": "#e6e6e6",
@@ -76,15 +94,40 @@ def step_page(step: SearchStep) -> str:
         f"{html.escape(str(d.get('action')))}</li>"
         for d in step.decisions
     )  # fmt: skip
+    title = step.title
+    if step.kind == Kind.STOP:  # the outcome in words, not "success; ended on: budget_exhausted"
+        title = f"the task ended {outcome_words(str(step.detail.get('status')), str(step.detail.get('reason')))}"
     return (
-        f"<h4 style='margin:0 0 6px'>{html.escape(step.title)}</h4>{budget_bar(step)}"
+        f"<h4 style='margin:0 0 6px'>{html.escape(title)}</h4>{budget_bar(step)}"
         f"<p style='margin:6px 0 2px'><b>tree</b></p>{tree_html(step.branches)}"
         f"<p style='margin:6px 0'><b>sealed</b>: {sealed}</p>"
         f"<p style='margin:6px 0 2px'><b>error-class decisions</b></p><ul style='margin:0'>{decisions or '<li>none</li>'}</ul>"
     )
 
 
+def outcome_words(status: str, reason: str) -> str:
+    """How a task ended, in words: "success" means a sealed candidate was confirmed; why the search
+    itself stopped is said apart from it (a success whose search ran out of budget is still a success)."""
+    why = ENDED.get(reason, reason.replace("_", " "))
+    if status == "success" and reason == "budget_exhausted":
+        return f"success: a sealed candidate was confirmed ({why})"
+    if status == "success":
+        return f"success: {why}"
+    return f"{status.replace('_', ' ')}: {why}"
+
+
+def spend_md(run: Sweep) -> str:
+    """One run's end in words: outcome, spend, and what is unspent split into spendable and reserved."""
+    end = run.steps[-1]
+    unspent = (f"**{end.left:g}** unspent: {end.search_left:g} spendable on search, {end.held:g} still reserved "
+               "for confirmation" if end.held else f"**{end.left:g}** unspent")  # fmt: skip
+    return (f"At **{run.total:g}** units, {run.reserve:g} of them reserved for confirmation, the task ended "
+            f"**{outcome_words(run.result.status, run.result.reason)}**. Search spent **{end.search_spent:g}**, "
+            f"confirmation **{end.confirm_spent:g}** (total **{end.search_spent + end.confirm_spent:g}**); {unspent}.")
+
+
 def sweep_frame(sweeps: Sequence[Sweep]) -> pl.DataFrame:
+    """One row per total budget: how the task ended, the spend, and what is unspent (spendable vs reserved)."""
     last = [s.steps[-1] for s in sweeps]
     return pl.DataFrame({
         "total": [s.total for s in sweeps],
@@ -93,7 +136,26 @@ def sweep_frame(sweeps: Sequence[Sweep]) -> pl.DataFrame:
         "search": [st.search_spent for st in last],
         "confirmation": [st.confirm_spent for st in last],
         "left": [st.left for st in last],
+        "spendable": [st.search_left for st in last],
+        "reserved": [st.held for st in last],
     })  # fmt: skip
+
+
+def shown_sweep(sweeps: Sequence[Sweep]) -> pl.DataFrame:
+    """`sweep_frame` as a class reads it: outcome in words, spend in cost units."""
+    f = sweep_frame(sweeps)
+    return pl.DataFrame({
+        "total budget (cost units)": f["total"], "outcome": [outcome_words(s, r) for s, r in zip(f["status"], f["reason"], strict=True)],
+        "search spent": f["search"], "confirmation spent": f["confirmation"], "unspent, spendable on search": f["spendable"],
+        "unspent, reserved for confirmation": f["reserved"],
+    })  # fmt: skip
+
+
+def routes_frame(run: Sweep) -> pl.DataFrame:
+    """What the records say about each route: its outcome, its spend and why."""
+    b = run.result.branches
+    return pl.DataFrame({"route": [x.name for x in b], "outcome": [x.outcome for x in b],
+                         "spent (cost units)": [float(x.spent) for x in b], "why": [x.reason for x in b]})  # fmt: skip
 
 
 def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Chart:
@@ -121,7 +183,28 @@ def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Cha
     )
 
 
+def step_label(step: SearchStep) -> str:
+    """What one step did, short enough for the stepper's label ("C: sealed", not "branch")."""
+    d = step.detail
+    if step.kind == Kind.DEFINE:
+        return "the rule, before any candidate"
+    if step.kind == Kind.EXPAND:
+        return f"expand {d.get('hypothesis') or 'the start'}"
+    if step.kind == Kind.BRANCH:
+        return f"{str(d.get('name', '?')).split(' ')[0]}: {d.get('outcome')}"
+    if step.kind == Kind.SEAL:
+        return f"seal {str(d.get('name', '?')).split(' ')[0]}"
+    if step.kind == Kind.ERROR_DECISION:
+        return f"{d.get('where')}: {d.get('action')}"
+    if step.kind == Kind.CONFIRM:
+        ok = d.get("confirmed")
+        return "confirmation not funded" if ok is None else f"confirm: {'pass' if ok else 'fail'}"
+    if step.kind == Kind.STOP:
+        return f"end: {d.get('status')}"
+    return str(step.kind)
+
+
 def search_browser(run: Sweep) -> Stepper:
     """A Stepper over one recorded search (marimo: wrap in mo.ui.anywidget; JupyterLab: display)."""
-    return Stepper(len(run.steps), [str(s.kind) for s in run.steps], unit="step",
+    return Stepper(len(run.steps), [step_label(s) for s in run.steps], unit="step",
                    pages=[step_page(s) for s in run.steps])  # fmt: skip

@@ -54,6 +54,14 @@ def step_html(view: StepView) -> str:
         f'<div style="color:#666;font-size:0.85em;margin:0.3em 0">reflector: {e(label)} · '
         f"cost so far: {view.cost_so_far:g} units · candidate: {e(view.candidate)}</div>",
     ]
+    if view.error:
+        parts.append(
+            '<div class="labkit-import-error" style="margin:0.4em 0;padding:0.3em 0.6em;border-left:4px solid #c62828">'
+            "<b>The patched code does not import</b>, so no test could run: every test below reads "
+            "<i>error</i>, the protective ones too. Python said:"
+            "<pre style='background:#fff3f3;padding:0.4em;margin:0.3em 0;white-space:pre-wrap'>"
+            f"{e(view.error)}</pre></div>"
+        )
     for question, output in view.observations:
         parts.append(
             f"<p><b>Experiment</b>: {e(question)}</p><pre style='background:#f4f4f4;padding:0.5em'>{e(output)}</pre>"

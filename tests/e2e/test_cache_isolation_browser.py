@@ -22,6 +22,9 @@ NOTEBOOK = e2e.NOTEBOOKS / "cache_isolation.py"
 TWIN = e2e.NOTEBOOKS / "cache_isolation.ipynb"
 HYPOTHESIS = "the cache key leaves out the user, so users share one entry"
 COMPOSITE = (e2e.ROOT / "data" / "cache_isolation" / "patches" / "composite_key.diff").read_text()
+BROKEN = COMPOSITE.replace("+        return (user_id, product_id)", "+        return (user_id, product_id")
+BROKEN_HYPOTHESIS = "the key needs the user, typed in a hurry"
+assert BROKEN != COMPOSITE
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,24 @@ def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeyp
                 card.wait_for()
                 text = card.inner_text()
                 assert "Round 1: keep" in text and "2 now pass" in text, text
+
+                # a patch with a SyntaxError: its card shows Python's own error line, not only "error" rows
+                editor.click()
+                page.keyboard.press("Control+A")
+                page.keyboard.insert_text(BROKEN)
+                page.get_by_placeholder("e.g. the cache key leaves out").fill(BROKEN_HYPOTHESIS)
+                mark = runs.seq
+                page.get_by_role("button", name="Test my patch").click()
+                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the broken patch to be tested")
+                card = page.locator(".labkit-step", has_text=BROKEN_HYPOTHESIS)
+                card.wait_for()
+                error = card.locator(".labkit-import-error")
+                error.wait_for()
+                said = error.inner_text()
+                assert "does not import" in said and "SyntaxError: '(' was never closed" in said, said
+                assert "return (user_id, product_id" in said, said
+                error.scroll_into_view_if_needed()
+                page.screenshot(path=str(e2e.BUILD / "cache-isolation-syntax-error.png"))
             except Exception as err:
                 page.screenshot(path=str(e2e.BUILD / "cache-isolation-class-FAILED.png"), full_page=True)
                 raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
@@ -88,6 +109,15 @@ def test_jupyterlab_try_your_own_patch(chromium):
         with e2e.jupyter_lab(TWIN) as server:
             try:
                 open_and_run_all(page, server, TWIN.name)
+
+                # the twin opens on the leak, as the marimo notebook does: Bob is served Alice's price
+                page.get_by_role("heading", name="User B sees user A's price").wait_for()
+                leak = page.locator("table.labkit-table", has_text="price served").first
+                leak.scroll_into_view_if_needed()
+                rows = [[(td.text_content() or "").strip() for td in r.locator("td").all()] for r in leak.locator("tbody tr").all()]
+                assert rows == [["alice", "p1", "100", "100"], ["bob", "p1", "100", "80"]], rows
+                page.get_by_text("Tests passing per step").first.wait_for()  # the scores chart (SVG)
+                page.get_by_role("heading", name="The wrong generalisation, measured").wait_for()
 
                 page.get_by_text("Write a hypothesis, edit the diff, then press").wait_for()
                 diff = page.locator(".labkit-diff textarea")

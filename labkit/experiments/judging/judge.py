@@ -354,10 +354,20 @@ def model_choices(fallback_default: str = "labkit/smollm2") -> tuple[list[str], 
     return ([default] if default not in options else []) + options, default
 
 
-def open_cache(path: str = "runs/cache.sqlite") -> Any:
-    """The persistent response cache (labkit.models.cache.ResponseCache), or None if unavailable."""
+def open_cache(path: str | None = None) -> Any:
+    """The persistent response cache (labkit.models.cache.ResponseCache), or None if unavailable.
+
+    By default in the build folder (build/ beside the checkout's data/, or $LABKIT_BUILD), never
+    relative to the working directory: a notebook run from notebooks/ must not write into the
+    repository's source tree."""
+    import os
+    from pathlib import Path
+
+    from labkit.core.paths import CHECKOUT
+
     try:
         from labkit.models.cache import ResponseCache
     except ImportError:
         return None
-    return ResponseCache(path)
+    build = Path(os.environ.get("LABKIT_BUILD") or CHECKOUT.parent / "build")
+    return ResponseCache(path or build / "model_cache.sqlite")
