@@ -18,9 +18,10 @@ does beyond that (argument checks, the returned Event) is inside its time.
 
   per event      Ledger.record            vs  BEGIN IMMEDIATE; 2 blob inserts; INSERT; COMMIT
   batched        Ledger.record_many       vs  the same rows via executemany in 1 transaction
-  frame()        Ledger.frame() on M events  vs  the goal (< 1 s); SELECT ... fetchall() and
-                 SQLite's own scan of every column as context (wall and CPU seconds: on a
-                 shared machine CPU time shows the work, wall time what a reader waits)
+  frame()        Ledger.frame() on M events: CPU seconds vs the goal (< 1 s), and as a
+                 multiple of SQLite's own scan of every column (its floor: the rows must be
+                 read); SELECT ... fetchall() as context. Wall seconds are printed beside: on a
+                 shared machine CPU time shows the work, wall time what a reader waits
 """
 
 from __future__ import annotations
@@ -225,7 +226,11 @@ def main() -> None:
     print(f"{'   Ledger.frame() (Arrow via SQLite ADBC driver), best of 2':56} {best[0]:8.3f} {best[1]:8.3f}")
     print(f"{'   context: SELECT * ... fetchall() into Python rows':56} {fetch[0]:8.3f} {fetch[1]:8.3f}")
     print(f"{'   context: SQLite alone reading every column (C, no rows out)':56} {scan[0]:8.3f} {scan[1]:8.3f}")
-    figure(f"Ledger.frame() on {m:,} events (wall)", best[0], "< 1 s", best[0] < 1.0, unit=" s")
+    # The goal is CPU seconds (wall time on a shared 2-core machine mostly measures the other
+    # jobs); its floor is SQLite alone reading every column, in the same run.
+    cpu = min(f[1] for f in frames)
+    figure(f"Ledger.frame() on {m:,} events (CPU; wall {best[0]:.2f} s)", cpu, "< 1 s", cpu < 1.0, unit=" s")
+    figure("Ledger.frame() CPU / SQLite's own scan of every column (CPU)", cpu / scan[1], "context", None, unit="x")
 
 
 if __name__ == "__main__":

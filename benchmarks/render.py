@@ -1,4 +1,4 @@
-"""First full render of every marimo notebook: goal under 5 s for notebooks that call no model.
+"""First full render of every marimo notebook, as a multiple of a same-run one-cell notebook's (goal <= 2x).
 
 One command:  .venv/bin/python benchmarks/render.py [notebooks/x.py ...]
 
@@ -13,10 +13,12 @@ a reopen (the folder of an earlier export) are measured apart.
 Whether a notebook calls a model on open is measured too: its cells run once more in a
 fresh interpreter (`app.run()`) and we look for `litellm` in sys.modules afterwards (every
 real model call goes through litellm; the scripted and replayed ones do not). Only the
-notebooks that call no model are held to the 5 s goal; the others are shown for context.
+notebooks that call no model are held to the goal; the others are shown for context.
 
-Same-run baseline: the same export of a one-cell notebook (marimo's own fixed cost), so
-the table also says how much of each render is the notebook's own work.
+The goal is a ratio to a same-run baseline: the same export of a one-cell notebook (marimo's
+own fixed cost: interpreter, imports, serialising a page), measured beside each notebook, so a
+loaded or slower machine moves both. A notebook's first open may cost at most GOAL_X times
+it; what is above 1x is the notebook's own work. Seconds are printed beside each ratio.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from _common import figure
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-GOAL_S = 5.0
+GOAL_X = 2.0  # first open / one-cell baseline
 REPEATS = 2
 
 _BASELINE = '''import marimo
@@ -110,9 +112,11 @@ def main(paths: list[str]) -> int:
         out_dir = Path(tmp)
         base_nb = out_dir / "baseline.py"
         base_nb.write_text(_BASELINE)
-        base = export_seconds(base_nb, out_dir)
-        figure("baseline: export of a one-cell notebook", base, "context", None, unit=" s")
         for nb in notebooks:
+            # the baseline is measured again right beside each notebook: the load of a shared
+            # machine drifts over a run, and both sides of the ratio should see the same moment
+            base = export_seconds(base_nb, out_dir)
+            figure(f"{nb.stem}: baseline, export of a one-cell notebook", base, "context", None, unit=" s")
             seconds = export_seconds(nb, out_dir)
             shared = Path(tempfile.mkdtemp(dir=out_dir, prefix="reopen-"))
             export_seconds(nb, out_dir, shared)  # fills the saved verdicts; then timed as a reopen
@@ -121,11 +125,12 @@ def main(paths: list[str]) -> int:
             print(f"{nb.name}: first open {seconds:.2f} s ({seconds / base:.1f}x the baseline), "
                   f"reopen {reopen:.2f} s ({reopen / base:.1f}x), "
                   f"calls a model on open: {'yes' if model else 'no'}")  # fmt: skip
-            figure(f"{nb.stem}: reopen (verdicts saved by the first open)", reopen, "context", None, unit=" s")
+            figure(f"{nb.stem}: reopen / one-cell baseline ({reopen:.2f} s)", reopen / base, "context", None, unit="x")
+            first = f"{nb.stem}: first open / one-cell baseline ({seconds:.2f} s vs {base:.2f} s)"
             if model:
-                figure(f"{nb.stem}: first full render (calls a model)", seconds, "context", None, unit=" s")
+                figure(f"{first}, calls a model", seconds / base, "context", None, unit="x")
             else:
-                figure(f"{nb.stem}: first full render", seconds, f"< {GOAL_S:g} s", seconds < GOAL_S, unit=" s")
+                figure(first, seconds / base, f"<= {GOAL_X:g}x", seconds / base <= GOAL_X, unit="x")
     print(f"load average at end: {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0
 

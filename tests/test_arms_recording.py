@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import InvalidSetting
 from labkit.experiments.arms.plans import budget_plan, parse_sim
@@ -147,8 +148,7 @@ def test_recording_is_what_labkit_computes_with_its_command(tmp_path: Path) -> N
     runs = sorted(again.runs())
     assert len(runs) == len(page.ARM_ORDER) * len(page.SIM_SEEDS) and all(f"/{first}/" in r for r in runs)
     for run_id in runs:
-        mine, theirs = _events(again, run_id), _events(recorded, run_id)
-        assert mine == theirs, run_id
+        assert_as_recorded(_events(again, run_id), _events(recorded, run_id), meta, f"{run_id}'s events")
     assert json.loads((tmp_path / "again.json").read_text())["sim"] == meta["sim"]
 
 

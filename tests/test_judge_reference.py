@@ -3,6 +3,7 @@
 statsmodels is a dev requirement: if it is missing these tests fail on the import, they do not skip.
 """
 
+import json
 import warnings
 
 import numpy as np
@@ -10,12 +11,14 @@ import pandas as pd
 import patsy
 import pytest
 import statsmodels.api as sm
+from recordings import assert_as_recorded
 
 from labkit.experiments.judging import bias, lengthctl, logistic
 from labkit.experiments.judging import pairs as P
 from labkit.experiments.judging.judge import Judgment, Swap
 from labkit.experiments.judging.pairs import Pair
 from labkit.experiments.judging.simjudge import (
+    RECORDED_CHECK,
     SimulatedJudge,
     recorded_simulator_check,
     simulator_check,
@@ -185,9 +188,12 @@ def test_on_the_simulator_the_shared_fit_lands_nearer_the_length_free_win_rate()
     # the notebook shows the stored copy on open (data/judge/simulator_check.json): it is this run's
     recorded = recorded_simulator_check()
     assert [(e.length_scale, e.n_rates) for e in recorded] == [(e.length_scale, e.n_rates) for e in errs]
-    assert [x for e in recorded for x in (e.shared, e.alpacaeval)] == pytest.approx(
-        [x for e in errs for x in (e.shared, e.alpacaeval)], rel=1e-6
-    ), "re-record it: labkit.experiments.judging.simjudge.record_simulator_check()"
+    assert_as_recorded(
+        [x for e in errs for x in (e.shared, e.alpacaeval)],
+        pytest.approx([x for e in recorded for x in (e.shared, e.alpacaeval)], rel=1e-6),
+        json.loads(RECORDED_CHECK.read_text(encoding="utf-8")),
+        "the simulator check (data/judge/simulator_check.json)",
+    )
     assert [e.length_scale for e in errs] == [100.0, 200.0, 400.0]
     for e in errs:
         assert e.n_rates == 15

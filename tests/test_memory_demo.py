@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import ReferenceDataMissing
 from labkit.experiments.memory import demo
 
 
 def test_the_recording_is_what_the_demo_measures_now() -> None:
-    recorded = json.loads(demo.RECORD.read_text(encoding="utf-8"))
-    assert recorded.pop("command") == "python -m labkit.experiments.memory.demo --out data/memory/reflexion_demo.json"
+    rec = json.loads(demo.RECORD.read_text(encoding="utf-8"))
+    assert rec["command"] == "python -m labkit.experiments.memory.demo --out data/memory/reflexion_demo.json"
+    recorded = {k: v for k, v in rec.items() if k not in ("command", "versions")}
     assert recorded["setting"] == {"n_cases": 3, "trials": 4, "seed": 2}
-    assert demo.measure(demo.Setting(**recorded["setting"])) == recorded
+    assert_as_recorded(demo.measure(demo.Setting(**recorded["setting"])), recorded, rec, "the Reflexion demo")
 
 
 def test_the_notebook_steps_through_the_recording_without_running_pytest(monkeypatch) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import ReferenceDataMissing
 from labkit.experiments.memory import humaneval as he
@@ -55,9 +56,9 @@ def test_every_recorded_interval_is_recomputed_exactly_from_the_recorded_rows() 
     for name in ("humaneval", "truncation"):
         s = r[name]
         frame, arms, trials = rec.rows(s), [a["name"] for a in s["arms"]], s["setting"]["trials"]
-        assert _ivs(rec.success(frame, arms, trials)) == s["success"], name
+        assert_as_recorded(_ivs(rec.success(frame, arms, trials)), s["success"], r, f"{name}: the success intervals")
         pairs = list(dict.fromkeys((a, b) for a, b, *_ in s["differences"]))
-        assert _ivs(rec.differences(frame, pairs, trials)) == s["differences"], name
+        assert_as_recorded(_ivs(rec.differences(frame, pairs, trials)), s["differences"], r, f"{name}: the differences")
 
 
 @pytest.mark.slow
@@ -74,7 +75,8 @@ def test_a_slice_of_the_recording_is_recomputed_exactly_in_process() -> None:
                                 p_fix=h["setting"]["p_fix"])  # fmt: skip
             want = recorded.filter((pl.col("arm") == arm.name) & (pl.col("seed") == seed)
                                    & pl.col("case").is_in([c.id for c in problems]))  # fmt: skip
-            assert got.sort("case", "trial").to_dicts() == want.select("case", "trial", "correct").to_dicts()
+            assert_as_recorded(got.sort("case", "trial").to_dicts(), want.select("case", "trial", "correct").to_dicts(),
+                               r, f"humaneval rows of {arm.name}, seed {seed}")  # fmt: skip
     t, setting = r["truncation"], tr.Setting()
     recorded = rec.rows(t)
     problems = he.load(t["cases"][:2], mutants=setting.mutants, checker=checker)
@@ -84,7 +86,8 @@ def test_a_slice_of_the_recording_is_recomputed_exactly_in_process() -> None:
     got, _ = rx.run_arm(arm, problems, checker, trials=setting.trials, seed=3, p_fix=setting.p_fix)
     want = recorded.filter((pl.col("arm") == arm.name) & (pl.col("seed") == 3)
                            & pl.col("case").is_in([c.id for c in problems]))  # fmt: skip
-    assert got.sort("case", "trial").to_dicts() == want.select("case", "trial", "correct").to_dicts()
+    assert_as_recorded(got.sort("case", "trial").to_dicts(), want.select("case", "trial", "correct").to_dicts(),
+                       r, f"truncation rows of {arm.name}, seed 3")
 
 
 def test_the_recorded_effects_have_the_chapters_directions() -> None:

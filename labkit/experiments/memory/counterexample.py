@@ -30,6 +30,7 @@ import polars as pl
 from labkit.core.patch import apply
 from labkit.core.paths import DATA, read_recording
 from labkit.core.stats import Interval, bootstrap_mean
+from labkit.core.versions import package_versions
 from labkit.loop.memory.store import (
     CandidateExplanation,
     Correction,
@@ -44,6 +45,7 @@ from labkit.record.ledger import Ledger
 __all__ = [
     "CATALOGUE_FACTS",
     "Counterexample",
+    "DEPENDS_ON",
     "Mix",
     "NOTEBOOK_MIX",
     "RECORD",
@@ -241,6 +243,7 @@ def from_record(rec: dict[str, Any]) -> Run:
 
 
 NOTEBOOK_MIX = Mix(users=100, products=200, requests=10_000, seeds=(0, 1, 2, 3))
+DEPENDS_ON = ("numpy", "polars", "pytest")  # the packages the recording's numbers depend on
 RECORD = DATA / "memory" / "counterexample.json"
 
 
@@ -254,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the .json record (the notebook's mix)")
     args = list(sys.argv[1:] if argv is None else argv)
     a = p.parse_args(args)
-    rec = {"command": "python -m labkit.experiments.memory.counterexample " + " ".join(args), **record(NOTEBOOK_MIX)}
+    rec = {"command": "python -m labkit.experiments.memory.counterexample " + " ".join(args),
+           "versions": package_versions(DEPENDS_ON), **record(NOTEBOOK_MIX)}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(rec["correction"]))

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core.paths import DATA, read_recording
+from labkit.core.versions import package_versions
 
-__all__ = ["RECORD", "Demo", "Setting", "Trial", "load", "main", "measure"]
+__all__ = ["DEPENDS_ON", "RECORD", "Demo", "Setting", "Trial", "load", "main", "measure"]
 
 RECORD = DATA / "memory" / "reflexion_demo.json"
+DEPENDS_ON = ("pytest",)  # the packages the record depends on (every verdict is a real pytest run)
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the .json record")
     args = list(sys.argv[1:] if argv is None else argv)
     a = p.parse_args(args)
-    record = {"command": "python -m labkit.experiments.memory.demo " + " ".join(args), **measure()}
+    record = {"command": "python -m labkit.experiments.memory.demo " + " ".join(args),
+              "versions": package_versions(DEPENDS_ON), **measure()}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"case": record["case"], "trials": len(record["windows"])}))

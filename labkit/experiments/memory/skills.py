@@ -33,13 +33,15 @@ import polars as pl
 from labkit.core.paths import DATA, read_recording
 from labkit.core.stats import bootstrap_mean
 from labkit.core.types import Candidate
+from labkit.core.versions import package_versions
 from labkit.loop.memory.skills import Check, Skill, SkillLibrary
 from labkit.loop.probe import Experiment, observe
 
-__all__ = ["Op", "RECORD", "SIZES", "SkillCandidate", "Task", "build", "candidates", "load", "main", "measure", "tasks",
+__all__ = ["DEPENDS_ON", "Op", "RECORD", "SIZES", "SkillCandidate", "Task", "build", "candidates", "load", "main", "measure", "tasks",
            "verify"]  # fmt: skip
 
 SIZES = (10, 100, 1000)
+DEPENDS_ON = ("bm25s", "numpy", "polars", "scipy")  # the packages the table's numbers depend on
 RECORD = DATA / "memory" / "skills.json"
 INPUTS = (0, 3, 10, 41)
 
@@ -223,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(args)
     m = measure()
     record = {"command": "python -m labkit.experiments.memory.skills " + " ".join(args),
-              "setting": {"sizes": list(SIZES), "k": 2, "seed": 0}, "columns": m.columns,
+              "setting": {"sizes": list(SIZES), "k": 2, "seed": 0}, "versions": package_versions(DEPENDS_ON),
+              "columns": m.columns,
               "rows": [list(r) for r in m.iter_rows()]}  # fmt: skip
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -98,8 +98,16 @@ class SkillLibrary:
         return stored
 
     def search(self, query: str, k: int = 3) -> list[str]:
-        """The `k` skill names whose descriptions rank highest for `query` (BM25; zero scores dropped)."""
+        """The `k` skill names whose descriptions rank highest for `query` (BM25; zero scores dropped).
+
+        Equal scores are common (skills that differ only in a constant the query does not name)
+        and rank by when the skill was stored, earliest first. The ranking is labkit's, not
+        bm25s's `retrieve`: its top-k selection (numpy's argpartition and argsort, whose order
+        among equal keys depends on the CPU's SIMD path) put tied skills in another order on an
+        AVX-512 machine. Scores are compared rounded to 4 decimals (float64), so a last-bit
+        difference in the float32 scores cannot reorder them either."""
         import bm25s
+        import numpy as np
 
         if not self._skills:
             return []
@@ -110,9 +118,13 @@ class SkillLibrary:
             index.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
             self._index = (index, names)
         index, names = self._index
-        q = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        found, scores = index.retrieve(q, k=min(k, len(names)), show_progress=False)
-        return [names[int(i)] for i, s in zip(found[0], scores[0], strict=True) if s > 0]
+        words = [w for w in bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
+                 if w in index.vocab_dict]  # fmt: skip
+        if not words:
+            return []
+        scores = np.round(index.get_scores(words).astype(np.float64), 4)
+        order = np.lexsort((np.arange(len(names)), -scores))  # by score, then by when stored
+        return [names[int(i)] for i in order[:k] if scores[i] > 0]
 
     def scan(self, query: str, k: int = 3) -> list[str]:
         """Baseline for the benchmark: score every description by shared words, in Python."""
