@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.experiments.published import __main__ as published_cli
 from labkit.experiments.published import ladder as lad
@@ -35,7 +36,9 @@ def test_a_slice_regraded_now_equals_the_recording() -> None:
     key = {(g.run, g.task_id, g.rung) for g in now}
     assert len(now) == len(key) == 2 * 2 * len(tasks)
     recorded = sorted((r for r in ROWS if (r["run"], r["task_id"], r["rung"]) in key), key=str)
-    assert sorted((asdict(g) for g in now), key=str) == recorded
+    assert_as_recorded(
+        sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice"
+    )
 
 
 def test_the_differential_rungs_regraded_now_equal_the_recording() -> None:
@@ -54,7 +57,9 @@ def test_the_differential_rungs_regraded_now_equal_the_recording() -> None:
     }
     key = {(g.run, g.task_id, g.rung) for g in now}
     recorded = sorted((r for r in ROWS if (r["run"], r["task_id"], r["rung"]) in key), key=str)
-    assert sorted((asdict(g) for g in now), key=str) == recorded
+    assert_as_recorded(
+        sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice"
+    )
     assert "counterexample" in next(g.reason for g in now if not g.passed)
 
 
