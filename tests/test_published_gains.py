@@ -251,3 +251,25 @@ def test_real_ladder_recording_feeds_the_decomposition() -> None:
         "17 of 24 wrong solutions",
         "3 of 24 wrong solutions",
     )
+
+
+def test_every_default_respects_what_the_logs_say() -> None:
+    # A simulated default may be typed in only where no log identifies it; where one does, the
+    # default lies inside the estimate's interval (p_fix_evidence, and the three taken from the
+    # logs), or on the right side of a bound (SimActor.p_fix: a lower bound; p_break: an upper one).
+    rows = gains.ladder_or_none()
+    assert rows, (
+        "needs data/published/reflexion/ladder.jsonl (python -m labkit.experiments.published regrade)"
+    )
+    est = {e.parameter: e for e in calibration.calibrate(rows)}
+    bounds = {"SimActor.p_fix": "lower", "SimulatedPolicy.p_break": "upper"}
+    for name, e in est.items():
+        if e.estimate is None:
+            assert "not identifiable" in e.note, name
+        elif name in bounds:
+            limit = e.estimate.low if bounds[name] == "lower" else e.estimate.high
+            assert (e.default >= limit) if bounds[name] == "lower" else (e.default <= limit), name
+        else:
+            assert e.estimate.low <= e.default <= e.estimate.high, (name, e.default, e.estimate)
+    for name, (now, was) in calibration.DEFAULTS_FROM_LOGS.items():
+        assert est[name].default == now != was

@@ -89,7 +89,7 @@ SIM = {
     "p_fix_blind": Slider(0.0, 1.0, 0.3, 0.05, "P(fix | no evidence)"),
     "p_break": Slider(0.0, 0.5, 0.15, 0.05, "P(break | correct, revised blind)"),
     "critic_accuracy": Slider(0.0, 1.0, 0.7, 0.05, "P(a critique is right about the code)"),
-    "rho": Slider(0.0, 0.9, 0.5, 0.1, "correlation between samples"),
+    "rho": Slider(0.0, 0.9, 0.9, 0.1, "correlation between samples"),
 }
 
 
@@ -109,7 +109,7 @@ def sim_plan(calls: int, **sim: float) -> Plan:
 
 @functools.lru_cache(maxsize=24)
 def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: float = 0.3, p_break: float = 0.15,
-                    critic_accuracy: float = 0.7, rho: float = 0.5) -> Ledger:  # fmt: skip
+                    critic_accuracy: float = 0.7, rho: float = 0.9) -> Ledger:  # fmt: skip
     """SIMULATED: every arm on SIM_CASES × SIM_SEEDS under a budget of `calls` calls; an in-memory ledger.
 
     Cached per setting: a slider that returns to a setting shows it at once.

@@ -57,9 +57,12 @@ means the first attempt passed the hidden tests (that is why it is 100 %); 9 is 
 allowed (10 attempts), so those problems' own tests never passed. MBPP allowed 4."""
 CALIBRATION_MD = f"""### Where the simulations' defaults come from
 
-The simulated policy above (and the memory notebook's simulated actor) run on typed-in defaults.
 What these logs support, with 95% bootstrap intervals, and which parameters no logged run can
-identify. **The defaults are not changed here**: this table is the evidence to change them with.
+identify. Where a log identifies a parameter with the simulation's meaning, the simulated policy's
+default is taken from it, rounded onto the slider's grid inside the interval: the correlation
+between samples (0.9, was typed in as 0.5), the share of wrong answers that pass the visible tests
+(0.7, was 0.3) and the share of weak self-written tests (0.15, was 0.4); the arms sweep above is
+recorded at those defaults. The others keep their typed-in values, each for the reason given.
 *{LABEL}.*"""
 
 

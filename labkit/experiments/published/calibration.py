@@ -3,7 +3,10 @@
 The arms notebook's SimulatedPolicy and the memory notebook's SimActor run on parameters typed in
 as defaults. This module estimates each from the published runs where a log identifies it (every
 interval is the one bootstrap of core.stats, resampling problems) and names the ones no logged run
-identifies. It does not change any default: `table` reports the old default beside the estimate.
+identifies. SimulatedPolicy's defaults for rho, overfit and weak_tests are taken from these
+estimates (rounded onto the sliders' grid inside the interval: `DEFAULTS_FROM_LOGS`); the rest keep
+typed-in values, and `test_every_default_respects_what_the_logs_say` holds every default to its
+interval (or to the side of the bound a proxy gives).
 
 What the logs make possible, read from the authors' code (SOURCE.md):
 - reflexion-humaneval graded its FIRST attempt on the benchmark's hidden tests and reflected only
@@ -31,7 +34,14 @@ from labkit.experiments.memory.reflexion import SimActor
 from labkit.experiments.published.gains import LadderRow, outcomes, self_test_accuracy
 from labkit.experiments.published.reflexion import load_runs
 
-__all__ = ["Estimate", "calibrate", "tetrachoric"]
+__all__ = ["DEFAULTS_FROM_LOGS", "Estimate", "calibrate", "tetrachoric"]
+
+# the simulated defaults set from the estimates below (value, typed in before)
+DEFAULTS_FROM_LOGS = {
+    "SimulatedPolicy.rho": (0.9, 0.5),
+    "SimulatedPolicy.overfit": (0.7, 0.3),
+    "SimulatedPolicy.weak_tests": (0.15, 0.4),
+}
 
 
 @dataclass(frozen=True)
