@@ -91,7 +91,10 @@ def test_transcript_diffs_are_dry_applied_and_their_test_ids_checked(case, capsy
         json.dumps({"key": "main/round-1", "reply": json.dumps(stale)}) + "\n"
         + json.dumps({"key": "other/round-1", "reply": json.dumps(wrong_id)}) + "\n"
     )  # fmt: skip
-    assert main(["check", str(case)]) == 1
+    assert main(["check", str(case)]) == 1  # the branch `labkit run` replays: main
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("labkit: transcript: 1 problem(s): main/round-1: diff does not apply")
+    assert main(["check", str(case), "--all-branches"]) == 1
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("labkit: transcript: 2 problem(s): main/round-1: diff does not apply")
     assert (
@@ -134,3 +137,19 @@ def test_the_template_checks_when_its_fixture_folder_is_gone(case, capsys):
         "def test_unknown_plan_gets_default():\n    assert limit_for(LIMITS, 'zed', 'gold') > 0\n"
     )
     assert main(["check", str(case)]) == 0, capsys.readouterr().err
+
+
+def test_the_shipped_case_checks_on_the_branch_run_replays_and_names_its_teaching_branch(capsys):
+    # data/cache_isolation's transcript keeps an `invalid` branch of deliberately bad replies (the
+    # loop's rejections are part of the lesson) and a `distill` reply per branch (not a reflection
+    # record): `check` reads the branch `labkit run` replays, and --all-branches names the rest.
+    from labkit.core.paths import data_root
+
+    folder = str(data_root() / "cache_isolation")
+    assert main(["check", folder]) == 0
+    assert "main/distill: not a round reply, not checked here" in capsys.readouterr().out
+    assert main(["check", folder, "--branch", "invalid"]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("labkit: transcript: 3 problem(s): invalid/round-1: reply is not JSON")
+    assert main(["check", folder, "--branch", "nope"]) == 1
+    assert "no reply for branch 'nope'" in capsys.readouterr().err

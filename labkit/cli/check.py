@@ -56,6 +56,12 @@ def check(
         float, typer.Option(help="wall-clock limit of one test run, seconds", min=1)
     ] = 60.0,
     memory: Annotated[int, typer.Option(help="memory limit of one test run, MB", min=64)] = 1024,
+    branch: Annotated[
+        str, typer.Option(help="transcript branch to check (the one `labkit run` replays)")
+    ] = "main",
+    all_branches: Annotated[
+        bool, typer.Option("--all-branches", help="check every transcript branch")
+    ] = False,
 ) -> None:
     from labkit.cli.commands import _validator, err, fail, out, verdict_table
     from labkit.core import patch as patches
@@ -82,7 +88,7 @@ def check(
     out.print(verdict_table(verdict, case.suite, f"start candidate ({case.start.label})"))
     if verdict.evidence.isolation:
         out.print(f"how it ran: {verdict.evidence.isolation}")
-    problems = transcript_problems(case, verdict)
+    problems = transcript_problems(case, verdict, None if all_branches else branch)
     if hidden and case.hidden is None:
         out.print("hidden tests: this case has none (case.json has no 'hidden' entry)")
     elif hidden and case.hidden is not None:
@@ -120,6 +126,7 @@ print the F2P/P2P table.
 
 
 _WORKSPACE = re.compile(r"/tmp/ws-[0-9a-f]+/")
+_ROUND = re.compile(r"round-\d+(/obs-\d+)?")  # the keys the loop replays as reflection records
 
 
 def collection_errors(verdict: Verdict) -> dict[str, list[str]]:
@@ -146,9 +153,11 @@ def _short(message: str) -> str:
     return "\n".join(kept).strip() or lines[0]
 
 
-def transcript_problems(case: Case, start: Verdict) -> list[str]:
-    """Each transcript reply read as the loop would, its diff dry-applied (to the start, else on
-    top of the branch's previous diff) and the tests it cites looked up; one line each."""
+def transcript_problems(case: Case, start: Verdict, branch: str | None = "main") -> list[str]:
+    """Each round reply of `branch` (None: every branch) read as the loop would, its diff
+    dry-applied (to the start, else on top of the branch's previous diff) and the tests it cites
+    looked up; one line each. Other keys (a branch's `distill` reply) are not reflection records:
+    they are checked when they are used."""
     from labkit.cli.commands import out
     from labkit.core import patch as patches
     from labkit.core.types import Patch
@@ -168,8 +177,13 @@ def transcript_problems(case: Case, start: Verdict) -> list[str]:
     )
     problems: list[str] = []
     last: dict[str, Candidate] = {}
-    for key in sorted(keys, key=_round_order):
-        branch = key.split("/", 1)[0]
+    chosen = [k for k in keys if branch is None or k.split("/", 1)[0] == branch]
+    if branch is not None and not chosen:
+        return [f"no reply for branch {branch!r} (branches: {', '.join(branches)})"]
+    for key in sorted(chosen, key=_round_order):
+        if not _ROUND.fullmatch(key.partition("/")[2]):
+            out.print(f"  {key}: not a round reply, not checked here")
+            continue
         reply = keys[key][0].reply
         try:
             data = parse_json_reply(reply)
@@ -193,7 +207,7 @@ def transcript_problems(case: Case, start: Verdict) -> list[str]:
         where, applied, why = "the start", None, ""
         for base_name, base in (
             ("the start", case.start),
-            ("the branch's previous diff", last.get(branch)),
+            ("the branch's previous diff", last.get(key.split("/", 1)[0])),
         ):
             if base is None:
                 continue
@@ -206,7 +220,7 @@ def transcript_problems(case: Case, start: Verdict) -> list[str]:
         if applied is None:
             problems.append(f"{key}: diff does not apply: {why}")
             continue
-        last[branch] = applied
+        last[key.split("/", 1)[0]] = applied
         s = patches.size(patch)
         out.print(f"  {key}: record ok; diff applies to {where} ({s.files}f/{s.hunks}h/{s.lines}l)"
                   + ("" if unknown else f"; {len(set(cited))} cited test id(s) known"))  # fmt: skip
