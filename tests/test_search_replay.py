@@ -57,11 +57,12 @@ def test_outcomes_and_what_is_left_are_said_in_words(runs: dict[float, Sweep]) -
     )
     shown = shown_sweep(list(runs.values()))
     assert not any("budget_exhausted" in o or "(budget" in o for o in shown["outcome"])
-    # at 13 the 2 unspent units are the reserve: none of them is spendable on search
+    # at 13 the search stops with 4 unspent: 2 still spendable on search but too few to execute
+    # route C *and* verify it (so C is not run at all), and the 2 reserved for confirmation
     end = runs[13].steps[-1]
-    assert (end.left, end.search_left, end.held) == (2, 0, 2)
+    assert (end.left, end.search_left, end.held) == (4, 2, 2)
     said = spend_md(runs[13])
-    assert "**2** unspent: 0 spendable on search, 2 still reserved for confirmation" in said
+    assert "**4** unspent: 2 spendable on search, 2 still reserved for confirmation" in said
     assert "ended **incomplete: " in said
     labels = search_browser(runs[15]).labels
     assert labels[2:5] == ["A: frontier", "B: not expanded", "C: sealed"] and "branch" not in labels
