@@ -129,3 +129,19 @@ def test_marimo_section_renders_headless(headless) -> None:
     assert got["published_label"] is True
     assert got["published_problem"] == "HumanEval/39"
     assert isinstance(got["published_steps"], int) and got["published_steps"] >= 4
+
+
+def test_a_rung_that_cannot_apply_says_not_available_not_computed() -> None:
+    # MBPP here has no canonical solution and no docstring examples: the recording says why those
+    # rungs have no verdicts, and the table and chart say "not available", never "not computed"
+    rows = published.ladder()
+    assert rows, "needs the recorded ladder (python -m labkit.experiments.published regrade)"
+    frame = published.ladder_frame(rows)
+    mbpp = frame.filter(frame["run"] == "reflexion-mbpp").row(0, named=True)
+    assert [mbpp[c] for c in RUNG_COLUMNS if c != "benchmark check"] == ["not available"] * 4
+    assert mbpp["benchmark check"].startswith("311 of 397")
+    he = frame.filter(frame["run"] == "reflexion-humaneval").row(0, named=True)
+    assert he["differential (contract)"].startswith("136 of 164")
+    svg = chart_svg(published.ladder_chart(rows))
+    # 2 MBPP runs x 4 rungs labelled (each label's aria text names its note)
+    assert svg.count("note: not available") == 8 and "note: not computed" not in svg

@@ -3,7 +3,7 @@
 Everything here is a published run (the Reflexion authors' GPT-4 logs), re-graded by labkit: read
 from the committed tables (data/published/reflexion/) and the recorded ladder, never merged with
 the page's simulated numbers, never recomputed on open. A rung the ladder does not hold is shown
-as "not computed", never as zero.
+as "not available" (the rung cannot apply) or "not computed", never as zero.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import polars as pl
 
+from labkit.core.errors import LabkitError
 from labkit.core.stats import Interval
 from labkit.experiments.published import gains
+from labkit.experiments.published import ladder as recording
 from labkit.experiments.published.calibration import Estimate, calibrate
 from labkit.experiments.published.gains import LABEL, RUNGS, LadderRow
 from labkit.experiments.published.reflexion import candidate_source, load_problems, load_runs
@@ -31,6 +33,7 @@ __all__ = [
 RUNG_NAMES = {"own_tests": "own tests", "visible": "docstring examples", "check": "benchmark check",
               "differential_raw": "differential (raw)", "differential_contract": "differential (contract)"}  # fmt: skip
 NOT_COMPUTED = "not computed"
+NOT_AVAILABLE = "not available"  # the rung cannot apply to that run (the recording says why)
 INTRO = f"""## Published runs, re-graded
 
 *Every figure in this section: {LABEL}.* Not simulated, and never mixed with the simulated
@@ -83,34 +86,55 @@ def _count(iv: Interval) -> str:
     return f"{iv.estimate:.0f} [{iv.low:.0f}, {iv.high:.0f}]"
 
 
-def _rate(row: gains.RateRow | None) -> str:
-    return NOT_COMPUTED if row is None else f"{row.passed} of {row.problems}: {_pct(row.rate)}"
+def _unavailable() -> Mapping[str, Mapping[str, Mapping[str, int]]]:
+    """The recording's reasons a run has no verdicts on a rung ({} when nothing is recorded)."""
+    try:
+        return recording.load_recording()[1].get("unavailable", {})
+    except LabkitError:  # no recording yet: every missing rung is "not computed"
+        return {}
+
+
+def _missing(
+    unavailable: Mapping[str, Mapping[str, Mapping[str, int]]], run: str, rung: str
+) -> str:
+    """Why `run` has no verdicts on `rung`: "not available" when the recording says the rung cannot
+    apply (MBPP has no canonical solution and no examples), else "not computed"."""
+    why = unavailable.get(run, {}).get(rung, {})
+    return NOT_AVAILABLE if any(w.startswith(NOT_AVAILABLE) for w in why) else NOT_COMPUTED
+
+
+def _rate(row: gains.RateRow | None, missing: str = NOT_COMPUTED) -> str:
+    return missing if row is None else f"{row.passed} of {row.problems}: {_pct(row.rate)}"
 
 
 def ladder_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
     """Per run: the paper's figure, the log's own count, and labkit's pass rate on each rung."""
-    out = []
+    out, unavailable = [], _unavailable() if rows else {}
     for p in gains.published_beside(rows):
         rec = {
             "run": p.run,
             "paper (Table 1)": f"{p.paper:.1f} %",
             "logged is_solved": _rate(p.logged),
         }
-        rec |= {RUNG_NAMES[r]: _rate(gains.rung_rate(rows, p.run, r)) for r in RUNGS}
+        rec |= {
+            RUNG_NAMES[r]: _rate(gains.rung_rate(rows, p.run, r), _missing(unavailable, p.run, r))
+            for r in RUNGS
+        }
         out.append(rec)
     return pl.DataFrame(out)
 
 
 def ladder_chart(rows: Sequence[LadderRow] | None) -> alt.FacetChart:
-    """Pass rate per rung for each run (95% bootstrap interval); a rung not computed is a label, not a bar."""
-    data = []
+    """Pass rate per rung for each run (95% bootstrap interval); a rung without verdicts is a label saying
+    why (not available, not computed), never a bar."""
+    data, unavailable = [], _unavailable() if rows else {}
     for run in gains.PUBLISHED:
         for rung in RUNGS:
             got = gains.rung_rate(rows, run, rung)
             iv = got.rate if got else None
             data.append({"run": run, "rung": RUNG_NAMES[rung], "rate": iv.estimate if iv else None,
                          "low": iv.low if iv else None, "high": iv.high if iv else None,
-                         "shown": "computed" if iv else NOT_COMPUTED, "note": NOT_COMPUTED})  # fmt: skip
+                         "shown": "computed" if iv else "missing", "note": _missing(unavailable, run, rung)})  # fmt: skip
     frame = pl.DataFrame(
         data, schema_overrides={"rate": pl.Float64, "low": pl.Float64, "high": pl.Float64}
     )
@@ -123,14 +147,14 @@ def ladder_chart(rows: Sequence[LadderRow] | None) -> alt.FacetChart:
     bar = computed.mark_bar(color="#4c78a8", opacity=0.8).encode(y=y, x=alt.X("rate:Q", scale=scale, title=x_title),
                                                                  tooltip=["run", "rung", "rate", "low", "high"])  # fmt: skip
     err = computed.mark_rule(color="#1f2f4f").encode(y=y, x="low:Q", x2="high:Q")
-    missing = base.transform_filter(alt.datum.shown == NOT_COMPUTED).mark_text(
+    missing = base.transform_filter(alt.datum.shown == "missing").mark_text(
         align="left", dx=4, color="#888", fontStyle="italic"
     )
     text = missing.encode(y=y, x=alt.value(0), text="note:N")
     layered = alt.layer(bar, err, text, data=frame).properties(width=230, height=130)
     title = alt.TitleParams(
         f"The oracle ladder: {LABEL}",
-        subtitle="a rung labkit has not computed is labelled, never drawn as zero",
+        subtitle="a rung without verdicts says why (not available, or not computed), never drawn as zero",
     )
     return layered.facet(
         facet=alt.Facet("run:N", title=None, sort=list(gains.PUBLISHED)), columns=2
