@@ -20,17 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cells(w: gains.Wins) -> tuple[int, ...]:
-    return tuple(
-        int(v.estimate)
-        for v in (
-            w.both,
-            w.self_correction,
-            w.reflexion_only_unreflected,
-            w.single_only,
-            w.neither,
-            w.net,
-        )
-    )
+    return tuple(int(v.estimate) for v in w.cells())
 
 
 @pytest.mark.parametrize(
@@ -41,14 +31,7 @@ def test_wins_as_logged(bench: str, cells: tuple[int, ...]) -> None:
     w = gains.wins(gains.outcomes(bench))
     assert _cells(w) == cells
     assert w.problems == sum(cells[:5])
-    for iv in (
-        w.both,
-        w.self_correction,
-        w.reflexion_only_unreflected,
-        w.single_only,
-        w.neither,
-        w.net,
-    ):
+    for iv in w.cells():
         assert iv.low <= iv.estimate <= iv.high
     # recount from the raw table, independently of outcomes(): a Reflexion-only win after >= 1 reflection
     runs = load_runs()

@@ -173,14 +173,7 @@ def wins_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
                 )
                 continue
             w = gains.wins(gains.outcomes(bench, grader, rows))
-            cells = [
-                w.both,
-                w.self_correction,
-                w.reflexion_only_unreflected,
-                w.single_only,
-                w.neither,
-                w.net,
-            ]
+            cells = w.cells()
             out.append({"benchmark": bench, "graded by": "the log" if grader == "logged" else "labkit check",
                         "problems": w.problems} | {c: _count(v) for c, v in zip(_WIN_COLUMNS, cells, strict=True)})  # fmt: skip
     return pl.DataFrame(out, schema_overrides={"problems": pl.Int64})

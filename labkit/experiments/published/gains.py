@@ -161,6 +161,11 @@ class Wins:
         """Reflexion-only wins that Reflexion reached after at least one reflection (never a zero-reflection win)."""
         return self.reflexion_only_reflected
 
+    def cells(self) -> tuple[Interval, ...]:
+        """The six counts in table order: both, self-correction, unreflected, single only, neither, net."""
+        return (self.both, self.self_correction, self.reflexion_only_unreflected, self.single_only,
+                self.neither, self.net)  # fmt: skip
+
 
 def wins(o: Outcomes, seed: int = 0) -> Wins:
     """Decompose the two runs' difference on `o`'s problems."""
