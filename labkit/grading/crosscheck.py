@@ -12,12 +12,16 @@ A required test that cannot be cross-checked is named on the verdict, which then
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Mapping
 
 __all__ = ["uncheckable"]
 
 _FIXTURES = frozenset({"tmp_path", "monkeypatch"})
 _MARKS = frozenset({"parametrize", "slow"})
+# CPython 3.11 races on ast.parse from several threads (SystemError "AST constructor recursion
+# depth mismatch", seen when a thread pool validates): one parse at a time.
+PARSE_LOCK = threading.Lock()
 
 
 def uncheckable(tests: Mapping[str, str | bytes], required: tuple[str, ...]) -> dict[str, str]:
@@ -29,7 +33,8 @@ def uncheckable(tests: Mapping[str, str | bytes], required: tuple[str, ...]) -> 
         if path not in trees:
             text = tests.get(path)
             try:
-                trees[path] = ast.parse(text) if isinstance(text, str) else "not a text file"
+                with PARSE_LOCK:
+                    trees[path] = ast.parse(text) if isinstance(text, str) else "not a text file"
             except SyntaxError:
                 trees[path] = ""  # both runners fail to import it: nothing to confirm
         tree = trees[path]
