@@ -30,7 +30,7 @@ from typing import Any
 
 from labkit.core.errors import SandboxError
 from labkit.core.types import Outcome, TestResult, digest
-from labkit.grading.sandbox import SEVERITY, Limits, SandboxRun
+from labkit.grading.sandbox_facts import SEVERITY, Limits, SandboxRun
 
 _TAIL = 2000  # characters of stderr kept as evidence
 _MESSAGE = 500  # characters of a failure message kept per test

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit.core.types import TestResult
-from labkit.grading.sandbox import CORRUPT, SEVERITY, Limits, SandboxRun, describe
+from labkit.grading.sandbox_facts import CORRUPT, SEVERITY, Limits, SandboxRun, describe
 
 __all__ = ["from_reply"]
 
