@@ -539,7 +539,7 @@ def test_no_canary_from_an_earlier_hidden_suite_or_the_callers_environment(
     assert SUITE_CANARY in first.evidence.results[0].message
     wanted = [hashlib.sha256(c.encode()).hexdigest() for c in (SUITE_CANARY, ENV_CANARY)]
     scanner = _leaky(SCAN % tuple(wanted), "found = _scan()\nif found:\n    return found")
-    verdicts = [ROOMY.run(scanner, SUITE, use_cache=False) for _ in range(2)]
+    verdicts = [ROOMY.run(scanner, SUITE) for _ in range(2)]
     for verdict in verdicts:  # found nothing: the leaky cache fails exactly as it does honestly
         assert (verdict.fail_to_fail, verdict.pass_to_pass) == ((ISO,), (HIT, API)), verdict.evidence
         message = next(r.message for r in verdict.evidence.results if r.nodeid == ISO)
@@ -564,7 +564,7 @@ def test_the_same_candidate_run_twice_gets_the_same_verdict() -> None:
     """A fresh network namespace per run: a port one run leaves in TIME_WAIT is not another's."""
     prelude = TIME_WAIT + "_serve_once()  # at import: once per run (pytest's and the cross-check's)"
     good = Candidate({"cache.py": _leaky(prelude).files["cache.py"].replace("(key)", "(user, key)")})
-    verdicts = [ROOMY.run(good, SUITE, use_cache=False) for _ in range(2)]
+    verdicts = [ROOMY.run(good, SUITE) for _ in range(2)]
     for verdict in verdicts:
         assert verdict.resolved and not verdict.quarantined, verdict.evidence
 

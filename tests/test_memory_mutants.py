@@ -60,7 +60,7 @@ def test_a_quarantined_or_hung_mutant_is_left_out_and_nothing_is_validated_twice
         python: str = sys.executable
         seen: list[str] = field(default_factory=list)
 
-        def run(self, candidate: Candidate, suite: object, use_cache: bool = False) -> Verdict:
+        def run(self, candidate: Candidate, suite: object) -> Verdict:
             k = self.order.index(candidate.files[MODULE])
             self.seen.append(candidate.digest)
             fail = (TestResult("tests/test_visible.py::test_example_1", "failed", "assert 1 == 2"),)

@@ -11,6 +11,7 @@ from labkit.core.types import Candidate, Outcome, TestResult, Verdict, digest
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sandbox import Limits, SandboxRun
 from labkit.grading.validator import Validator, to_verdict, touches_protected
+from labkit.grading.verdicts import Checker
 
 TEST_CACHE = """\
 from cache import Cache
@@ -107,31 +108,32 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("fake_sandbox")
 def test_cache_hits_misses_and_bypass() -> None:
-    v = Validator(LIMITS, cache=True)
-    first = v.run(_cand(LEAKY), SUITE)
-    assert v.runs == 1
-    assert v.run(_cand(LEAKY), SUITE) is first  # hit: same candidate, suite, validator
-    assert v.runs == 1
-    assert v.run(_cand(GOOD), SUITE).resolved  # miss: different candidate
+    v = Validator(LIMITS)
+    checker = Checker(v)  # the one verdict cache sits in front of a validator, never inside it
+    first = checker.check(_cand(LEAKY), SUITE)
+    assert v.runs == 1 and not first.cached
+    again = checker.check(_cand(LEAKY), SUITE)  # hit: same candidate, suite, validator
+    assert again.cached and again.verdict is first.verdict and v.runs == 1
+    assert checker.check(_cand(GOOD), SUITE).verdict.resolved  # miss: different candidate
     assert v.runs == 2
-    fresh = v.run(_cand(LEAKY), SUITE, use_cache=False)  # bypass: a flakiness re-run
-    assert v.runs == 3 and fresh is not first and fresh.fail_to_fail == first.fail_to_fail
-    assert v.run(_cand(LEAKY), SUITE) is first  # the bypass did not overwrite the cached verdict
+    fresh = checker.check(_cand(LEAKY), SUITE, use_cache=False)  # bypass: a flakiness re-run
+    assert v.runs == 3 and not fresh.cached
+    assert fresh.verdict.fail_to_fail == first.verdict.fail_to_fail
 
-    uncached = Validator(LIMITS)  # caching is off unless asked for
-    uncached.run(_cand(LEAKY), SUITE)
-    uncached.run(_cand(LEAKY), SUITE)
-    assert uncached.runs == 2
+    v.run(_cand(LEAKY), SUITE)  # the validator itself never caches
+    v.run(_cand(LEAKY), SUITE)
+    assert v.runs == 5
 
 
 @pytest.mark.usefixtures("fake_sandbox")
 def test_alarmed_verdicts_are_never_cached() -> None:
-    v = Validator(LIMITS, cache=True)
+    v = Validator(LIMITS)
+    checker = Checker(v)
     tampered = _cand(GOOD, **{"conftest.py": "# harmless, but not allowed\n"})
-    first = v.run(tampered, SUITE)
+    first = checker.check(tampered, SUITE).verdict
     assert first.quarantined and not first.resolved
     assert first.fail_to_pass == (ISO,)  # the tests did pass; the verdict is still quarantined
-    v.run(tampered, SUITE)
+    assert not checker.check(tampered, SUITE).cached
     assert v.runs == 2
 
 
@@ -146,9 +148,7 @@ def test_unsafe_paths_are_alarmed_and_never_laid_out() -> None:
 
 def test_validator_id_is_its_settings() -> None:
     assert Validator(LIMITS).id == Validator(Limits(30, 512)).id
-    assert (
-        Validator(LIMITS).id == Validator(LIMITS, cache=True).id
-    )  # caching does not change verdicts
+    assert Checker(Validator(LIMITS)).id == Validator(LIMITS).id  # caching does not change verdicts
     assert Validator(LIMITS).id != Validator(Limits(31, 512)).id
     assert Validator(LIMITS).id != Validator(Limits(30, 256)).id
     assert Validator(LIMITS).id != Validator(LIMITS, python="/usr/bin/python3").id

@@ -54,7 +54,7 @@ class SealedCheckSet:
     def confirm(self, candidate: Candidate) -> bool:
         """True iff every sealed check passes on `candidate` with no integrity alarm."""
         self.runs += 1
-        return self._validator.run(candidate, self._suite, use_cache=False).resolved
+        return self._validator.run(candidate, self._suite).resolved
 
 
 @dataclass(frozen=True)

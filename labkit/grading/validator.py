@@ -41,7 +41,7 @@ class Validator:
     """Runs an acceptance suite on candidates under fixed limits. Same settings, same `id`."""
 
     def __init__(
-        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable, cache: bool = False,
+        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable,
         require_cross_check: bool = False,
     ) -> None:  # fmt: skip
         self.limits = limits
@@ -49,13 +49,10 @@ class Validator:
         # Every required test must be confirmed by the independent runner: one it cannot run
         # (or any, in the process sandbox) counts as not passed.
         self.require_cross_check = require_cross_check
-        from labkit.grading.verdicts import VerdictCache
-
-        self._cache: VerdictCache | None = VerdictCache() if cache else None
-        self.runs = 0  # sandbox runs actually started (cache hits do not count)
+        self.runs = 0  # sandbox runs actually started (a cache is grading.verdicts.Checker's job)
 
     def __repr__(self) -> str:
-        return f"Validator(id={self.id}, limits={self.limits}, cache={self._cache is not None})"
+        return f"Validator(id={self.id}, limits={self.limits})"
 
     @property
     def id(self) -> str:
@@ -73,15 +70,8 @@ class Validator:
             settings["require_cross_check"] = True
         return digest(json.dumps(settings, sort_keys=True))
 
-    def run(
-        self, candidate: Candidate, suite: AcceptanceSuite, *, use_cache: bool = True
-    ) -> Verdict:
-        """Validate `candidate` against `suite`. use_cache=False forces a fresh run (flakiness checks)."""
-        cache = self._cache if use_cache else None
-        key = cache.key(candidate, suite, self) if cache is not None else ""
-        hit = cache.get(key) if cache is not None else None
-        if hit is not None:
-            return hit
+    def run(self, candidate: Candidate, suite: AcceptanceSuite) -> Verdict:
+        """Validate `candidate` against `suite`: always a fresh sandboxed run."""
         alarms = self.alarms_for(candidate, suite)
         static = crosscheck.uncheckable(suite.tests, suite.required)  # from the pristine text
         run = None
@@ -96,10 +86,7 @@ class Validator:
                 required=[n for n in suite.required if n not in static],
                 import_roots=("", *suite.import_roots),
             )
-        verdict = to_verdict(run, candidate, suite, self.id, alarms, tuple(static), self.require_cross_check)
-        if cache is not None:
-            cache.put(key, verdict)  # keeps clean verdicts only
-        return verdict
+        return to_verdict(run, candidate, suite, self.id, alarms, tuple(static), self.require_cross_check)
 
     def retest(self, before: Verdict, candidate: Candidate, suite: AcceptanceSuite) -> Verdict:
         """Re-validate after a patch, on the SAME suite and validator as `before`, or refuse."""

@@ -166,7 +166,7 @@ class Checker:
             hit = self.cache.get(key)
             if hit is not None:
                 return Checked(hit, True)
-        verdict = self.validator.run(candidate, suite, use_cache=False)
+        verdict = self.validator.run(candidate, suite)
         with self._lock:
             self.runs += 1
         self.cache.put(key, verdict)

@@ -200,7 +200,7 @@ class Recorder:
         suite, validator = task.hidden, self.checker.validator
 
         def run() -> bool:
-            return bool(validator.run(candidate, suite, use_cache=False).resolved)
+            return bool(validator.run(candidate, suite).resolved)
 
         return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
 

@@ -149,7 +149,7 @@ class Arm:
             return Proposal(usage=spent, raw=_shown(wrote) if wrote else "", note=note)
         from labkit.grading.validator import Validator
 
-        verdict = Validator().run(s.candidate, suite, use_cache=False)
+        verdict = Validator().run(s.candidate, suite)
         spent = spent + Usage(wall_seconds=verdict.evidence.wall_seconds)
         judged: dict[str, Any] = {"self_tests": "pass" if verdict.resolved else "fail", "candidate": s.candidate.digest}
         if verdict.resolved:
