@@ -13,9 +13,13 @@ suite of cases `case` and `slice`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypedDict
+from typing import Any, TypedDict
+
+from labkit.core.types import Usage
 
 __all__ = [
     "AlarmDetail",
@@ -34,6 +38,7 @@ __all__ = [
     "ErrorDecisionDetail",
     "ErrorDetail",
     "EscalateDetail",
+    "Event",
     "ExpandDetail",
     "ExperimentDetail",
     "GenerateDetail",
@@ -455,3 +460,33 @@ def declared(kind: Kind, detail: Mapping[str, object]) -> dict[str, object]:
 
         raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
     return dict(detail)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One recorded action. `evidence` and `detail` were stored as JSON text."""
+
+    seq: int
+    run_id: str
+    round: int
+    role: str  # executor | validator | reflector | decision | model | budget | ...
+    kind: str  # generate | execute | verify | reflect | decide | alarm | ...
+    input_hash: str  # "" when there was no input
+    output_hash: str  # "" when there was no output
+    evidence: str  # JSON text, "" if none
+    tokens: int
+    calls: int
+    wall_seconds: float
+    cost_units: float
+    started_at: float
+    ended_at: float
+    detail: Mapping[str, Any]
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.tokens, self.calls, self.wall_seconds, self.cost_units)
+
+    @property
+    def evidence_value(self) -> Any:
+        """The evidence decoded back from JSON (None when there was none)."""
+        return json.loads(self.evidence) if self.evidence else None

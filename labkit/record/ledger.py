@@ -27,13 +27,13 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 from labkit.core.errors import LedgerError
 from labkit.core.types import Usage, digest
+from labkit.record.events import Event
 from labkit.record.ledger_file import LedgerFile
 from labkit.record.rows import (
     INSERT,
@@ -49,36 +49,6 @@ from labkit.record.rows import (
 
 if TYPE_CHECKING:
     import polars as pl
-
-
-@dataclass(frozen=True)
-class Event:
-    """One recorded action. `evidence` and `detail` were stored as JSON text."""
-
-    seq: int
-    run_id: str
-    round: int
-    role: str  # executor | validator | reflector | decision | model | budget | ...
-    kind: str  # generate | execute | verify | reflect | decide | alarm | ...
-    input_hash: str  # "" when there was no input
-    output_hash: str  # "" when there was no output
-    evidence: str  # JSON text, "" if none
-    tokens: int
-    calls: int
-    wall_seconds: float
-    cost_units: float
-    started_at: float
-    ended_at: float
-    detail: Mapping[str, Any]
-
-    @property
-    def usage(self) -> Usage:
-        return Usage(self.tokens, self.calls, self.wall_seconds, self.cost_units)
-
-    @property
-    def evidence_value(self) -> Any:
-        """The evidence decoded back from JSON (None when there was none)."""
-        return json.loads(self.evidence) if self.evidence else None
 
 
 def new_run_id(prefix: str = "run") -> str:

@@ -15,12 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from labkit.core.types import Usage
-from labkit.record.events import BudgetStatus, Kind, Role
+from labkit.record.events import BudgetStatus, Event, Kind, Role
 
 if TYPE_CHECKING:
     import polars as pl
-
-    from labkit.record.ledger import Event
 
 __all__ = ["RoundRow", "round_rows", "rounds_frame"]
 
