@@ -27,7 +27,6 @@ from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop import resume as resuming
 from labkit.loop.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.runner import Runner
-from labkit.loop.sequence import Checkpointed, Steps, run_sequence
 from labkit.loop.steps import Recorder, candidate_from_json, checker_for
 from labkit.loop.stopping import Rule
 from labkit.loop.strategy import Proposal, Situation, Strategy
@@ -40,9 +39,8 @@ if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
 __all__ = [
-    "Checkpointed", "EngineRun", "Steps", "Proposal", "Reflection", "Round", "Situation", "Task", "Trace",
+    "EngineRun", "Proposal", "Reflection", "Round", "Situation", "Task", "Trace",
     "as_strategy", "assess", "candidate_from_json", "decide", "resume_point", "run", "run_loop",
-    "run_sequence",
 ]  # fmt: skip
 
 Reflection = Proposal  # the name the single-case loop used for a reflector's answer

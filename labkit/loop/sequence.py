@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from labkit.core.types import Candidate, Decision, Patch, Verdict
+from labkit.loop.engine import run
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.loop.trace import Task
 
@@ -64,8 +65,6 @@ def run_sequence(
     run_id: str = "sequence",
 ) -> Checkpointed:
     """Run `steps` as one checkpointed sequence through the engine (see the module docstring)."""
-    from labkit.loop.engine import run
-
     task = Task(run_id, candidate, suite)
     out = run([task], Steps(tuple(steps)), validator, rounds=1, keep="no_worse", stop_at_green=False,
               ledger=ledger, run_id=run_id)  # fmt: skip
