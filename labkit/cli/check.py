@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from labkit.cli.console import err, fail, out, usage, validator_for
+from labkit.cli.show import verdict_table
 from labkit.core.errors import LabkitError
 
 if TYPE_CHECKING:
@@ -31,8 +33,6 @@ EXIT_CODES = (
 
 def case_folder(path: Path) -> Path:
     """`path` if it is a case folder, else a usage error (exit 2) saying what to give."""
-    from labkit.cli.commands import usage
-
     if path.is_file():
         hint = f": give its folder, labkit check {path.parent}" if path.name == "case.json" else ""
         raise usage(f"{path} is a file, not a case folder{hint}")
@@ -63,7 +63,6 @@ def check(
         bool, typer.Option("--all-branches", help="check every transcript branch")
     ] = False,
 ) -> None:
-    from labkit.cli.commands import _validator, err, fail, out, verdict_table
     from labkit.core import patch as patches
     from labkit.grading.cases import load_case
 
@@ -83,7 +82,7 @@ def check(
     if case.spec is not None:
         for ex in case.spec.excluded:
             out.print(f"  not required: {ex.id} — {ex.reason}")
-    validator = _validator(wall, memory)
+    validator = validator_for(wall, memory)
     verdict = validator.run(case.start, case.suite)
     out.print(verdict_table(verdict, case.suite, f"start candidate ({case.start.label})"))
     if verdict.evidence.isolation:
@@ -158,7 +157,6 @@ def transcript_problems(case: Case, start: Verdict, branch: str | None = "main")
     dry-applied (to the start, else on top of the branch's previous diff) and the tests it cites
     looked up; one line each. Other keys (a branch's `distill` reply) are not reflection records:
     they are checked when they are used."""
-    from labkit.cli.commands import out
     from labkit.core import patch as patches
     from labkit.core.types import Patch
     from labkit.loop.reflection import check_record, parse_json_reply

@@ -10,19 +10,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from labkit.cli.check import check as check_command
+from labkit.cli.console import err, fail, out, usage, validator_for
 from labkit.cli.search import search as search_command
+from labkit.cli.show import verdict_table
 from labkit.core.errors import LabkitError, RunIdInUse, RunLeaseHeld
-
-if TYPE_CHECKING:
-    from rich.table import Table
-
-    from labkit.grading.validator import Validator
 
 __all__ = ["app", "main"]
 
@@ -45,28 +41,8 @@ app.command("check")(check_command)
 app.command("search")(search_command)
 importer = typer.Typer(help="Turn a problem from a benchmark format into a labkit case.")
 app.add_typer(importer, name="import")
-out = Console()
-err = Console(stderr=True)
 
 CaseDir = Annotated[Path, typer.Argument(help="a case folder (with case.json)")]
-
-
-def fail(reason: str, code: int = 1) -> typer.Exit:
-    """One line on stderr, exit code 1 (a failed run or check)."""
-    err.print(f"labkit: {reason}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(code)
-
-
-def usage(reason: str) -> typer.Exit:
-    """One line on stderr, exit code 2 (a usage or configuration error: nothing ran)."""
-    return fail(reason, 2)
-
-
-def _validator(wall: float, memory: int) -> Validator:
-    from labkit.grading.sandbox import Limits
-    from labkit.grading.validator import Validator
-
-    return Validator(Limits(wall_seconds=wall, memory_mb=memory))
 
 
 Wall = Annotated[float, typer.Option(help="wall-clock limit of one test run, seconds", min=1)]
@@ -85,12 +61,6 @@ def new_case(
     for p in written:
         out.print(f"  wrote {p}")
     out.print(f"next: labkit check {folder}   then: labkit run {folder}")
-
-
-def verdict_table(*args: Any, **kw: Any) -> Table:
-    from labkit.cli.show import verdict_table as table
-
-    return table(*args, **kw)
 
 
 @app.command()
@@ -174,7 +144,7 @@ def run(
 
         try:
             trace = run_loop(
-                case.start, case.suite, _validator(wall, memory), Shown(), max_rounds=rounds,
+                case.start, case.suite, validator_for(wall, memory), Shown(), max_rounds=rounds,
                 patch_cap=dict(case.patch_cap), ledger=book, budget=money, run_id=rid, resume=resume,
             )  # fmt: skip
         except (RunIdInUse, RunLeaseHeld) as exc:  # another process took the id meanwhile
@@ -188,7 +158,7 @@ def run(
             out.print(f"  round {r.index}: reflection unusable — {r.reflection.failure}")
     out.print(verdict_table(trace.final_verdict, case.suite, "final candidate"))
     if case.hidden is not None:  # scored after the run only: the loop never saw these
-        hidden = _validator(wall, memory).run(trace.final, case.hidden)
+        hidden = validator_for(wall, memory).run(trace.final, case.hidden)
         out.print(verdict_table(hidden, case.hidden, "final candidate on the hidden tests"))
     book.close()
     if ledger is not None:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from labkit.cli.console import fail, out, usage
 
 __all__ = ["search"]
 
-out = Console()
 # Why a search stopped, in words (labkit.loop.search's reasons).
 WHY = {
     "budget_exhausted": "the next step did not fit in what was left",
@@ -52,7 +52,6 @@ def search(
 ) -> None:
     """Search a case's routes under a budget: each branch's cost and outcome, the sealed winner,
     its confirmation on the sealed final tests, and the accounts (exit 1 if incomplete)."""
-    from labkit.cli.commands import fail, usage
     from labkit.grading.sealed import load_search_case
     from labkit.grading.validator import Validator
     from labkit.grading.verdicts import Checker
