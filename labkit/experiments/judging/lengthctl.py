@@ -36,7 +36,7 @@ from labkit.experiments.judging.logistic import (
 )
 
 if TYPE_CHECKING:
-    from labkit.experiments.judging.bias import SwapTable
+    from labkit.experiments.judging.swaps import SwapTable
 
 __all__ = ["C_GRID", "LengthControl", "Variant", "Versus", "WinRate", "choose_l1", "length_controlled",
            "length_design", "model_design", "per_model", "versus"]
