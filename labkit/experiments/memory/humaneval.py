@@ -31,6 +31,7 @@ import polars as pl
 
 from labkit.core.types import Candidate
 from labkit.core.versions import package_versions
+from labkit.experiments.memory.actors import ModelActor
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
 from labkit.loop.memory.episodic import EpisodicBuffer, Reflexion
@@ -115,8 +116,6 @@ def run_tasks(strategy: Reflexion, cs: Sequence[HumanEvalCase], checker: Checker
 def real_model(ids: Sequence[str], model: str = "labkit/smollm2", trials: int = 3, ledger: Ledger | None = None,
                checker: Checker | None = None, max_tokens: int = 400) -> pl.DataFrame:  # fmt: skip
     """No memory vs the buffer with a REAL model on the problems `ids` (same trials in both arms)."""
-    from labkit.experiments.memory.reflexion import ModelActor
-
     cs = load(ids)
     checker = checker or Checker()
     frames = []
