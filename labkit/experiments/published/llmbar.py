@@ -43,9 +43,10 @@ __all__ = [
     "Scores",
     "Tables",
     "authors_percent",
+    "build_main",
     "claim_frame",
     "load",
-    "main",
+    "report_main",
     "score",
     "score_all",
     "swap_table",
@@ -239,7 +240,7 @@ def _table_text(scores: tuple[Scores, ...]) -> str:
     return "\n".join(lines)
 
 
-def _report(argv: list[str]) -> int:
+def report_main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m labkit.experiments.published llmbar",
         description=f"LLMBar's judges, {SOURCE_LABEL}.",
@@ -257,7 +258,7 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
-def _build(argv: list[str]) -> int:
+def build_main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m labkit.experiments.published build-llmbar",
         description="Rebuild data/published/llmbar from a local clone of princeton-nlp/LLMBar.",
@@ -292,9 +293,3 @@ def _build(argv: list[str]) -> int:
     )
     load.cache_clear()
     return 0
-
-
-def main(argv: list[str]) -> int:
-    """`llmbar [...]` or `build-llmbar [...]` (argv[0] is the command)."""
-    command, rest = argv[0], list(argv[1:])
-    return _build(rest) if command == "build-llmbar" else _report(rest)

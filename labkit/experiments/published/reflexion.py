@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from labkit.core.paths import data_root
 
 __all__ = [
     "BUILD_COMMAND", "COMMIT", "ORIGINALS", "REPOSITORY", "RUNS", "Original", "build", "candidate_source",
-    "load_problems", "load_runs", "load_self_tests", "main", "tables_dir",
+    "build_main", "load_problems", "load_runs", "load_self_tests", "tables_dir",
 ]  # fmt: skip
 
 REPOSITORY = "https://github.com/noahshinn/reflexion"
@@ -208,7 +207,7 @@ def candidate_source(problem_row: Mapping[str, Any], run_row: Mapping[str, Any])
     return solution if solution.startswith(prompt) else prompt + solution
 
 
-def _build_main(argv: Sequence[str]) -> int:
+def build_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m labkit.experiments.published build-reflexion",
                                 description="Rebuild data/published/reflexion's tables from a local clone.")  # fmt: skip
     p.add_argument(
@@ -228,23 +227,3 @@ def _build_main(argv: Sequence[str]) -> int:
     tables = build(a.repo, out)
     print(json.dumps({name: len(rows) for name, rows in tables.items()}) + f" -> {out}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`build-reflexion`, `regrade` or `ladder`, then that command's options."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    command, rest = (args[0], args[1:]) if args else ("", [])
-    if command == "build-reflexion":
-        return _build_main(rest)
-    if command == "regrade":
-        from labkit.experiments.published.regrade import main as regrade_main
-
-        return regrade_main(rest)
-    if command == "ladder":
-        from labkit.experiments.published.ladder import main as ladder_main
-
-        return ladder_main(rest)
-    print(
-        "usage: python -m labkit.experiments.published {build-reflexion,regrade,ladder} [options]"
-    )
-    return 2
