@@ -113,6 +113,62 @@ def violations(graph: Mapping[str, set[str]]) -> list[str]:
     return found
 
 
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or round a loop (Tarjan's SCCs).
+
+    A package's `__init__` is left out: `from labkit.loop import engine` names the package as
+    well as the module, and a package re-exporting its own modules is not a cycle of concerns.
+    """
+    packages = {m for m in graph if any(other.startswith(m + ".") for other in graph)}
+    edges = {m: sorted(t for t in ts if t not in packages) for m, ts in graph.items() if m not in packages}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_two_modules_import_each_other() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_is_caught_in_a_synthetic_graph() -> None:
+    graph = {
+        "labkit.loop": {"labkit.loop.engine"},  # a package naming its module: not a cycle
+        "labkit.loop.engine": {"labkit.loop", "labkit.loop.sequence"},
+        "labkit.loop.sequence": {"labkit.loop.steps"},
+        "labkit.loop.steps": {"labkit.loop.engine"},  # round a loop of three
+        "labkit.core.types": set(),
+        "labkit.core.errors": {"labkit.core.types"},
+    }
+    assert cycles(graph) == [["labkit.loop.engine", "labkit.loop.sequence", "labkit.loop.steps"]]
+    graph["labkit.loop.steps"] = set()
+    assert cycles(graph) == []
+
+
 def test_the_real_graph_points_down() -> None:
     graph = import_graph()
     assert "labkit.loop.engine" in graph and "labkit.core.errors" in graph["labkit.loop.engine"]
