@@ -10,6 +10,7 @@ import pytest
 from labkit.experiments.memory import humaneval as he
 from labkit.experiments.memory import reflexion as rx
 from labkit.grading.verdicts import Checker
+from labkit.loop.memory.episodic import Window
 
 # real validation of every state (a few hundred pytest runs through the sandbox): minutes on a shared CPU
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -58,7 +59,7 @@ def test_a_sparse_reward_gives_the_buffer_nothing_on_humaneval_either(result: rx
 def test_an_actor_that_ignores_the_buffer_gets_no_lift(problems: tuple[he.HumanEvalCase, ...], checker: Checker,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     act = rx.SimActor.act
-    monkeypatch.setattr(rx.SimActor, "act", lambda self, s, memory: act(self, s, rx.Window((), "", 0, 0)))
+    monkeypatch.setattr(rx.SimActor, "act", lambda self, s, memory: act(self, s, Window((), "", 0, 0)))
     ignored = rx.compare(rx.ARMS[:2], seeds=range(4), trials=TRIALS, among=problems, checker=checker)
     for t in range(1, TRIALS + 1):
         assert ignored.difference("buffer", "no memory", t).estimate == 0
