@@ -62,6 +62,8 @@ MALFORMED = [
     ("patch entry as a string", {"patches": {"fix": "patches/fix.diff"}}, ["'patches.fix'", "expected an object"]),
     ("patch file missing", {"patches": {"fix": {"file": "patches/nope.diff"}}}, ["'patches.fix.file'", "does not exist"]),
     ("patch without file and no default", {"patches": {"other": {"label": "x"}}}, ["'patches.other.file'", "patches/other.diff"]),
+    ("patch without file, its diff at the old default", {"patches": {"fix": {"label": "the fix"}}}, ["'patches.fix.file' is required", "patches/fix.diff"]),
+    ("patch list entry without file", {"patches": [{"name": "fix", "kind": "fix"}]}, ["'patches.fix.file' is required"]),
     ("fail_to_pass as a string", {"fail_to_pass": "tests/test_m.py::test_two"}, ["'fail_to_pass'", "expected a list"]),
     ("unknown field (a typo)", {"fail_to_passs": []}, ["'fail_to_passs'", "not part of the case format"]),
     ("patch cap not positive", {"patch_cap": {"max_hunks": 0}}, ["'patch_cap.max_hunks'", "positive integer"]),

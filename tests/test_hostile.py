@@ -342,3 +342,96 @@ def test_a_memory_bomb_is_contained_by_the_address_space_limit(bomb: str) -> Non
     assert verdict.evidence.outcome(ISO) in ("failed", "error")
     assert not verdict.resolved
     assert verdict.pass_to_pass == (HIT, API)  # the rest of the run went on normally
+
+
+# -- the process fallback: an allow-listed environment, and what it cannot contain ------------
+
+KEY_CANARY = "sk-canary-fallback-4be1d07c"
+TOKEN_CANARY = "lk-canary-token-93aa0e51"
+PEEK = """\
+import base64, os
+def _peek():  # what a candidate sees of the keys: its own environment, then its parent's
+    try:
+        parent = open(f"/proc/{os.getppid()}/environ", "rb").read().decode(errors="replace")
+    except OSError as e:
+        parent = type(e).__name__
+    keys = [e for e in parent.split("\\0") if "KEY=" in e or "TOKEN=" in e]
+    return (f"names={sorted(os.environ)} values={sorted(os.environ.values())} parent={keys} "
+            f"b64={base64.b64encode(repr(keys).encode()).decode()}")
+"""
+FALLBACK = """\
+import json
+from labkit.core.types import Candidate
+from labkit.grading.sandbox import Limits
+from labkit.grading.validator import Validator
+from tests.test_hostile import ISO, LEAKY, SUITE, PEEK, _leaky
+v = Validator(Limits(wall_seconds=30, memory_mb=512))
+seen = v.run(_leaky(PEEK, "if user == 'bob': raise AssertionError(_peek())"), SUITE)
+honest = v.run(Candidate({"cache.py": LEAKY}), SUITE)
+print(json.dumps({"isolation": seen.evidence.isolation, "resolved": seen.resolved,
+                  "message": next(r.message for r in seen.evidence.results if r.nodeid == ISO),
+                  "text": repr(seen), "honest": [list(honest.fail_to_fail), list(honest.pass_to_pass)]}))
+"""
+
+
+def test_without_isolation_keys_stay_out_of_the_candidates_environment_and_its_report() -> None:
+    """The fallback runs the candidate as the researcher's user: its own environment is an
+    allow-list (contained), but it can read its parent's through /proc (NOT contained, and
+    asserted here so the README's claim stays true); what it reports back is redacted."""
+    import ast
+    import base64
+    import json
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo), "LABKIT_SANDBOX": "process",
+           "OPENAI_API_KEY": KEY_CANARY, "LABKIT_API_TOKEN": TOKEN_CANARY}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", FALLBACK], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout  # fmt: skip
+    result = json.loads(out.splitlines()[-1])
+    assert "NOT ISOLATED" in result["isolation"] and not result["resolved"]
+    message = result["message"]
+    names = message.split("names=", 1)[1].split(" values=", 1)[0]
+    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    assert set(ast.literal_eval(names)) - allowed == {"PYTEST_CURRENT_TEST", "PYTEST_VERSION"}, names  # pytest's own
+    assert "[redacted OPENAI_API_KEY]" in message, message  # read through /proc: not contained
+    assert "[redacted LABKIT_API_TOKEN]" in message, message
+    assert "[redacted OPENAI_API_KEY, base64]" in message, message  # and its disguise
+    for canary in (KEY_CANARY, TOKEN_CANARY):
+        assert canary not in out and base64.b64encode(canary.encode()).decode()[:16] not in out
+    assert result["honest"] == [[ISO], [HIT, API]]  # an honest candidate after it: its own verdict
+
+
+HOG = """\
+import os
+try:
+    hog = bytearray(512 * 1024 * 1024)
+    print("memory: allocated")
+except MemoryError:
+    print("memory: refused")
+try:
+    with open("big.bin", "wb") as f:
+        f.write(b"x" * (2 * 1024 * 1024))
+    print("file: written")
+except OSError as e:
+    print("file: refused,", e.strerror)
+print("env:", sorted(os.environ))
+"""
+
+
+def test_without_isolation_a_probe_gets_the_process_sandboxs_limits_and_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from labkit.grading.script import run_script
+
+    monkeypatch.setenv("LABKIT_SANDBOX", "process")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY_CANARY)
+    run = run_script({}, HOG, Limits(wall_seconds=30, memory_mb=256, file_mb=1))
+    assert "NOT ISOLATED" in run.isolation and run.exit_code == 0, run
+    assert "memory: refused" in run.stdout and "file: refused, File too large" in run.stdout, run
+    names = {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"}
+    assert f"env: {sorted(names)}" in run.stdout, run.stdout
+    honest = ROOMY.run(_leaky(), SUITE)  # the fallback validates the next candidate as ever
+    assert (honest.fail_to_fail, honest.pass_to_pass) == ((ISO,), (HIT, API))

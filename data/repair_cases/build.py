@@ -109,7 +109,7 @@ def build_case(spec: dict, validator: Validator) -> dict:
             mismatches.append(f"{spec['id']}/{name}: intended {spec['expect'].get(name)}, measured {effect}")
         if kind != "fix" and hidden_verdict.resolved:
             mismatches.append(f"{spec['id']}/{name}: a {kind} patch passes every hidden test")
-        records.append({"name": name, "kind": kind, "base": base_name, "description": desc, "effect": effect,
+        records.append({"name": name, "file": f"patches/{name}.diff", "kind": kind, "base": base_name, "description": desc, "effect": effect,
                         "hidden_failing": sorted(hidden_verdict.fail_to_fail + hidden_verdict.pass_to_fail)})
     if mismatches:
         raise SystemExit("\n".join(mismatches))

@@ -3,13 +3,24 @@
 A known secret is the value of an environment variable whose name contains KEY, TOKEN,
 SECRET or PASSWORD (at least 8 characters, so a flag like DEBUG_KEY=1 is not one), plus
 any value the caller passes (an api_key given as a parameter).
+
+This is the last line, not the defence (candidates never get the caller's environment).
+Besides each secret as it is, its cheap disguises go too: reversed, hex (either case),
+URL-encoded, and base64 (standard and URL-safe). Base64 of a longer text that holds the
+secret depends on where the secret starts modulo 3, so each of the three alignments is
+matched by the characters that only the secret's bytes determine (the one or two at each
+edge, shared with neighbouring bytes, stay). Any other encoding (XOR, a split, ROT13) is
+not recognised.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote, quote_plus
 
 __all__ = ["known_secrets", "redact", "redact_all"]
 
@@ -55,11 +66,30 @@ def redact_all(
     """`redact` for several texts, looking the secrets up once."""
     secrets = known_secrets(environ)
     secrets.update({v: "secret" for v in extra if v and len(v) >= _SHORTEST})
-    order = sorted(secrets, key=len, reverse=True)
+    labels: dict[str, str] = {}
+    for value, name in secrets.items():
+        for form, how in _disguises(value):
+            labels.setdefault(form, f"[redacted {name}{how}]")
+    order = sorted(labels, key=len, reverse=True)
     out = []
     for text in texts:
-        for value in order:
-            if value in text:
-                text = text.replace(value, f"[redacted {secrets[value]}]")
+        for form in order:
+            if form in text:
+                text = text.replace(form, labels[form])
         out.append(text)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _disguises(value: str) -> tuple[tuple[str, str], ...]:
+    """(form, how it was disguised) for `value`: itself first, then its encodings."""
+    raw = value.encode()
+    forms = [(value, ""), (value[::-1], ", reversed"), (raw.hex(), ", hex"),
+             (raw.hex().upper(), ", hex"), (quote(value, safe=""), ", URL-encoded"),
+             (quote_plus(value), ", URL-encoded")]  # fmt: skip
+    for shift in range(3):  # the secret starting at byte 0, 1 or 2 of a base64 group
+        encoded = base64.b64encode(bytes(shift) + raw).decode()
+        core = encoded[-(-8 * shift // 6) : 8 * (shift + len(raw)) // 6]  # secret's bits only
+        forms += [(core, ", base64"), (core.replace("+", "-").replace("/", "_"), ", base64")]
+    unique = dict(reversed(forms))  # the first disguise named for a form wins
+    return tuple((f, unique[f]) for f in dict.fromkeys(f for f, _ in forms) if len(f) >= _SHORTEST)

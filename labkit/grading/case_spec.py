@@ -56,7 +56,7 @@ class PatchSpec(BaseModel):
 
     model_config = _STRICT
     name: str = ""
-    file: str = ""  # default: patches/<name>.diff
+    file: str = Field(min_length=1)  # required: a missing one is a CaseError, never a guess
     label: str = ""
     description: str = ""
     kind: Literal["fix", "wrong", "tempt", ""] = ""
@@ -176,7 +176,7 @@ class CaseSpec(BaseModel):
     @field_validator("patches", mode="before")
     @classmethod
     def _patch_list(cls, value: Any) -> Any:
-        """Patches as {name: {...}} or as a list of {"name": ..., ...}; `file` defaults by name."""
+        """Patches as {name: {...}} or as a list of {"name": ..., ...}; each entry names its `file`."""
         if isinstance(value, list):
             out: dict[str, Any] = {}
             for i, entry in enumerate(value):
@@ -190,7 +190,7 @@ class CaseSpec(BaseModel):
             fixed: dict[str, Any] = {}
             for name, entry in value.items():
                 if isinstance(entry, dict):
-                    entry = {"file": f"patches/{name}.diff", **entry, "name": name}
+                    entry = {**entry, "name": name}
                 fixed[name] = entry
             return fixed
         return value
@@ -263,6 +263,8 @@ def _explain(err: Any) -> str:
     loc, field = _where(err)
     kind = err["type"]
     got = _shown(err.get("input"))
+    if kind == "missing" and field.startswith("patches.") and loc[-1] == "file":
+        return f'field {field!r} is required: the diff of patch {loc[1]!r}, e.g. "patches/{loc[1]}.diff"'
     if kind == "missing":
         return f"field {field!r} is required"
     if kind == "extra_forbidden":

@@ -5,12 +5,17 @@ later start removes what a killed owner left), writes the pristine protected tes
 them, starts `python -I -B -m pytest` in a new session with RLIMIT_AS, RLIMIT_FSIZE and
 RLIMIT_NPROC (which the kernel does not apply to root) and a wall-clock deadline after
 which the process group is killed; its own ini via `-c`, no plugin autoload, no cache, an
-allow-listed environment; junit XML outside the workspace, read only if it is small;
-hashes the protected files again; deletes everything.
+allow-listed environment (`allowed_env`: nothing of the caller's, so no keys or tokens);
+junit XML outside the workspace, read only if it is small; hashes the protected files
+again; deletes everything. Known secrets are redacted from what the run reports (messages,
+stderr), as a last line: see below.
 
 What this is not: isolation. Code under test runs as the same user, sees the same files,
-the network and other processes, and can outlive the run with `setsid`. Every verdict from
-here says NOT ISOLATED and why isolation was unavailable.
+the network and other processes, and can outlive the run with `setsid`. Being the same
+user, it can read the environment of the researcher's processes in /proc/<pid>/environ
+(labkit's own and its parents', which hold any key they were started with): the
+allow-list keeps keys out of the candidate's own environment, not out of its reach. Every
+verdict from here says NOT ISOLATED and why isolation was unavailable.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from labkit.core.errors import SandboxError
+from labkit.core.redact import redact_all
 from labkit.core.types import Outcome, TestResult, digest
 from labkit.grading.sandbox_facts import SEVERITY, Limits, SandboxRun
 
@@ -43,6 +49,12 @@ _swept = False
 def not_isolated(why: str) -> str:
     return (f"NOT ISOLATED: process sandbox ({why}); same user and filesystem, network on, "
             "no process or total-memory cap, no independent cross-check")  # fmt: skip
+
+
+def allowed_env(home: Path, tmp: Path, **extra: str) -> dict[str, str]:
+    """A fallback child's whole environment: an allow-list, nothing of the caller's (no keys)."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp),
+            "LANG": "C.UTF-8", **extra}  # fmt: skip
 
 
 def sweep() -> None:
@@ -121,13 +133,7 @@ def _run(
     if not any(PurePosixPath(p).name == "conftest.py" for p in protected):
         cmd.append("--noconftest")
     cmd += ["--", *sorted(p for p in protected if p.endswith(".py"))]
-    env = {  # an allow-list: nothing of the caller's environment (keys, tokens) goes in
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(outside / "home"),
-        "TMPDIR": str(outside / "tmp"),
-        "LANG": "C.UTF-8",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-    }
+    env = allowed_env(outside / "home", outside / "tmp", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     errfile = outside / "stderr"
     start = time.monotonic()
     with open(errfile, "wb") as err:
@@ -139,7 +145,7 @@ def _run(
             stdout=subprocess.DEVNULL,  # never read: results come from the junit XML
             stderr=err,
             start_new_session=True,  # its own process group, killed as a whole
-            preexec_fn=_rlimits(limits),
+            preexec_fn=rlimits(limits),
         )
         try:
             timed_out = not _wait_exited(proc.pid, start + limits.wall_seconds)
@@ -167,6 +173,12 @@ def _run(
             notes.append(f"[labkit] junit report unreadable: {e}")
     after = {rel: _hash_file(workspace / rel) for rel in protected}
     tail = _tail(errfile) + ("\n" if notes else "") + "\n".join(notes)
+    # The candidate could read a key through /proc (above); what it reports leaves redacted.
+    *messages, tail = redact_all([*(r.message for r in results), tail])
+    results = tuple(
+        r if r.message == m else TestResult(r.nodeid, r.outcome, m, r.seconds)
+        for r, m in zip(results, messages, strict=True)
+    )
     return SandboxRun(
         results=results,
         exit_code=None if timed_out or code < 0 else code,
@@ -202,7 +214,8 @@ def _start(cmd: list[str], **kw: Any) -> subprocess.Popen[bytes]:
         raise SandboxError(f"cannot start the test interpreter {cmd[0]!r}: {e}") from e
 
 
-def _rlimits(limits: Limits) -> Callable[[], None]:
+def rlimits(limits: Limits) -> Callable[[], None]:
+    """The fallback's per-process limits (memory, file size, processes, no core dumps)."""
     memory, files = limits.memory_mb * 1024 * 1024, limits.file_mb * 1024 * 1024
 
     def apply() -> None:  # runs in the child between fork and exec: keep it to syscalls

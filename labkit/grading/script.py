@@ -2,8 +2,10 @@
 
 Used for discriminating-experiment probes. Isolated (the warm runner's "probe" mode: own
 namespaces, fresh uid, private /tmp, caps, an allow-listed environment — no keys) where
-namespaces work; otherwise a subprocess with the same allow-listed environment, in its own
-session, killed with its group at the timeout, and labelled NOT ISOLATED.
+namespaces work; otherwise a subprocess started as the process sandbox starts pytest (its
+allow-listed environment and rlimits: memory, file size, processes), in its own session,
+killed with its group at the timeout, what it printed redacted of known secrets, and
+labelled NOT ISOLATED.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from labkit.core.redact import redact_all
 from labkit.grading import isolation
-from labkit.grading.procsandbox import not_isolated, sweep
+from labkit.grading.procsandbox import allowed_env, not_isolated, rlimits, sweep
 from labkit.grading.sandbox import Limits, SandboxError, describe, unsafe_path
 
 SCRIPT = "_labkit_probe.py"
@@ -87,13 +90,14 @@ def _subprocess(
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-        env = {**_ENV, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1", "HOME": tmp}
+        (root / ".tmp").mkdir()
+        env = allowed_env(root, root / ".tmp", PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
         t0 = time.monotonic()
         # Output to files, not pipes: a child that escapes the group cannot hold the read open.
         with open(root / ".out", "w+b") as out_f, open(root / ".err", "w+b") as err_f:
             proc = subprocess.Popen(
                 [python, SCRIPT], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                stdout=out_f, stderr=err_f, start_new_session=True,
+                stdout=out_f, stderr=err_f, start_new_session=True, preexec_fn=rlimits(limits),
             )  # fmt: skip
             try:
                 code, timed_out = proc.wait(timeout=limits.wall_seconds), False
@@ -102,8 +106,7 @@ def _subprocess(
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 code, timed_out = None, True
-            out = _head(out_f, 1024 * 1024)
-            err = _head(err_f, 1024 * 1024)[-_ERR_TAIL:]
+            out, err = redact_all([_head(out_f, 1024 * 1024), _head(err_f, 1024 * 1024)[-_ERR_TAIL:]])
         return ScriptRun(out, err[-_ERR_TAIL:], code if code is None or code >= 0 else None,
                          timed_out, time.monotonic() - t0, not_isolated(why))  # fmt: skip
 
