@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import DigestMismatch
 from labkit.experiments.long_projects import study
@@ -136,9 +137,16 @@ def test_the_recording_reproduces_exactly(short_run, recording):
     run, _ = short_run
     now = study.run_row(run)
     recorded = next(r for r in recording["runs"] if r["run_id"] == "3x-independent-0")
-    assert now["qa_checks"] == recorded["qa_checks"]
-    assert now["iterations"] == recorded["iterations"][:3]
-    assert now["hidden"] == recorded["hidden"][:4]
+    assert_as_recorded(now["qa_checks"], recorded["qa_checks"], recording, "QA's checks (seed 0)")
+    assert_as_recorded(
+        now["iterations"],
+        recorded["iterations"][:3],
+        recording,
+        "iterations 1-3 (three items, seed 0)",
+    )
+    assert_as_recorded(
+        now["hidden"], recorded["hidden"][:4], recording, "the hidden scores, start to iteration 3"
+    )
 
 
 def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recording):
@@ -164,7 +172,10 @@ def test_same_source_qa_misses_what_independent_qa_catches(recording):
     rows = {r["QA source"]: r for r in study.qa_table(recording)}
     ind, same = rows["independent"], rows["same-source"]
     assert (ind["QA checks written (mean)"], same["QA checks written (mean)"]) == (10.0, 3.67)
-    assert (ind["missed by QA's last review (total)"], same["missed by QA's last review (total)"]) == (6, 29)
+    assert (
+        ind["missed by QA's last review (total)"],
+        same["missed by QA's last review (total)"],
+    ) == (6, 29)
     assert (ind["bugs shipped (hidden, total)"], same["bugs shipped (hidden, total)"]) == (15, 30)
     assert (ind["items reopened (total)"], same["items reopened (total)"]) == (7, 1)
     assert (ind["final hidden score (mean)"], same["final hidden score (mean)"]) == (0.7121, 0.5)

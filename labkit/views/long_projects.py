@@ -17,11 +17,12 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "COMPARE", "INTRO", "LABEL", "MERGE", "PROGRESS", "SAME_SOURCE", "STEPPER", "compare_chart", "compare_html",
+    "COMPARE", "INTRO", "LABEL", "LABEL_HTML", "MERGE", "PROGRESS", "SAME_SOURCE", "STEPPER", "compare_chart", "compare_html",
     "load", "progress_chart", "progress_html", "qa_html", "showcase", "stepper", "stepper_pages",
 ]  # fmt: skip
 
 LABEL = "*simulated* roles (planner, developer, QA: stated parameters); real code, real validations"
+LABEL_HTML = "<i>simulated</i> roles (planner, developer, QA: stated parameters); real code, real validations"
 
 INTRO = f"""
 # Long projects: carried by artifacts and evidence
@@ -102,7 +103,7 @@ def stepper_pages(run: Mapping[str, Any]) -> list[str]:
               "QA passed every check it wrote" if not it["qa_failing"] else
               "QA failing: " + ", ".join(e(n.split("::")[-1]) for n in it["qa_failing"]))  # fmt: skip
         pages.append(
-            f"<h4>Iteration {it['index']} <small>({LABEL})</small></h4>"
+            f"<h4>Iteration {it['index']} <small>({LABEL_HTML})</small></h4>"
             f"<p><b>Plan:</b> {', '.join(it['plan']) or 'nothing open'} · <b>developer wrote:</b> {variants}</p>"
             f"<p><b>Decision:</b> {e(it['decision'])} — {e(it['reason'])}</p>"
             f"<details><summary>patch</summary><pre style='font-size:12px'>{e(it['diff']) or '(none)'}</pre></details>"
@@ -148,12 +149,14 @@ def _points_frame(points: list[study.Point], unit: str) -> pl.DataFrame:
 def compare_html(rec: Mapping[str, Any]) -> str:
     by_it = _points_frame(study.at_iterations(rec, ITERATIONS), "iterations")
     by_cost = _points_frame(study.at_cost(rec, "cost_units", COST_UNITS), "cost units")
+    by_calls = _points_frame(study.at_cost(rec, "calls", study.COMPARE_CALLS), "model calls")
     flip = study.flips(rec, ITERATIONS, "cost_units", COST_UNITS)
     note = ("<p>No ranking change in this recording.</p>" if not flip else
             f"<p><b>The ranking changes:</b> at {flip[0][0].amount:g} iterations <i>{flip[0][0].leader}</i> is ahead; "
             f"at {flip[0][1].amount:g} cost units <i>{flip[0][1].leader}</i> is.</p>")  # fmt: skip
     return (f"<p><b>At matched iterations</b> (mean hidden score over {len(rec['seeds'])} seeds)</p>{frame_html(by_it)}"
-            f"<p><b>At matched cost</b> (cost units = tokens/1000 + 1 per validation)</p>{frame_html(by_cost)}{note}")  # fmt: skip
+            f"<p><b>At matched cost</b> (cost units = tokens/1000 + 1 per validation)</p>{frame_html(by_cost)}"
+            f"<p><b>At matched model calls</b> (planner, developer, QA)</p>{frame_html(by_calls)}{note}")  # fmt: skip
 
 
 def compare_chart(rec: Mapping[str, Any]) -> alt.HConcatChart:
@@ -180,4 +183,4 @@ def compare_chart(rec: Mapping[str, Any]) -> alt.HConcatChart:
 
 
 def qa_html(rec: Mapping[str, Any]) -> str:
-    return frame_html(pl.DataFrame(study.qa_table(rec))) + f"<p><small>{LABEL}.</small></p>"
+    return frame_html(pl.DataFrame(study.qa_table(rec))) + f"<p><small>{LABEL_HTML}.</small></p>"

@@ -17,7 +17,7 @@ from labkit.experiments.long_projects.project import Project
 from labkit.experiments.long_projects.roles import DeveloperParams, Prices, QaParams
 
 __all__ = [
-    "COMMAND", "COMPARE_COST_UNITS", "COMPARE_ITERATIONS", "Point", "POLICIES", "QA_SOURCES", "RECORDING", "SEEDS", "at_cost", "at_iterations", "flips",
+    "COMMAND", "COMPARE_CALLS", "COMPARE_COST_UNITS", "COMPARE_ITERATIONS", "DEPENDS_ON", "Point", "POLICIES", "QA_SOURCES", "RECORDING", "SEEDS", "at_cost", "at_iterations", "flips",
     "measure", "progress", "qa_table", "run_row", "runs_of", "summary",
 ]  # fmt: skip
 
@@ -28,6 +28,7 @@ QA_SOURCES = (QaParams("independent"), QaParams("same-source"))
 SEEDS = tuple(range(6))
 ITERATIONS = 10
 MEASURES = ("iterations", "calls", "tokens", "cost_units")
+DEPENDS_ON = ("pytest",)  # the validator's test runner: its verdicts are the numbers
 
 
 def run_row(run: ProjectRun) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def measure(
         "label": "simulated roles (developer, planner, QA), real code and real validations",
         "developer": asdict(DeveloperParams()), "qa": [asdict(q) for q in QA_SOURCES], "prices": asdict(Prices()),
         "policies": [asdict(p) for p in POLICIES], "runs": runs,
-        "package_versions": package_versions(["pytest"]),
+        "versions": package_versions(DEPENDS_ON),
     }  # fmt: skip
 
 
@@ -163,6 +164,7 @@ def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 COMPARE_ITERATIONS = tuple(range(1, ITERATIONS + 1))
 COMPARE_COST_UNITS = (10.0, 20.0, 30.0, 40.0, 60.0, 80.0)
+COMPARE_CALLS = (5, 10, 15, 20, 30)
 
 
 def summary(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -176,7 +178,7 @@ def summary(rec: Mapping[str, Any]) -> dict[str, Any]:
         "policies": [p.name for p in POLICIES],
         "at_iterations": rows(at_iterations(rec, COMPARE_ITERATIONS)),
         "at_cost_units": rows(at_cost(rec, "cost_units", COMPARE_COST_UNITS)),
-        "at_calls": rows(at_cost(rec, "calls", (5, 10, 15, 20, 30))),
+        "at_calls": rows(at_cost(rec, "calls", COMPARE_CALLS)),
         "first_flip": [[f.amount, f.leader] for f in flipped[0]] if flipped else None,
         "qa": qa_table(rec),
     }
