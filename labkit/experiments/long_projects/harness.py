@@ -21,9 +21,11 @@ only in labkit's validator. An iteration:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
+from labkit.core import patch as patches
 from labkit.core.errors import InvalidSetting
 from labkit.core.types import Candidate, Decision, DecisionRecord, Usage, Verdict
 from labkit.experiments.long_projects.items import Item, Tally, WorkItems
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEVELOPER", "PRICES", "HiddenScore", "Iteration", "Policy", "ProjectRun", "run_project"]
 
+T = TypeVar("T")
 DEVELOPER = DeveloperParams()  # the stated defaults
 PRICES = Prices()
 
@@ -150,19 +153,19 @@ class _Run:
         seen = json.dumps({"held": held.digest, "failing_dev_tests": sorted(failing),
                            "qa_findings": [e.evidence_value for e in view if e.kind == Kind.QA]}, sort_keys=True)  # fmt: skip
         self.inputs.append(seen)
-        for r in self.project.requirements:
-            bad = tuple(sorted(failing & set(r.dev_tests)))
-            if bad:
-                self.items.file(r.id, r.title, "dev", bad, i, "planner")
-        _planner_closes(self.items, self.project, failing, i)
-        work = Work(i, tuple(self.items.open_items()[: self.policy.items_per_iteration]))
-        usage = self.rec.pay(
-            Payment(Kind.PLAN, self.rec_price(self.prices.planner_tokens)), lambda: None, i
-        )
-        del usage
+
+        def choose() -> Work:
+            for r in self.project.requirements:
+                bad = tuple(sorted(failing & set(r.dev_tests)))
+                if bad:
+                    self.items.file(r.id, r.title, "dev", bad, i, "planner")
+            _planner_closes(self.items, self.project, failing, i)
+            return Work(i, tuple(self.items.open_items()[: self.policy.items_per_iteration]))
+
+        work = self.call(Kind.PLAN, self.prices.planner_tokens, i, choose)
         t = self.items.tally(i)
         self.rec.log(self.status, i, Role.PLANNER, Kind.PLAN, inputs=seen, outputs=work.as_json(),
-                     usage=self.rec_price(self.prices.planner_tokens),
+                     usage=self.prices.usage(self.prices.planner_tokens),
                      detail={"iteration": i, "items": [w.id for w in work.items], "added": t.added,
                              "closed": t.closed, "reopened": t.reopened, "open": t.open})  # fmt: skip
         return work
@@ -171,8 +174,9 @@ class _Run:
     def prices(self) -> Prices:
         return self.developer.prices
 
-    def rec_price(self, tokens: int) -> Usage:
-        return self.prices.usage(tokens)
+    def call(self, kind: Kind, tokens: int, i: int, fn: Callable[[], T]) -> T:
+        """A role's (simulated) model call, paid through the budget at its stated price."""
+        return self.rec.pay(Payment(kind, self.prices.usage(tokens)), fn, i)
 
     def develop(
         self, i: int, held: Candidate, held_status: Verdict, work: Work
@@ -200,8 +204,6 @@ class _Run:
         if prep.refusal is not None or prep.patched is None:
             d = prep.refusal or DecisionRecord(Decision.INVESTIGATE, "no candidate", "patch")
         else:
-            from labkit.core import patch as patches
-
             diff = patches.make(held.files, prep.patched.files).diff
             before = self.rec.verified(task, i, held, self.rec.check(task, i, held), None, "held")
             after = self.rec.verified(
@@ -227,9 +229,7 @@ class _Run:
         self.inputs.append(
             json.dumps({"snapshot": digest, "checks": [c.nodeid for c in self.checks]})
         )
-        self.rec.pay(
-            Payment(Kind.QA, self.rec_price(self.prices.qa_review_tokens)), lambda: None, i
-        )
+        self.call(Kind.QA, self.prices.qa_review_tokens, i, lambda: None)
         if not self.checks:
             failing: tuple[str, ...] = ()
         else:
@@ -247,7 +247,7 @@ class _Run:
             for r, ids in sorted(by_req.items())
         ]
         self.rec.log(self.status, i, Role.QA, Kind.QA, inputs=digest, evidence={"failing": list(failing)},
-                     usage=self.rec_price(self.prices.qa_review_tokens),
+                     usage=self.prices.usage(self.prices.qa_review_tokens),
                      detail={"iteration": i, "snapshot": digest, "source": self.qa.source, "checks": len(self.checks),
                              "findings": sorted(by_req), "added": filed.count("added"), "reopened": filed.count("reopened")})  # fmt: skip
         return failing, tuple(sorted(by_req))
