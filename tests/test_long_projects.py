@@ -187,3 +187,41 @@ def test_progress_counts_follow_the_items(recording):
         for it in run["iterations"]:
             opened += it["added"] + it["reopened"] - it["closed"]
             assert it["open"] == opened == sum(1 for i in it["items"] if i["open"])
+
+
+def test_a_model_developer_by_name_goes_through_the_same_engine(shop):
+    # a stand-in for a real model, injected where the gateway would be called: it writes the
+    # requirement's good module; everything else (payment, ledger, validation) is the harness's
+    from labkit.core.types import Reply, Usage
+    from labkit.experiments.long_projects.model_developer import ModelDeveloper
+    from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import Checker, VerdictCache
+    from labkit.record.ledger import Ledger
+
+    asked: list[str] = []
+
+    def fake(model, messages, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        text = messages[-1]["content"]
+        asked.append(text)
+        rid = text.split(":", 1)[0].removeprefix("Requirement ")
+        path = text.split("The module ", 1)[1].split(" now:", 1)[0]
+        return Reply(
+            f"```python\n{shop.variants[rid]['good'][path]}```", model, Usage(700, 1, 0.0, 0.0)
+        )
+
+    ledger = Ledger()
+    dev = ModelDeveloper("stand-in/model", shop, complete=fake)
+    run = run_project(shop, Checker(Validator(), VerdictCache()), ledger, policy=study.POLICIES[1],
+                      qa=study.QA_SOURCES[0], iterations=1, run_id="model", strategy=dev)  # fmt: skip
+    (it,) = run.iterations
+    assert (
+        it.variants == (("R2", "model"), ("R3", "model"), ("R4", "model")) and it.decision == "keep"
+    )
+    assert len(asked) == 3 and not [f for f in _hidden_fragments(shop) for a in asked if f in a]
+    (reflect,) = [
+        e for e in ledger.events("model") if e.kind == Kind.REFLECT and e.role == Role.REFLECTOR
+    ]
+    # the replies' usage, paid by the engine's step 3; calls: QA writing its checks, the planner,
+    # the developer's three, QA's review
+    assert (reflect.calls, reflect.tokens) == (3, 2100)
+    assert it.usage.calls == 1 + 1 + 3 + 1

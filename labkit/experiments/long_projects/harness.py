@@ -31,6 +31,7 @@ from labkit.core.types import Candidate, Decision, DecisionRecord, Usage, Verdic
 from labkit.experiments.long_projects.items import Item, Tally, WorkItems
 from labkit.experiments.long_projects.project import Project, QaCheck
 from labkit.experiments.long_projects.roles import (
+    Developer,
     DeveloperParams,
     Prices,
     QaParams,
@@ -122,7 +123,8 @@ class _Run:
     rec: Recorder
     policy: Policy
     qa: QaParams
-    developer: SimulatedDeveloper
+    developer: Developer
+    prices: Prices
     checks: tuple[QaCheck, ...]
     status: Task  # every dev test, all required: the status check the planner reads
     items: WorkItems = field(default_factory=WorkItems)
@@ -169,10 +171,6 @@ class _Run:
                      detail={"iteration": i, "items": [w.id for w in work.items], "added": t.added,
                              "closed": t.closed, "reopened": t.reopened, "open": t.open})  # fmt: skip
         return work
-
-    @property
-    def prices(self) -> Prices:
-        return self.developer.prices
 
     def call(self, kind: Kind, tokens: int, i: int, fn: Callable[[], T]) -> T:
         """A role's (simulated) model call, paid through the budget at its stated price."""
@@ -256,9 +254,13 @@ class _Run:
 def run_project(
     project: Project, checker: Checker, ledger: Ledger, *, policy: Policy, qa: QaParams,
     developer: DeveloperParams = DEVELOPER, prices: Prices = PRICES, seed: int = 0,
-    iterations: int = 10, run_id: str = "",
+    iterations: int = 10, run_id: str = "", strategy: Developer | None = None,
 ) -> ProjectRun:  # fmt: skip
-    """Run `policy` on `project` for up to `iterations` plan -> develop -> QA iterations."""
+    """Run `policy` on `project` for up to `iterations` plan -> develop -> QA iterations.
+
+    The developer is simulated with `developer`'s stated parameters unless a `strategy` is given
+    (e.g. `model_developer.ModelDeveloper("labkit/smollm2", project)`); `developer` still states
+    the blind spots a same-source QA shares."""
     from labkit.record.budget import Budget, limits
     from labkit.record.ledger import new_run_id
 
@@ -266,12 +268,15 @@ def run_project(
         raise InvalidSetting("iterations, items_per_iteration and qa_every must be at least 1")
     run_id = run_id or new_run_id("long")
     budget = Budget(limits(), ledger=ledger, run_id=run_id)
-    rec = Recorder(run_id, ledger, checker, budget, prices.validation, True)
+    simulated = strategy is None or strategy.simulated
+    rec = Recorder(run_id, ledger, checker, budget, prices.validation, simulated)
     status = Task(
         project.name, project.start, project.dev_suite(project.dev_tests, ()), hidden=project.hidden
     )
-    dev = SimulatedDeveloper(project, developer, seed, prices)
-    run = _Run(project, rec, policy, qa, dev, write_checks(project, qa, developer, seed), status)
+    dev = strategy if strategy is not None else SimulatedDeveloper(project, developer, seed, prices)
+    run = _Run(
+        project, rec, policy, qa, dev, prices, write_checks(project, qa, developer, seed), status
+    )
     rec.pay(Payment(Kind.QA, prices.usage(prices.qa_write_tokens)), lambda: None, 0)
     rec.log(status, 0, Role.QA, Kind.QA, outputs=json.dumps([c.nodeid for c in run.checks]),
             usage=prices.usage(prices.qa_write_tokens), detail={"iteration": 0, "source": qa.source, "checks": len(run.checks)})  # fmt: skip

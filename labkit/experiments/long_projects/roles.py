@@ -13,7 +13,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from labkit.core.errors import DigestMismatch, InvalidSetting
 from labkit.core.types import Candidate, Usage
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from labkit.record.ledger import Event, Ledger
 
 __all__ = [
-    "DeveloperParams", "Prices", "QaParams", "Snapshots", "SimulatedDeveloper", "Work", "dev_failures",
+    "Developer", "DeveloperParams", "Prices", "QaParams", "Snapshots", "SimulatedDeveloper", "Work", "dev_failures",
     "role_view", "write_checks",
 ]  # fmt: skip
 
@@ -134,6 +134,22 @@ class Work:
         return json.dumps({"iteration": self.iteration, "items": [
             {"id": i.id, "title": i.title, "origin": i.origin, "evidence": list(i.evidence)} for i in self.items]},
             sort_keys=True)  # fmt: skip
+
+
+class Developer(Protocol):
+    """What the harness needs of a developer: a Strategy it hands each iteration's `work`,
+    which says afterwards which (requirement, variant) it wrote (`choices`)."""
+
+    work: Work
+    choices: tuple[tuple[str, str], ...]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def simulated(self) -> bool: ...
+
+    def propose(self, situation: Situation) -> Proposal: ...
 
 
 @dataclass
