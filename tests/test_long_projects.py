@@ -161,6 +161,9 @@ def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recor
     assert by_cost[20.0]["scores"] == [0.197, 0.1364] and by_cost[20.0]["ahead"] == one
     assert by_cost[60.0]["scores"] == [0.6667, 0.5303] and by_cost[60.0]["ahead"] == one
     assert s["first_flip"] == [[2, three], [20.0, one]]
+    assert [r["ahead"] for r in s["at_tokens"]] == [one] * 4 and [
+        r["ahead"] for r in s["at_calls"]
+    ] == [one] * 5
     # matched iterations are not matched calls: per iteration the batch makes more calls
     for seed in recording["seeds"]:
         a = study.runs_of(recording, one, "independent")[seed]["iterations"][1]
@@ -169,16 +172,28 @@ def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recor
 
 
 def test_same_source_qa_misses_what_independent_qa_catches(recording):
-    rows = {r["QA source"]: r for r in study.qa_table(recording)}
-    ind, same = rows["independent"], rows["same-source"]
-    assert (ind["QA checks written (mean)"], same["QA checks written (mean)"]) == (10.0, 3.67)
-    assert (
-        ind["missed by QA's last review (total)"],
-        same["missed by QA's last review (total)"],
-    ) == (6, 29)
-    assert (ind["bugs shipped (hidden, total)"], same["bugs shipped (hidden, total)"]) == (15, 30)
-    assert (ind["items reopened (total)"], same["items reopened (total)"]) == (7, 1)
-    assert (ind["final hidden score (mean)"], same["final hidden score (mean)"]) == (0.7121, 0.5)
+    rows = {
+        (r["QA source"], r["correlation with the developer"]): r for r in study.qa_table(recording)
+    }
+    assert list(rows) == [
+        ("independent", None),
+        ("same-source", 0.0),
+        ("same-source", 0.5),
+        ("same-source", 0.9),
+    ]
+
+    def col(name):  # noqa: ANN001, ANN202
+        return [r[name] for r in rows.values()]
+
+    assert col("QA checks written (mean)") == [10.0, 10.0, 6.5, 3.67]
+    assert col("missed by QA's last review (total)") == [6, 6, 16, 29]
+    assert col("bugs shipped (hidden, total)") == [15, 15, 23, 30]
+    assert col("items reopened (total)") == [7, 7, 10, 1]
+    assert col("final hidden score (mean)") == [0.7121, 0.7121, 0.6061, 0.5]
+    # correlation 0 draws the same luck as the independent QA: the same runs, bug for bug
+    same0 = study.runs_of(recording, study.POLICIES[0].name, "same-source, correlation 0")
+    ind = study.runs_of(recording, study.POLICIES[0].name, "independent")
+    assert [r["iterations"] for r in same0] == [r["iterations"] for r in ind]
 
 
 def test_progress_counts_follow_the_items(recording):

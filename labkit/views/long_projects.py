@@ -66,7 +66,10 @@ SAME_SOURCE = """
 
 QA (a) is the developer's own model: it tends not to write the checks its blind spot hides
 (boundaries, rounding), with the stated **correlation**. QA (b) is independent: checks written
-from the requirements. Against the hidden benchmark, the bugs each lets through:
+from the requirements. The correlation is swept (0, 0.5, 0.9); at 0 the same-source QA draws the
+same luck as the independent one. Against the hidden benchmark, the bugs each lets through
+(one item per iteration, six seeds; "missed" = failing on the hidden benchmark at the end, and
+not among QA's findings at its last review):
 """
 
 MERGE = """
@@ -82,7 +85,7 @@ def load() -> dict[str, Any]:
 
 def showcase(rec: Mapping[str, Any]) -> dict[str, Any]:
     """The run the stepper shows: the first (one item, independent QA) run with a reopened item."""
-    runs = study.runs_of(rec, study.POLICIES[0].name, study.QA_SOURCES[0].source)
+    runs = study.runs_of(rec, study.POLICIES[0].name, study.qa_label(study.QA_SOURCES[0]))
     return next((r for r in runs if any(it["reopened"] for it in r["iterations"])), runs[0])
 
 
@@ -150,19 +153,21 @@ def compare_html(rec: Mapping[str, Any]) -> str:
     by_it = _points_frame(study.at_iterations(rec, ITERATIONS), "iterations")
     by_cost = _points_frame(study.at_cost(rec, "cost_units", COST_UNITS), "cost units")
     by_calls = _points_frame(study.at_cost(rec, "calls", study.COMPARE_CALLS), "model calls")
+    by_tokens = _points_frame(study.at_cost(rec, "tokens", study.COMPARE_TOKENS), "tokens")
     flip = study.flips(rec, ITERATIONS, "cost_units", COST_UNITS)
     note = ("<p>No ranking change in this recording.</p>" if not flip else
             f"<p><b>The ranking changes:</b> at {flip[0][0].amount:g} iterations <i>{flip[0][0].leader}</i> is ahead; "
             f"at {flip[0][1].amount:g} cost units <i>{flip[0][1].leader}</i> is.</p>")  # fmt: skip
     return (f"<p><b>At matched iterations</b> (mean hidden score over {len(rec['seeds'])} seeds)</p>{frame_html(by_it)}"
             f"<p><b>At matched cost</b> (cost units = tokens/1000 + 1 per validation)</p>{frame_html(by_cost)}"
-            f"<p><b>At matched model calls</b> (planner, developer, QA)</p>{frame_html(by_calls)}{note}")  # fmt: skip
+            f"<p><b>At matched model calls</b> (planner, developer, QA)</p>{frame_html(by_calls)}"
+            f"<p><b>At matched tokens</b></p>{frame_html(by_tokens)}{note}")  # fmt: skip
 
 
 def compare_chart(rec: Mapping[str, Any]) -> alt.HConcatChart:
     rows = []
     for policy in study.POLICIES:
-        for r in study.runs_of(rec, policy.name, study.QA_SOURCES[0].source):
+        for r in study.runs_of(rec, policy.name, study.qa_label(study.QA_SOURCES[0])):
             for it, h in zip(r["iterations"], r["hidden"][1:], strict=True):
                 rows.append({"policy": policy.name, "seed": r["seed"], "iteration": it["index"],
                              "cost units": it["cost_units"], "hidden score": h["passed"] / h["total"]})  # fmt: skip

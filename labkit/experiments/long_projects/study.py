@@ -1,4 +1,4 @@
-"""The long project's measurements, recorded: two policies and two QA sources over seeds.
+"""The long project's measurements, recorded: two policies, and QA sources with a swept correlation, over seeds.
 
 `measure` runs the harness (real validations, simulated roles) and returns a JSON-ready
 recording; `python -m labkit.experiments.long_projects record` writes it to
@@ -17,14 +17,25 @@ from labkit.experiments.long_projects.project import Project
 from labkit.experiments.long_projects.roles import DeveloperParams, Prices, QaParams
 
 __all__ = [
-    "COMMAND", "COMPARE_CALLS", "COMPARE_COST_UNITS", "COMPARE_ITERATIONS", "DEPENDS_ON", "Point", "POLICIES", "QA_SOURCES", "RECORDING", "SEEDS", "at_cost", "at_iterations", "flips",
-    "measure", "progress", "qa_table", "run_row", "runs_of", "summary",
+    "COMMAND", "COMPARE_CALLS", "COMPARE_COST_UNITS", "COMPARE_ITERATIONS", "COMPARE_TOKENS", "DEPENDS_ON", "Point", "POLICIES", "QA_SOURCES", "QA_SWEEP", "RECORDING", "SEEDS", "at_cost", "at_iterations", "flips",
+    "measure", "progress", "qa_label", "qa_table", "run_row", "runs_of", "summary",
 ]  # fmt: skip
 
 COMMAND = "python -m labkit.experiments.long_projects record"
 RECORDING = "long_projects/shop_study.json"
 POLICIES = (Policy("one item per iteration", 1), Policy("three items per iteration", 3))
 QA_SOURCES = (QaParams("independent"), QaParams("same-source"))
+# the same-source correlation swept (one item per iteration): 0 shares nothing beyond p_miss
+QA_SWEEP = (QaParams("same-source", correlation=0.0), QaParams("same-source", correlation=0.5))
+
+
+def qa_label(qa: QaParams) -> str:
+    """How a run's QA is named in the recording: its source, and a same-source QA's correlation."""
+    return (
+        qa.source if qa.source == "independent" else f"{qa.source}, correlation {qa.correlation:g}"
+    )
+
+
 SEEDS = tuple(range(6))
 ITERATIONS = 10
 MEASURES = ("iterations", "calls", "tokens", "cost_units")
@@ -34,7 +45,7 @@ DEPENDS_ON = ("pytest",)  # the validator's test runner: its verdicts are the nu
 def run_row(run: ProjectRun) -> dict[str, Any]:
     """One run as the recording stores it (the hidden scores in their own field)."""
     return {
-        "run_id": run.run_id, "policy": run.policy.name, "qa": run.qa.source, "seed": run.seed,
+        "run_id": run.run_id, "policy": run.policy.name, "qa": qa_label(run.qa), "seed": run.seed,
         "qa_checks": [c.nodeid for c in run.qa_checks],
         "iterations": [{
             "index": it.index, "plan": list(it.plan), "variants": [list(v) for v in it.variants], "diff": it.diff,
@@ -53,7 +64,7 @@ def run_row(run: ProjectRun) -> dict[str, Any]:
 def measure(
     project: Project, seeds: Sequence[int] = SEEDS, iterations: int = ITERATIONS
 ) -> dict[str, Any]:
-    """Every (policy, independent QA) and (first policy, same-source QA) run, per seed."""
+    """Every (policy, independent QA) and (first policy, same-source QA at each correlation) run, per seed."""
     from labkit.core.versions import package_versions
     from labkit.grading.validator import Validator
     from labkit.grading.verdicts import Checker, VerdictCache
@@ -63,15 +74,17 @@ def measure(
     ledger = Ledger()
     runs = []
     for seed in seeds:
-        combos = [(p, QA_SOURCES[0]) for p in POLICIES] + [(POLICIES[0], QA_SOURCES[1])]
+        combos = [(p, QA_SOURCES[0]) for p in POLICIES] + [
+            (POLICIES[0], q) for q in (QA_SOURCES[1], *QA_SWEEP)
+        ]
         for policy, qa in combos:
             run = run_project(project, checker, ledger, policy=policy, qa=qa, seed=seed, iterations=iterations,
-                              run_id=f"{policy.items_per_iteration}x-{qa.source}-{seed}")  # fmt: skip
+                              run_id=f"{policy.items_per_iteration}x-{qa_label(qa)}-{seed}".replace(", correlation ", "-"))  # fmt: skip
             runs.append(run_row(run))
     return {
         "command": COMMAND, "project": project.name, "iterations": iterations, "seeds": list(seeds),
         "label": "simulated roles (developer, planner, QA), real code and real validations",
-        "developer": asdict(DeveloperParams()), "qa": [asdict(q) for q in QA_SOURCES], "prices": asdict(Prices()),
+        "developer": asdict(DeveloperParams()), "qa": [asdict(q) for q in (*QA_SOURCES, *QA_SWEEP)], "prices": asdict(Prices()),
         "policies": [asdict(p) for p in POLICIES], "runs": runs,
         "versions": package_versions(DEPENDS_ON),
     }  # fmt: skip
@@ -108,7 +121,7 @@ class Point:
 def _point(rec: Mapping[str, Any], measure: str, amount: float) -> Point:
     scores = []
     for p in POLICIES:
-        runs = runs_of(rec, p.name, QA_SOURCES[0].source)
+        runs = runs_of(rec, p.name, qa_label(QA_SOURCES[0]))
         scores.append(round(sum(_score_after(r, measure, amount) for r in runs) / len(runs), 4))
     return Point(measure, amount, tuple(scores))
 
@@ -143,8 +156,8 @@ def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Same-source vs independent QA (first policy): per source, over the seeds, the bugs the
     hidden benchmark still finds at the end that QA let through, and what QA filed."""
     rows = []
-    for qa in QA_SOURCES:
-        runs = runs_of(rec, POLICIES[0].name, qa.source)
+    for qa in (QA_SOURCES[0], *sorted((QA_SOURCES[1], *QA_SWEEP), key=lambda q: q.correlation)):
+        runs = runs_of(rec, POLICIES[0].name, qa_label(qa))
         shipped = [len(r["hidden"][-1]["failing_requirements"]) for r in runs]
         last_review = [
             next((it for it in reversed(r["iterations"]) if it["qa_ran"]), None) for r in runs
@@ -152,7 +165,7 @@ def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
         uncaught = [sum(1 for rid in r["hidden"][-1]["failing_requirements"] if not it or rid not in it["qa_findings"])
                     for r, it in zip(runs, last_review, strict=True)]  # fmt: skip
         rows.append({
-            "QA source": qa.source, "correlation with the developer": qa.correlation if qa.source == "same-source" else 0.0,
+            "QA source": qa.source, "correlation with the developer": qa.correlation if qa.source == "same-source" else None,
             "runs": len(runs), "QA checks written (mean)": round(sum(len(r["qa_checks"]) for r in runs) / len(runs), 2),
             "items reopened (total)": sum(it["reopened"] for r in runs for it in r["iterations"]),
             "bugs shipped (hidden, total)": sum(shipped), "missed by QA's last review (total)": sum(uncaught),
@@ -165,6 +178,7 @@ def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 COMPARE_ITERATIONS = tuple(range(1, ITERATIONS + 1))
 COMPARE_COST_UNITS = (10.0, 20.0, 30.0, 40.0, 60.0, 80.0)
 COMPARE_CALLS = (5, 10, 15, 20, 30)
+COMPARE_TOKENS = (10_000, 20_000, 40_000, 60_000)
 
 
 def summary(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -179,6 +193,7 @@ def summary(rec: Mapping[str, Any]) -> dict[str, Any]:
         "at_iterations": rows(at_iterations(rec, COMPARE_ITERATIONS)),
         "at_cost_units": rows(at_cost(rec, "cost_units", COMPARE_COST_UNITS)),
         "at_calls": rows(at_cost(rec, "calls", COMPARE_CALLS)),
+        "at_tokens": rows(at_cost(rec, "tokens", COMPARE_TOKENS)),
         "first_flip": [[f.amount, f.leader] for f in flipped[0]] if flipped else None,
         "qa": qa_table(rec),
     }
