@@ -12,6 +12,7 @@ from recordings import assert_as_recorded, first_difference
 from labkit.core import versions
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import simjudge
+from labkit.experiments.long_projects import study as long_projects
 from labkit.experiments.memory import counterexample, demo, humaneval, recording, skills
 from labkit.experiments.published import regrade
 from labkit.models import smollm2
@@ -25,6 +26,7 @@ RECORDERS = {
     "memory/skills.json": skills.DEPENDS_ON,
     "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
+    "long_projects/shop_study.json": long_projects.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
 }
 

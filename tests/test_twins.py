@@ -14,6 +14,7 @@ SHARED = {
     "diminishing_returns": "labkit.views.diminishing",
     "judge_bias": "labkit.views.judge_page",
     "lessons": "labkit.views.lessons",
+    "long_projects": "labkit.views.long_projects",
     "memory": "labkit.views.memory_pages",
     "reflection_worth_it": "labkit.views.arms_page",
 }

@@ -43,6 +43,8 @@ __all__ = [
     "ExperimentDetail",
     "GenerateDetail",
     "Kind",
+    "PlanDetail",
+    "QaDetail",
     "QuarantineDetail",
     "ReflectDetail",
     "RememberDetail",
@@ -98,6 +100,9 @@ class Kind(StrEnum):
     CONFIRM = "confirm"  # the sealed final check set, paid from the reserve: pass/fail only
     ATTEMPT = "attempt"  # the first try of a retried action (role CONTROL)
     RETRY = "retry"  # a further try of the same action, same unit: not a new experimental unit
+    # -- long projects (labkit.experiments.long_projects): plan -> develop -> QA -------------
+    PLAN = "plan"  # the planner turned project state and execution evidence into work items
+    QA = "qa"  # QA checked a frozen snapshot (by digest) and filed findings as items
     # A model call is a GENERATE (role: the calling role) or ERROR event written by the
     # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
 
@@ -118,6 +123,8 @@ class Role(StrEnum):
     HUMAN = "human"  # a person who takes over
     MEMORY = "memory"
     SEARCH = "search"  # the frontier search's host (expansions, branches, seals, confirmation)
+    PLANNER = "planner"  # a long project's planner (reads the role view, never hidden scores)
+    QA = "qa"  # a long project's QA (checks a frozen snapshot by digest)
 
 
 class BudgetStatus(StrEnum):
@@ -404,6 +411,25 @@ class SearchStopDetail(SearchDetail, total=False):
     sealed: list[str]
 
 
+class PlanDetail(CaseDetail, total=False):
+    iteration: int
+    items: list[str]  # the work items chosen for this iteration
+    added: int
+    closed: int
+    reopened: int
+    open: int
+
+
+class QaDetail(CaseDetail, total=False):
+    iteration: int
+    snapshot: str  # the frozen candidate's digest QA was handed
+    source: str  # which QA source ("same-source", "independent")
+    checks: int  # how many checks QA ran
+    findings: list[str]  # requirement ids of the failing checks
+    added: int
+    reopened: int
+
+
 class AttemptDetail(TypedDict, total=False):
     unit: str
     attempt: int
@@ -429,7 +455,7 @@ DETAILS: dict[Kind, type] = {
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
-    Kind.REMEMBER: RememberDetail,
+    Kind.REMEMBER: RememberDetail, Kind.PLAN: PlanDetail, Kind.QA: QaDetail,
 }  # fmt: skip
 
 

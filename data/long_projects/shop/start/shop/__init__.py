@@ -1,0 +1,1 @@
+"""A tiny shop's invoicing: parse order lines, validate, discount, coupon, tax, format, total."""

@@ -1,0 +1,5 @@
+"""R6: format cents as dollars: 123456 -> "$1,234.56", -500 -> "-$5.00"."""
+
+
+def format_cents(cents):
+    raise NotImplementedError("R6")

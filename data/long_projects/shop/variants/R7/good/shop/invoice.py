@@ -1,0 +1,16 @@
+"""R7: an invoice's total: validate every line, add the line totals, apply the coupon,
+then tax what is left; total = after coupon + tax (all in cents)."""
+
+from shop.coupon import apply_coupon
+from shop.discount import line_total
+from shop.tax import tax
+from shop.validate import validate
+
+
+def total(lines, coupon=None, region="OR"):
+    for line in lines:
+        validate(line)
+    subtotal = sum(line_total(line) for line in lines)
+    after = apply_coupon(subtotal, coupon)
+    owed = tax(after, region)
+    return {"subtotal": subtotal, "after_coupon": after, "tax": owed, "total": after + owed}

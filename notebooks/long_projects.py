@@ -1,0 +1,68 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(
+    width="medium",
+    app_title="Long projects: plan, develop, QA on frozen candidates, a hidden benchmark",
+)
+
+
+@app.cell(hide_code=True)
+def _():
+    import marimo as mo
+
+    return (mo,)
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import long_projects as page
+
+    rec = page.load()  # the committed recording (data/long_projects/): nothing runs on open
+    mo.md(page.INTRO)
+    return page, rec
+
+
+@app.cell
+def _(mo, page, rec):
+    run = page.showcase(rec)
+    _caption, _stepper = page.stepper(run)
+    iteration_step = mo.ui.anywidget(_stepper)
+    mo.vstack([mo.md(page.STEPPER), mo.md(_caption), iteration_step])
+    return (run,)
+
+
+@app.cell
+def _(mo, page, run):
+    mo.vstack([
+        mo.md(page.PROGRESS),
+        mo.ui.altair_chart(page.progress_chart(run), chart_selection=False, legend_selection=False),
+        mo.Html(page.progress_html(run)),
+    ])  # fmt: skip
+    return
+
+
+@app.cell
+def _(mo, page, rec):
+    mo.vstack([
+        mo.md(page.COMPARE),
+        mo.ui.altair_chart(page.compare_chart(rec), chart_selection=False, legend_selection=False),
+        mo.Html(page.compare_html(rec)),
+    ])  # fmt: skip
+    return
+
+
+@app.cell
+def _(mo, page, rec):
+    mo.vstack([mo.md(page.SAME_SOURCE), mo.Html(page.qa_html(rec))])
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo, page):
+    mo.md(page.MERGE)
+    return
+
+
+if __name__ == "__main__":
+    app.run()
