@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from recordings import assert_as_recorded
 
 from labkit.core.errors import CaseError
-from labkit.core.versions import describe_drift
 from labkit.experiments.long_projects.merge import COMMAND, Refuter, measure, read_recorded
 from labkit.experiments.long_projects.merge_case import load_merge_case
 from labkit.experiments.long_projects.merge_graph import Dag, Edge
@@ -133,9 +133,7 @@ def test_the_recording_is_what_labkit_measures_now(merged) -> None:
     assert recorded["command"] == COMMAND and recorded["label"] == "scripted"
     for policy in MEASURED:
         now = json.loads(json.dumps(results[policy].as_dict()))
-        assert now == recorded["policies"][policy], (
-            f"{policy}: {describe_drift(recorded['versions'])}"
-        )
+        assert_as_recorded(now, recorded["policies"][policy], recorded, f"the {policy} merge")
     assert (
         recorded["policies"]["recheck_all"]["recheck_cost"]
         > recorded["policies"]["dependency_aware"]["recheck_cost"]

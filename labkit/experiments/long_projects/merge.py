@@ -45,9 +45,19 @@ from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 __all__ = [
-    "COMMAND", "LABEL", "POLICIES", "RECORDING", "CheckRun", "Critique", "MergeResult", "Refuter",
-    "measure", "merge", "read_recorded", "record",
-]  # fmt: skip
+    "COMMAND",
+    "CheckRun",
+    "Critique",
+    "LABEL",
+    "MergeResult",
+    "POLICIES",
+    "RECORDING",
+    "Refuter",
+    "measure",
+    "merge",
+    "read_recorded",
+    "record",
+]
 
 POLICIES = ("naive", "repair_only", "recheck_all", "dependency_aware")
 LABEL = "scripted"
