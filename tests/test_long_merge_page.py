@@ -59,4 +59,10 @@ def test_the_tables_and_text_carry_the_recorded_numbers() -> None:
     text = page.merge_md(REC)
     assert text.startswith("## Merging parts: premises and dependents") and "*scripted*" in text
     assert aware["critiques"][1]["counterexample"] in text
-    assert page.critiques_frame(REC)["part repaired"].to_list() == ["units", "format"]
+    critiques = page.critiques_frame(REC)
+    assert critiques["part repaired"].to_list() == ["units", "format"]
+    assert critiques["receipts refuting it"].to_list() == ["200 of 200", "200 of 200"]
+    assert (
+        critiques["smallest counterexample"][0]
+        == "[apple | 1 pcs | 0.45] gave net 45, the requirements say net 0.45"
+    )

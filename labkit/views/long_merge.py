@@ -19,6 +19,7 @@ from labkit.experiments.long_projects.merge import read_recorded
 from labkit.experiments.long_projects.merge_graph import Dag, Edge
 
 __all__ = [
+    "CRITIQUES",
     "Cell",
     "POLICY_NAMES",
     "STATUS_COLOURS",
@@ -45,6 +46,11 @@ STATUS_COLOURS = {
     "stale, accepted unchecked": "#8c2d04",
     "not checked yet": "#e0e0e0",
 }
+CRITIQUES = """### Critiques kept at aggregation
+
+Each refutation the merge acted on, as the ledger keeps it (a `critique` event per refuted
+interface, dependency-aware merge): the check's own smallest counterexample, the premise the
+repair changed, and whether the repair held on the check it refuted."""
 _STAGES = {1: "1 local tests", 2: "2 interfaces"}  # then "3 re-check", ...
 
 
@@ -116,11 +122,18 @@ def merge_frame(rec: Mapping[str, Any]) -> pl.DataFrame:
 
 def critiques_frame(rec: Mapping[str, Any], policy: str = "dependency_aware") -> pl.DataFrame:
     """The critiques kept at aggregation (the ledger's `critique` events, as recorded)."""
-    rows = [
-        {"stage": c["stage"], "refuted conclusion": _check_name(c["check"]), "smallest counterexample": c["counterexample"],
-         "premise changed": c["premise"], "part repaired": c["part"], "repair held": c["kept"]}
-        for c in rec["policies"][policy]["critiques"]
-    ]  # fmt: skip
+    rows = []
+    for c in rec["policies"][policy]["critiques"]:
+        head, _, smallest = c["counterexample"].partition("; smallest: ")
+        rows.append({
+            "stage": c["stage"],
+            "refuted conclusion": _check_name(c["check"]),
+            "receipts refuting it": head.partition(" receipts")[0],
+            "smallest counterexample": smallest or head,
+            "premise changed": c["premise"],
+            "part repaired": c["part"],
+            "repair held": c["kept"],
+        })  # fmt: skip
     return pl.DataFrame(rows)
 
 
