@@ -31,6 +31,7 @@ __all__ = [
     "CaseDetail",
     "CheckpointDetail",
     "ConfirmDetail",
+    "CritiqueDetail",
     "DETAILS",
     "DecideDetail",
     "DefineDetail",
@@ -88,6 +89,7 @@ class Kind(StrEnum):
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
+    CRITIQUE = "critique"  # a refutation kept at aggregation (a merge's refuted interface and its repair)
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
     # search's own detail fields (SEARCH_DETAILS). EXECUTE and CONFIRM are also paid kinds.
@@ -324,6 +326,18 @@ class RememberDetail(TypedDict, total=False):
     simulated: bool
 
 
+class CritiqueDetail(TypedDict, total=False):
+    unit: str  # the merge (one policy's run)
+    stage: str  # which verification stage refuted it
+    check: str  # the refuted conclusion ("edge:units->format")
+    part: str  # the part the repair changes
+    premise: str  # the premise the repair changes ("line amounts: integer cents -> currency units")
+    counterexample: str  # the smallest counterexample, as the check reported it
+    why: str
+    kept: bool  # the repair held on the refuted check (the engine kept it)
+    simulated: bool
+
+
 class BudgetDetail(TypedDict, total=False):
     status: str
     reservation: int
@@ -456,6 +470,7 @@ DETAILS: dict[Kind, type] = {
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
     Kind.REMEMBER: RememberDetail, Kind.PLAN: PlanDetail, Kind.QA: QaDetail,
+    Kind.CRITIQUE: CritiqueDetail,
 }  # fmt: skip
 
 

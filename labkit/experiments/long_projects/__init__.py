@@ -6,5 +6,7 @@
 - `harness`: plan -> develop -> QA iterations on the engine's Recorder (every action paid and
   recorded), the hidden benchmark scored after each iteration for the reader only;
 - `study`: the two comparisons (matched iterations vs matched cost; same-source vs independent
-  QA) and the committed recording (python -m labkit.experiments.long_projects record).
+  QA) and the committed recording (python -m labkit.experiments.long_projects record);
+- `merge_graph`, `merge_case`, `merge`: the Colosseum part, parts merged by their dependency
+  graph (python -m labkit.experiments.long_projects.merge --record).
 """
