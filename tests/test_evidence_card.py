@@ -75,3 +75,12 @@ def test_gate_criteria_are_contradicted_only_by_the_runs_kept_without_a_gate() -
     direct = ec.derive(ledger, [by_arm["direct"]])
     assert direct.facts.keep_modes == ("progress",) and ec.check(direct) == {}
     assert set(direct.fields) == set(ec.FIELDS)
+
+
+def test_the_reflection_page_card_reads_the_recorded_real_run_and_flags_the_ungated_arm() -> None:
+    from labkit.views.evidence_card import recorded_real_card
+
+    html = recorded_real_card("repair")
+    assert html.count("<tr") == 10  # a header and the nine fields
+    assert "contradicted: children were kept without a visible gate" in html
+    assert "no sealed suite reached a prompt" in html

@@ -68,3 +68,14 @@ def test_the_audit_names_each_part_that_differs() -> None:
         "environment",
     )
     assert ps.audit(ps.restore(upgraded, c0, tuple(ps.PARTS), "r"), c0) == ()
+
+
+def test_the_page_shows_both_restores_and_the_wrong_verdict(told: tuple[ps.Story, Ledger]) -> None:
+    from labkit.views import diagnosis
+
+    s, led = told
+    assert diagnosis.restores_frame(s)[
+        "engine's decision on route B (the right fix)"
+    ].to_list() == ["roll back", "keep"]
+    assert "the engine **rolls back** a correct patch" in diagnosis.restores_caption(s)
+    assert diagnosis.checkpoints_frame(led, s.run_id).height == 4

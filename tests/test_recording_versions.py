@@ -12,6 +12,7 @@ from recordings import assert_as_recorded, first_difference
 from labkit.core import versions
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import simjudge
+from labkit.experiments.lessons import triage
 from labkit.experiments.memory import counterexample, demo, humaneval, recording, skills
 from labkit.experiments.published import regrade
 from labkit.models import smollm2
@@ -26,6 +27,7 @@ RECORDERS = {
     "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
+    "triage/recording.json": triage.DEPENDS_ON,
 }
 
 

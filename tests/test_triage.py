@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
+from recordings import assert_as_recorded
+
 from labkit.experiments.lessons import triage
 from labkit.loop.predictions import held_rate, score
 from labkit.record.events import Kind, Role
@@ -32,8 +36,11 @@ def test_the_recording_shows_triage_wins_where_the_cause_is_data_or_environment(
 def test_a_slice_measured_now_equals_the_recording() -> None:
     led = Ledger()
     now = triage.measure(cases=SLICE, ledger=led)
-    recorded = {(o.arm, o.case): o for o in triage.read()}
-    assert len(now) == 2 and all(o == recorded[(o.arm, o.case)] for o in now)
+    recorded = [o for o in triage.read() if o.case in SLICE]
+    assert len(now) == 2
+    assert_as_recorded(
+        [asdict(o) for o in now], [asdict(o) for o in recorded], triage.record(), "the triage slice"
+    )
     rid = f"triage/{triage.ARMS[1]}/{SLICE[0]}"
     (s,) = score(led, rid)
     assert s.before and s.prediction == triage.PREDICTION and not s.held
@@ -67,3 +74,15 @@ def test_a_prediction_written_after_its_observation_or_never_is_not_held() -> No
     assert (none.prediction, none.held) == ((), False)
     assert first.before and first.held
     assert held_rate((late, none, first)) == (1, 3)
+
+
+def test_the_page_sentence_reads_its_numbers_from_the_recording() -> None:
+    from labkit.views.diagnosis import triage_md, triage_summary_frame
+
+    text = triage_md(triage.read())
+    assert (
+        "**0/4** for **20** units" in text
+        and "**4/4** for **16**" in text
+        and "**0/4** of those" in text
+    )
+    assert triage_summary_frame(triage.read()).height == 4

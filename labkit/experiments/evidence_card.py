@@ -85,8 +85,9 @@ class Card:
     facts: Facts
 
 
-def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
-    """Read the runs (every run in `ledger` when none are named)."""
+def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = ()) -> Facts:
+    """Read the runs (every run in `ledger` when none are named). `sealed`: suite digests the run's
+    configuration declares sealed besides those its events name (e.g. a search case's final set)."""
     from labkit.core.patch import touched
     from labkit.core.types import Patch
 
@@ -95,7 +96,8 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
     kinds = Counter(str(e.kind) for e in events if e.role != Role.BUDGET)
     files: set[str] = set()
     verdict_suite: dict[str, str] = {}  # evidence blob hash -> suite digest
-    prompted, visible, sealed, keep, held = set(), set(), set(), set(), []
+    prompted, visible, keep, held = set(), set(), set(), []
+    found: set[str] = set(sealed)
     rules: Counter[str] = Counter()
     stops: Counter[str] = Counter()
     children, sequence, predictions, rollbacks = 0, False, 0, 0
@@ -107,7 +109,7 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
         elif e.kind == Kind.DEFINE and e.role == Role.DECISION:
             visible.add(str(d.get("suite", "")))
             if d.get("hidden"):
-                sealed.add(str(d["hidden"]))
+                found.add(str(d["hidden"]))
         elif e.kind == Kind.GENERATE and e.role == Role.EXECUTOR and e.input_hash:
             files.update(touched(Patch(ledger.get(e.input_hash))))
         elif e.kind == Kind.VERIFY and e.output_hash:
@@ -117,11 +119,12 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
             and d.get("scored_on") == "hidden"
             and isinstance(e.evidence_value, dict)
         ):
-            sealed.add(str(e.evidence_value.get("suite", "")))
+            found.add(str(e.evidence_value.get("suite", "")))
         elif e.kind == Kind.REFLECT:
             children = max(children, int(d.get("children") or 0))
             predictions += bool(d.get("prediction"))
-            if e.input_hash in verdict_suite:
+            prompted.add(str(d.get("suite", "")))  # the visible suite the strategy was shown
+            if e.input_hash in verdict_suite:  # and the suite of the verdict it was handed
                 prompted.add(verdict_suite[e.input_hash])
         elif e.kind == Kind.DECIDE:
             rules[f"{d.get('decision')}: {d.get('rule')}"] += 1
@@ -139,7 +142,17 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
         elif e.kind == Kind.EXPAND:
             children = max(children, int(d.get("proposed") or 0))
         elif e.kind == Kind.STOP:
-            stops[str(d.get("rule") or d.get("status") or "stop")] += 1
+            search = e.role == Role.SEARCH
+            stops[
+                str(
+                    d.get("rule")
+                    or (d.get("reason") if search else "")
+                    or d.get("status")
+                    or "stop"
+                )
+            ] += 1
+            if search and d.get("winner"):
+                held.append(str(d["winner"]))
             if e.output_hash and e.role == Role.DECISION:
                 import json
 
@@ -147,7 +160,7 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = ()) -> Facts:
         sequence = sequence or (e.kind == Kind.CHECKPOINT and "step" in d)
     budgeted = any(e.role == Role.BUDGET for e in events)
     return Facts(len(ids), tuple(sorted(files)), dict(kinds), budgeted, dict(rules), children, sequence,
-                 tuple(sorted(keep)), tuple(sorted(visible - {""})), tuple(sorted(sealed - {""})),
+                 tuple(sorted(keep)), tuple(sorted(visible - {""})), tuple(sorted(found - {""})),
                  tuple(sorted(prompted)), predictions, tuple(parts), rollbacks, dict(stops), tuple(held))  # fmt: skip
 
 
@@ -155,9 +168,10 @@ def _counted(pairs: Sequence[tuple[str, int]]) -> str:
     return "; ".join(f"{what} ×{n}" for what, n in pairs if n) or NOT_SEEN
 
 
-def derive(ledger: Ledger, run_ids: Sequence[str] = ()) -> Card:
-    """The card of the named runs (or every run in `ledger`), each field read from the events."""
-    f = facts(ledger, run_ids)
+def derive(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = ()) -> Card:
+    """The card of the named runs (or every run in `ledger`), each field read from the events;
+    `sealed` as in `facts`."""
+    f = facts(ledger, run_ids, sealed)
     k = f.kinds.get
     mutable = [f"candidate files ({', '.join(f.files_changed)})" if f.files_changed else "",
                "search branches" if k(Kind.BRANCH) else "", "temporary reflections" if k(Kind.REFLECT) else "",
@@ -171,6 +185,10 @@ def derive(ledger: Ledger, run_ids: Sequence[str] = ()) -> Card:
                    + _counted(sorted(f.decide_rules.items())) if f.decide_rules else "")  # fmt: skip
     if k(Kind.ERROR_DECISION) or k(Kind.TOOL):
         attribution += ("; " if attribution else "") + "error classes"
+    if k(Kind.BRANCH):
+        attribution += (
+            "; " if attribution else ""
+        ) + "ΔF with severity per branch, on fixed checks"
     if k(Kind.EXPERIMENT):
         attribution += (
             f"; discriminating experiments ({f.predictions} with a prediction recorded first)"
@@ -189,17 +207,21 @@ def derive(ledger: Ledger, run_ids: Sequence[str] = ()) -> Card:
         generation = ""
     isolation = (f"repair context saw {len(f.prompted_suites)} suite(s) {', '.join(f.prompted_suites) or '—'}; "
                  f"sealed: {', '.join(f.sealed_suites) or 'none'}; ")  # fmt: skip
+    if k(Kind.CONFIRM):
+        isolation += f"sealed final set confirmed ×{k(Kind.CONFIRM)}, pass/fail only; "
     isolation += (f"LEAK: sealed {', '.join(f.leaked)} reached a prompt" if f.leaked
                   else "no sealed suite reached a prompt")  # fmt: skip
     gate = (f"keep mode {', '.join(f.keep_modes)}; " if f.keep_modes else "") + _counted(
         sorted((r, n) for r, n in f.decide_rules.items() if r.startswith("keep:"))
     )
+    if k(Kind.SEAL):
+        seal = f"sealed when every required check passes ×{k(Kind.SEAL)}"
+        gate = seal if gate == NOT_SEEN else f"{gate}; {seal}"
     release = f"held at the end: {', '.join(dict.fromkeys(f.held))}" if f.held else ""
     if k(Kind.SEAL):
         release += ("; " if release else "") + f"{k(Kind.SEAL)} sealed candidate(s)"
-    rollback = _counted(
-        [("child rolled back", f.rollbacks), ("checkpoint recorded", len(f.checkpoint_parts))]
-    )
+    rollback = _counted([("child rolled back", f.rollbacks), ("checkpoint recorded", len(f.checkpoint_parts)),
+                         ("branch run apart from its siblings", k(Kind.BRANCH, 0))])  # fmt: skip
     if f.checkpoint_parts:
         recorded = sorted({p for ps in f.checkpoint_parts for p in ps})
         rollback += f" (parts recorded: {', '.join(recorded)})"

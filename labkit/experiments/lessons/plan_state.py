@@ -116,7 +116,7 @@ def checkpoint(name: str, s: Candidate, ledger: Ledger, run_id: str) -> StateChe
     ev = ledger.record(run_id, 0, str(Role.EXECUTOR), str(Kind.CHECKPOINT), detail={
         "reason": name, "candidate": s.digest, "code_version": parts["code version"],
         "dependency_image": parts["dependency image"], "environment": parts["environment"],
-        "position": len(ledger.events(run_id)),
+        "position": len(ledger),  # events in the ledger before this one
     })  # fmt: skip
     return StateCheckpoint(name, dict(s.files), parts, ev.seq)
 

@@ -44,11 +44,12 @@ if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
 __all__ = [
-    "ARMS", "BUDGET", "COMMAND", "EXPERIMENT", "Outcome", "PREDICTION", "Summary", "ThreePatches", "Triage", "load",
-    "measure", "read", "summarise", "tasks", "write",
+    "ARMS", "BUDGET", "COMMAND", "DEPENDS_ON", "EXPERIMENT", "Outcome", "PREDICTION", "Summary", "ThreePatches", "Triage", "load",
+    "measure", "read", "record", "summarise", "tasks", "write",
 ]  # fmt: skip
 
 BUDGET = 5.0
+DEPENDS_ON = ("pytest",)  # the validator runs pytest; no other package shapes these numbers
 ARMS = ("three patches at once", "one experiment, then one patch")
 COMMAND = "python -m labkit.experiments.lessons.triage --write"
 PREDICTION = ("image: MATCH", "data: MATCH")  # the patcher's implicit bet: the cause is the code
@@ -246,15 +247,19 @@ def write() -> Path:
     rows = [asdict(o) for o in measure()]
     path = _recording()
     data = {"label": "scripted cases, real validator", "command": COMMAND, "budget": BUDGET, "outcomes": rows,
-            "versions": package_versions(("pytest",))}  # fmt: skip
+            "versions": package_versions(DEPENDS_ON)}  # fmt: skip
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return path
 
 
+def record() -> dict[str, Any]:
+    """The recording as stored (label, command, budget, outcomes, package versions)."""
+    return read_recording(_recording(), COMMAND)
+
+
 def read() -> tuple[Outcome, ...]:
     """The recorded outcomes (what the page shows on open)."""
-    data = read_recording(_recording(), COMMAND)
-    return tuple(Outcome(**r) for r in data["outcomes"])
+    return tuple(Outcome(**r) for r in record()["outcomes"])
 
 
 if __name__ == "__main__":
