@@ -97,7 +97,7 @@ def _(checker, frame_html, metrics, mo, page):
     return
 
 
-@app.cell
+@app.cell(hide_code=True)
 def _(mo):
     from labkit.experiments.lessons import plan_state, triage
     from labkit.views import diagnosis
