@@ -43,6 +43,10 @@ def test_a_run_that_leaks_its_sealed_suite_into_a_prompt_contradicts_the_isolati
     assert "test leakage" in leaky.fields["failure modes"]
     frame = card_frame(leaky)
     assert frame.height == 9 and frame["claim"][4].startswith("contradicted")
+    assert ec.verdicts(honest)["evaluation isolation"] == "holds"
+    assert (
+        ec.verdicts(honest)["rollback granularity"] == "nothing to check in this run"
+    )  # no checkpoint
 
 
 def test_rollback_granularity_reads_the_checkpoints_actually_recorded() -> None:

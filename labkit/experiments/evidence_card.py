@@ -30,7 +30,17 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Event, Ledger
 
-__all__ = ["CLAIMED", "FIELDS", "Card", "Facts", "check", "derive", "facts"]
+__all__ = [
+    "CHECKABLE",
+    "CLAIMED",
+    "FIELDS",
+    "Card",
+    "Facts",
+    "check",
+    "derive",
+    "facts",
+    "verdicts",
+]
 
 FIELDS = (
     "mutable objects", "observed signals", "attribution method", "candidate generation", "evaluation isolation",
@@ -247,4 +257,32 @@ def check(card: Card) -> dict[str, str]:
         out["rollback granularity"] = (
             f"{len(partial)} checkpoint(s) recorded no dependency image or environment"
         )
+    return out
+
+
+CHECKABLE = (
+    "evaluation isolation",
+    "gate criteria",
+    "rollback granularity",
+)  # the claims `check` tests
+
+
+def verdicts(card: Card) -> dict[str, str]:
+    """Per field: "contradicted: why", "holds", "nothing to check in this run" (a checkable claim
+    the ledger gives no material for: no sealed suite, no gate decision, no checkpoint), or
+    "not checked" (a claim no ledger event can test)."""
+    f, bad = card.facts, check(card)
+    material = {
+        "evaluation isolation": bool(f.sealed_suites),
+        "gate criteria": bool(f.keep_modes or f.decide_rules or f.kinds.get(Kind.SEAL)),
+        "rollback granularity": bool(f.checkpoint_parts),
+    }
+    out = {}
+    for name in FIELDS:
+        if name in bad:
+            out[name] = "contradicted: " + bad[name]
+        elif name not in CHECKABLE:
+            out[name] = "not checked"
+        else:
+            out[name] = "holds" if material[name] else "nothing to check in this run"
     return out

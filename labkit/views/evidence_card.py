@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.experiments.evidence_card import CLAIMED, FIELDS, check
+from labkit.experiments.evidence_card import CHECKABLE, CLAIMED, FIELDS, verdicts
 from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
@@ -19,36 +19,17 @@ if TYPE_CHECKING:
     from labkit.grading.sealed import SearchCase
     from labkit.loop.search_replay import Sweep
 
-__all__ = [
-    "CHECKABLE",
-    "cache_card",
-    "card_frame",
-    "card_html",
-    "recorded_real_card",
-    "search_card",
-]
-
-CHECKABLE = (
-    "evaluation isolation",
-    "gate criteria",
-    "rollback granularity",
-)  # see evidence_card.check
+__all__ = ["cache_card", "card_frame", "card_html", "recorded_real_card", "search_card"]
 
 
 def card_frame(card: Card) -> pl.DataFrame:
-    """Field, what the ledger shows, the seed's claim, and whether the ledger contradicts it."""
-    contradicted = check(card)
-
-    def verdict(name: str) -> str:
-        if name in contradicted:
-            return "contradicted: " + contradicted[name]
-        return "holds" if name in CHECKABLE else "not checked"
-
+    """Field, what the ledger shows, the seed's claim, and whether the ledger bears the claim out."""
+    said = verdicts(card)
     return pl.DataFrame({
         "field": list(FIELDS),
         "this run, read from its ledger": [card.fields[f] for f in FIELDS],
         "the seed's in-task card (002 §1)": [CLAIMED[f] for f in FIELDS],
-        "claim": [verdict(f) for f in FIELDS],
+        "claim": [said[f] for f in FIELDS],
     })  # fmt: skip
 
 
