@@ -250,3 +250,13 @@ def story(validator: Validator | Checker | None = None, ledger: Ledger | None = 
         tuple((r, d, why) for r, d, why, _, _ in plan), audit(after_a, c0), plan[-1][3], up_decision, up_reason,
         audit(upgraded, c0), tuple(restores), (c0, c1), rid,
     )  # fmt: skip
+
+
+if __name__ == "__main__":  # python -m labkit.experiments.lessons.plan_state
+    told = story()
+    for route, decision, why in told.plan_decisions:
+        print(f"plan error, from C0: {route} -> {decision} ({why})")
+    for r in told.restores:
+        print(
+            f"{r.name} restore: left {r.left_different or 'nothing'} different; route B -> {r.decision} ({r.reason})"
+        )
