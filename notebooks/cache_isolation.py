@@ -21,6 +21,14 @@ def _(mo, page):
 
 
 @app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import evidence_card as card_view
+
+    mo.Html(card_view.cache_card())  # the layer's evidence card, read from the main storyline's ledger
+    return
+
+
+@app.cell(hide_code=True)
 def _():
     from labkit.experiments import cache_isolation as cache_case
     from labkit.views import cache_page as page

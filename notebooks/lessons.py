@@ -98,6 +98,43 @@ def _(checker, frame_html, metrics, mo, page):
 
 
 @app.cell(hide_code=True)
+def _(mo):
+    from labkit.experiments.lessons import plan_state, triage
+    from labkit.views import diagnosis
+
+    mo.md(diagnosis.DIAGNOSIS)
+    return diagnosis, plan_state, triage
+
+
+@app.cell
+def _(diagnosis, frame_html, mo, triage):
+    _outcomes = triage.read()  # the recording: every candidate was run by the validator when it was made
+    mo.vstack([
+        mo.md(diagnosis.TRIAGE),
+        mo.Html(frame_html(diagnosis.triage_summary_frame(_outcomes))),
+        mo.md(diagnosis.triage_md(_outcomes)),
+        mo.Html(frame_html(diagnosis.triage_cases_frame(_outcomes))),
+    ])
+    return
+
+
+@app.cell
+def _(Ledger, checker, diagnosis, frame_html, mo, plan_state):
+    _ledger = Ledger()
+    _story = plan_state.story(checker, _ledger)
+    _saved = checker.cache.save()
+    mo.vstack([
+        mo.md(diagnosis.PLAN_STATE),
+        mo.Html(frame_html(diagnosis.plan_frame(_story))),
+        mo.md(diagnosis.plan_state_md(_story)),
+        mo.Html(frame_html(diagnosis.restores_frame(_story))),
+        mo.md(diagnosis.restores_caption(_story)),
+        mo.Html(frame_html(diagnosis.checkpoints_frame(_ledger, _story.run_id))),
+    ])
+    return
+
+
+@app.cell(hide_code=True)
 def _(mo, page):
     mo.Html(page.glossary())
     return

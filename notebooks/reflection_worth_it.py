@@ -23,6 +23,14 @@ def _(mo):
 
 
 @app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import evidence_card as card_view
+
+    mo.Html(card_view.recorded_real_card())  # the layer's evidence card, read from a recorded real run's ledger
+    return
+
+
+@app.cell(hide_code=True)
 def _():
     from labkit.views import arms_steps as steps
     from labkit.views.tables import frame_html

@@ -34,6 +34,14 @@ def _(mo):
 
 
 @app.cell
+def _(case, mo, runs):
+    from labkit.views import evidence_card as card_view
+
+    mo.Html(card_view.search_card(runs[15.0], case))  # the layer's evidence card, read from the search's ledger
+    return
+
+
+@app.cell
 def _():
     from labkit.grading.sealed import load_search_case
     from labkit.grading.verdicts import build_checker

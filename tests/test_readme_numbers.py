@@ -58,3 +58,22 @@ def test_the_published_ladder_table_is_the_recordings() -> None:
         graded = [[r["passed"] for r in rows if r["run"] == run and r["rung"] == g] for g in rungs]
         expected = [str(logged)] + [str(sum(g)) if g else "—" for g in graded]
         assert cells[1:7] == expected, label
+
+
+def test_the_triage_row_quotes_the_triage_recording() -> None:
+    from labkit.experiments.lessons import triage
+
+    patches, probe = triage.summarise(triage.read(), ("data", "environment"))
+    row = [
+        line
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if "discriminate (seed 002 §7)" in line
+    ]
+    assert len(row) == 1
+    quoted = re.search(r"on (\d+) scripted cases .* at (\d+) units each, three code patches end correct on "
+                       r"(\d+)/(\d+) for (\d+) units, .* on (\d+)/(\d+) for (\d+)", row[0])  # fmt: skip
+    assert quoted, "the triage row no longer quotes its figures"
+    assert tuple(int(g) for g in quoted.groups()) == (
+        patches.cases, int(triage.BUDGET), patches.correct, patches.cases, int(patches.spent),
+        probe.correct, probe.cases, int(probe.spent),
+    )  # fmt: skip

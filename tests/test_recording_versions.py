@@ -12,6 +12,7 @@ from recordings import assert_as_recorded, first_difference
 from labkit.core import versions
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import simjudge
+from labkit.experiments.lessons import triage
 from labkit.experiments.long_projects import study as long_projects
 from labkit.experiments.memory import counterexample, demo, humaneval, recording, skills
 from labkit.experiments.published import regrade
@@ -28,6 +29,7 @@ RECORDERS = {
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
     "long_projects/shop_study.json": long_projects.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
+    "triage/recording.json": triage.DEPENDS_ON,
 }
 
 

@@ -22,6 +22,9 @@ from labkit.grading.script import run_script
 class Experiment:
     question: str  # what the observation will discriminate between
     probe: str  # Python source run with the candidate's files on sys.path
+    # What the asker expects the probe to print, one line each, written to the ledger (the
+    # `reflect` event) BEFORE the probe runs; `labkit.loop.predictions` scores it afterwards.
+    prediction: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

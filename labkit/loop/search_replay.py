@@ -120,6 +120,7 @@ class Sweep:
     reserve: float
     result: SearchResult
     steps: tuple[SearchStep, ...]
+    ledger: Ledger | None = None  # the run's own ledger, kept open (the evidence card reads it)
 
 
 def sweep(
@@ -129,7 +130,7 @@ def sweep(
     out = []
     for total in totals:
         run_id = f"sweep-{total:g}"
-        with Ledger() as led:
-            result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
-            out.append(Sweep(total, reserve, result, tuple(steps(led, run_id))))
+        led = Ledger()
+        result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
+        out.append(Sweep(total, reserve, result, tuple(steps(led, run_id)), led))
     return out

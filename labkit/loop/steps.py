@@ -280,6 +280,8 @@ def propose(
             evidence=proposal.record.as_dict() if proposal.record else None,
             detail={"strategy": strategy.name, "failure": proposal.failure, "children": len(proposal.children),
                     "experiment": proposal.experiment.question if proposal.experiment else "",
+                    **({"prediction": list(proposal.experiment.prediction)}  # only when made: old ledgers unchanged
+                       if proposal.experiment and proposal.experiment.prediction else {}),
                     "state": situation.state, "note": proposal.note},
         )  # fmt: skip
         if proposal.experiment is None or len(observations) >= max_experiments:

@@ -212,6 +212,7 @@ class ReflectDetail(CaseDetail, total=False):
     strategy: str
     failure: str
     experiment: str
+    prediction: list[str]  # the experiment's expected output lines, recorded before it runs
     children: int
     state: str
     note: str

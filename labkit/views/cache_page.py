@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, cast
 
 from labkit.experiments import cache_isolation as cache_case
@@ -23,6 +24,7 @@ from labkit.views.step_card import step_html
 if TYPE_CHECKING:
     import polars as pl
 
+    from labkit.experiments.evidence_card import Card
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
     from labkit.loop.reflection import Experience
@@ -147,19 +149,22 @@ def storyline_options() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class StorylineRun:
-    """One scripted storyline, run once: its trace and its ledger rows."""
+    """One scripted storyline, run once: its trace, its ledger rows and its evidence card."""
 
     trace: Trace
     ledger: pl.DataFrame
+    card: Card  # derived from the run's ledger (labkit.experiments.evidence_card)
 
 
+@cache  # one run per storyline per process: the evidence card and the stepper show the same run
 def run_storyline(branch: str) -> StorylineRun:
     """Run the loop on one scripted storyline (a real pytest per candidate), with its own ledger."""
+    from labkit.experiments.evidence_card import derive
     from labkit.record.ledger import Ledger
 
     ledger = Ledger()
     trace = cache_case.run(branch, ledger=ledger)
-    return StorylineRun(trace, ledger.frame(trace.run_id))
+    return StorylineRun(trace, ledger.frame(trace.run_id), derive(ledger, [trace.run_id]))
 
 
 # --- take the run home -------------------------------------------------------------------------
