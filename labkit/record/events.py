@@ -49,6 +49,7 @@ __all__ = [
     "SearchDefineDetail",
     "SearchDetail",
     "SearchStopDetail",
+    "SelectDetail",
     "StartDetail",
     "StopDetail",
     "TestChangeDetail",
@@ -81,6 +82,7 @@ class Kind(StrEnum):
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
+    SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
     # search's own detail fields (SEARCH_DETAILS). EXECUTE and CONFIRM are also paid kinds.
@@ -312,6 +314,17 @@ class RememberDetail(TypedDict, total=False):
     simulated: bool
 
 
+class SelectDetail(CaseDetail, total=False):
+    tier: str  # rule | compile | tests | constraints | reviewer | owner | winner
+    rule: str  # digest of the selection rule registered before any candidate existed
+    name: str  # the candidate's name (the reviewer never sees it: it sees "candidate 1", "candidate 2")
+    candidate: str
+    passed: bool
+    reason: str
+    scores: dict[str, float]  # the reviewer's mean rubric score per blinded order
+    disagreements: list[str]  # pairs whose reviewer verdict flipped with the order (kept, not averaged)
+
+
 class BudgetDetail(TypedDict, total=False):
     status: str
     reservation: int
@@ -424,7 +437,7 @@ DETAILS: dict[Kind, type] = {
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
-    Kind.REMEMBER: RememberDetail,
+    Kind.REMEMBER: RememberDetail, Kind.SELECT: SelectDetail,
 }  # fmt: skip
 
 
