@@ -258,6 +258,11 @@ class MemoryRefused(LabkitError):
     change in a ledger, or its diagnostics come from sealed final tests. Nothing is written."""
 
 
+class ExposedFinalSet(LabkitError):
+    """A sealed final check set whose diagnostics were authorised as development material was
+    asked to confirm a candidate (or an authorisation was incomplete): replace the final test data."""
+
+
 class SelectionError(LabkitError):
     """The selector cascade refused: its rule was not registered before the candidates, the
     rule given is not the one registered, or a candidate that failed a hard check was to win."""

@@ -36,6 +36,7 @@ __all__ = [
     "EscalateDetail",
     "ExpandDetail",
     "ExperimentDetail",
+    "ExposeDetail",
     "GenerateDetail",
     "Kind",
     "QuarantineDetail",
@@ -82,6 +83,7 @@ class Kind(StrEnum):
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
+    EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
@@ -314,6 +316,13 @@ class RememberDetail(TypedDict, total=False):
     simulated: bool
 
 
+class ExposeDetail(TypedDict, total=False):
+    final_set: str  # digest of the sealed final suite now exposed
+    authorised_by: str
+    reason: str
+    label: str  # the exposure label every derived artifact inherits
+
+
 class SelectDetail(CaseDetail, total=False):
     tier: str  # rule | compile | tests | constraints | reviewer | owner | winner
     rule: str  # digest of the selection rule registered before any candidate existed
@@ -437,7 +446,7 @@ DETAILS: dict[Kind, type] = {
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
-    Kind.REMEMBER: RememberDetail, Kind.SELECT: SelectDetail,
+    Kind.REMEMBER: RememberDetail, Kind.SELECT: SelectDetail, Kind.EXPOSE: ExposeDetail,
 }  # fmt: skip
 
 
