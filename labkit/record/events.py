@@ -20,6 +20,7 @@ from typing import TypedDict
 __all__ = [
     "AlarmDetail",
     "AttemptDetail",
+    "BatchDetail",
     "BranchDetail",
     "BudgetDetail",
     "BudgetStatus",
@@ -83,6 +84,7 @@ class Kind(StrEnum):
     EFFECT = "effect"  # an action with an external effect: dry run, send, reconcile
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
+    BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
     EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
@@ -316,6 +318,17 @@ class RememberDetail(TypedDict, total=False):
     simulated: bool
 
 
+class BatchDetail(TypedDict, total=False):
+    batch: int
+    action: str  # register | start | pause | void | complete
+    rule: str  # digest of the incident rule registered before the first batch
+    reason: str
+    environment: str  # the fingerprint the batch registered (or the one observed at an incident)
+    jobs: int
+    cost_units: float
+    simulated: bool
+
+
 class ExposeDetail(TypedDict, total=False):
     final_set: str  # digest of the sealed final suite now exposed
     authorised_by: str
@@ -446,7 +459,7 @@ DETAILS: dict[Kind, type] = {
     Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
     Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
-    Kind.REMEMBER: RememberDetail, Kind.SELECT: SelectDetail, Kind.EXPOSE: ExposeDetail,
+    Kind.REMEMBER: RememberDetail, Kind.SELECT: SelectDetail, Kind.EXPOSE: ExposeDetail, Kind.BATCH: BatchDetail,
 }  # fmt: skip
 
 
