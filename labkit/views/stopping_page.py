@@ -61,7 +61,7 @@ def planning_html(rec: Mapping[str, Any] | None = None) -> str:
         "repeated verifications per task, plan": round(r["on"]["repeated"], 1),
         "where the plan helped (this configuration only)": r["helped"],
     } for r in rec["planning"]]  # fmt: skip
-    return frame_html(pl.DataFrame(rows))
+    return frame_html(pl.DataFrame(rows), 1)
 
 
 def wrong_tool_html(rec: Mapping[str, Any] | None = None) -> str:
