@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
 
 import pytest
 from recordings import assert_as_recorded
 
 from labkit.core.errors import ExposedFinalSet, MemoryRefused
+from labkit.core.paths import DATA
 from labkit.core.types import Candidate
 from labkit.experiments.memory import ending as run
 from labkit.grading.acceptance import AcceptanceSuite
+from labkit.grading.sealed import SealedCheckSet, load_search_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.memory import ending as em
+from labkit.loop.search_case import search
 from labkit.loop.steps import Recorder
 from labkit.loop.trace import Task
 from labkit.record.exposure import EXPOSURES, exposure_of
@@ -70,18 +74,24 @@ def test_a_failure_ends_in_findings_not_an_always_do_x_rule() -> None:
         em.promote(lost, "skill", "always raise the budget")
 
 
-def test_the_search_case_run_reproduces_its_recording() -> None:
+def test_a_slice_of_the_recorded_run_re_measures_exactly() -> None:
+    """The budget-15 search (the ledger's first run, so its event numbers match) and its
+    candidate, and the replacement final set confirming the winner; the full run is
+    `python -m labkit.experiments.memory.ending`."""
     record = run.recorded()
-    now = run.measure()
-    assert_as_recorded(now, record, record, "ending a task on the api_change search")
+    case, checker, ledger = load_search_case(DATA / "api_change"), Checker(), Ledger()
+    baseline = checker.check(case.case.start, case.suite).verdict
+    found = search(case, checker, baseline, total=15, reserve=2, ledger=ledger, run_id="end-15")
+    now = json.loads(json.dumps(asdict(run.end_task(ledger, found, case, 15))))
+    assert_as_recorded(now, record["success"], record, "the budget-15 task's experience candidate")
+    assert found.winner is not None
+    fresh = run.replacement_final(case)
+    assert fresh.digest == record["replaced"]["final_set"] != record["final_set"]
+    assert SealedCheckSet(fresh, checker.validator).confirm(found.winner.candidate) is True
     assert (
-        now["success"]["strategy"] == "route 'C fix the callers'"
-        and now["incomplete"]["strategy"] == ""
+        SealedCheckSet(fresh, checker.validator).confirm(case.case.start) is False
+    )  # a real check
+    assert (
+        record["exposed_confirmation"].startswith("refused")
+        and record["incomplete"]["strategy"] == ""
     )
-    assert now["exposed_confirmation"].startswith("refused")
-    assert now["replaced"] == {
-        "final_set": now["replaced"]["final_set"],
-        "status": "success",
-        "confirmed": True,
-    }
-    assert now["replaced"]["final_set"] != now["final_set"]
