@@ -245,6 +245,17 @@ def _(checker, mo, page, repair_yours, yours_case, yours_diff, yours_hypothesis,
 
 @app.cell(hide_code=True)
 def _(mo):
+    # stopping behaviour and planning, measured (seed 002 §7), read from its recording
+    from labkit.views import stopping_page as stopping
+
+    mo.vstack([mo.md(stopping.INTRO), mo.Html(stopping.audit_html()), mo.md(stopping.PLANNING),
+               mo.Html(stopping.planning_html()), mo.md(stopping.WRONG_TOOL), mo.md(stopping.wrong_tool_md()),
+               mo.Html(stopping.wrong_tool_html())])  # fmt: skip
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
     from labkit.views.glossary import glossary_html
 
     mo.Html(glossary_html(["net", "stop_reasons", "f2p", "p2p"]))

@@ -357,6 +357,15 @@ def _(frame_html, lab_run, mo):
 
 
 @app.cell(hide_code=True)
+def _(mo):
+    # the selector cascade (seed 002 §2), read from its recording: nothing validated on open
+    from labkit.views import cascade_page as cascade
+
+    mo.vstack([mo.md(cascade.INTRO), mo.Html(cascade.section_html()), mo.md(cascade.summary_md())])
+    return
+
+
+@app.cell(hide_code=True)
 def _(mo, page):
     mo.md(page.CLOSING)
     return

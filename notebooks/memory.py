@@ -113,5 +113,15 @@ def _(buf, mo):
     return
 
 
+
+@app.cell(hide_code=True)
+def _(mo):
+    # ending a task (seed 002 §8), read from its recording: nothing runs on open
+    from labkit.views import ending_page as ending
+
+    mo.vstack([mo.md(ending.INTRO), mo.Html(ending.candidates_html()), mo.Html(ending.exposure_html()),
+               mo.md(ending.summary_md())])  # fmt: skip
+    return
+
 if __name__ == "__main__":
     app.run()

@@ -174,5 +174,15 @@ def _(frame_html, mo, published, published_rows):
     return
 
 
+
+@app.cell(hide_code=True)
+def _(mo):
+    # batch incidents and conditional subsets (seed 002 §4), read from their recording
+    from labkit.views import incident_page as incident
+
+    mo.vstack([mo.md(incident.INTRO), mo.Html(incident.batches_html()), mo.md(incident.summary_md()),
+               mo.md(incident.MECHANISM), mo.Html(incident.mechanism_html())])  # fmt: skip
+    return
+
 if __name__ == "__main__":
     app.run()

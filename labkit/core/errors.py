@@ -258,6 +258,16 @@ class MemoryRefused(LabkitError):
     change in a ledger, or its diagnostics come from sealed final tests. Nothing is written."""
 
 
+class ExposedFinalSet(LabkitError):
+    """A sealed final check set whose diagnostics were authorised as development material was
+    asked to confirm a candidate (or an authorisation was incomplete): replace the final test data."""
+
+
+class SelectionError(LabkitError):
+    """The selector cascade refused: its rule was not registered before the candidates, the
+    rule given is not the one registered, or a candidate that failed a hard check was to win."""
+
+
 class DigestMismatch(LabkitError):
     """A file read to rebuild published data (data/published/<source>/) is not the file its
     provenance records: its sha256 differs. The message names the file, both digests and the commit."""

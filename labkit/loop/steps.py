@@ -29,6 +29,7 @@ from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
 from labkit.record.events import Kind, Role, undeclared
+from labkit.record.exposure import refuse_exposed
 
 if TYPE_CHECKING:
     from labkit.grading.validator import Validator
@@ -194,10 +195,12 @@ class Recorder:
 
         The verdict never leaves this method: it is not returned, cached, or written to the
         ledger (no failing test names, messages or output), so it can never become a repair
-        context. With a `payment`, the run is paid from the confirmation reserve."""
+        context. With a `payment`, the run is paid from the confirmation reserve. A final set
+        authorised as development material (`labkit.record.exposure`) raises ExposedFinalSet."""
         if task.hidden is None:
             raise ValueError(f"case {task.id!r} has no sealed final check set (no hidden suite)")
         suite, validator = task.hidden, self.checker.validator
+        refuse_exposed(self.ledger, suite.digest, task.id)  # an exposed final set confirms nothing
 
         def run() -> bool:
             return bool(validator.run(candidate, suite).resolved)

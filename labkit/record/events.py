@@ -24,6 +24,7 @@ from labkit.core.types import Usage
 __all__ = [
     "AlarmDetail",
     "AttemptDetail",
+    "BatchDetail",
     "BranchDetail",
     "BudgetDetail",
     "BudgetStatus",
@@ -42,6 +43,7 @@ __all__ = [
     "Event",
     "ExpandDetail",
     "ExperimentDetail",
+    "ExposeDetail",
     "GenerateDetail",
     "Kind",
     "PlanDetail",
@@ -57,6 +59,7 @@ __all__ = [
     "SearchDefineDetail",
     "SearchDetail",
     "SearchStopDetail",
+    "SelectDetail",
     "StartDetail",
     "StopDetail",
     "TestChangeDetail",
@@ -90,6 +93,9 @@ class Kind(StrEnum):
     ESCALATE = "escalate"  # control handed to a human (a takeover)
     REMEMBER = "remember"  # the experience store wrote a lesson (gated on a verified correction)
     CRITIQUE = "critique"  # a refutation kept at aggregation (a merge's refuted interface and its repair)
+    BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
+    EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
+    SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
     # search's own detail fields (SEARCH_DETAILS). EXECUTE and CONFIRM are also paid kinds.
@@ -339,6 +345,35 @@ class CritiqueDetail(TypedDict, total=False):
     simulated: bool
 
 
+class BatchDetail(TypedDict, total=False):
+    batch: int
+    action: str  # register | start | pause | void | complete
+    rule: str  # digest of the incident rule registered before the first batch
+    reason: str
+    environment: str  # the fingerprint the batch registered (or the one observed at an incident)
+    jobs: int
+    cost_units: float
+    simulated: bool
+
+
+class ExposeDetail(TypedDict, total=False):
+    final_set: str  # digest of the sealed final suite now exposed
+    authorised_by: str
+    reason: str
+    label: str  # the exposure label every derived artifact inherits
+
+
+class SelectDetail(CaseDetail, total=False):
+    tier: str  # rule | compile | tests | constraints | reviewer | owner | winner
+    rule: str  # digest of the selection rule registered before any candidate existed
+    name: str  # the candidate's name (the reviewer never sees it: it sees "candidate 1", "candidate 2")
+    candidate: str
+    passed: bool
+    reason: str
+    scores: dict[str, float]  # the reviewer's mean rubric score per blinded order
+    disagreements: list[str]  # pairs whose reviewer verdict flipped with the order (kept, not averaged)
+
+
 class BudgetDetail(TypedDict, total=False):
     status: str
     reservation: int
@@ -472,6 +507,7 @@ DETAILS: dict[Kind, type] = {
     Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
     Kind.REMEMBER: RememberDetail, Kind.PLAN: PlanDetail, Kind.QA: QaDetail,
     Kind.CRITIQUE: CritiqueDetail,
+    Kind.SELECT: SelectDetail, Kind.EXPOSE: ExposeDetail, Kind.BATCH: BatchDetail,
 }  # fmt: skip
 
 
