@@ -113,5 +113,26 @@ def _(buf, mo):
     return
 
 
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import memory_loops as loops
+
+    loops_rec = loops.load()  # a recording (data/memory/loops.json): nothing runs on open
+    mo.md(loops.BELIEF)
+    return loops, loops_rec
+
+
+@app.cell
+def _(loops, loops_rec, mo):
+    mo.Html(loops.belief_html(loops_rec))
+    return
+
+
+@app.cell
+def _(loops, loops_rec, mo):
+    mo.vstack([mo.md(loops.UNIFIED), mo.Html(loops.unified_html(loops_rec))])
+    return
+
+
 if __name__ == "__main__":
     app.run()
