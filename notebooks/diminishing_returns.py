@@ -72,8 +72,8 @@ def _(mo, page, project, stats, threshold):
 
 
 @app.cell
-def _(charts, table):
-    charts.rates_chart(table)
+def _(charts, mo, page, table):
+    mo.vstack([charts.rates_chart(table, title=page.RATES_TITLE), mo.md(page.CONSTRUCTED)])
     return
 
 
@@ -86,12 +86,13 @@ def _(chapter, mo, page, stats):
 
 
 @app.cell
-def _(accounting, chapter, charts, frame_html, mo, views):
+def _(accounting, chapter, charts, frame_html, mo, page, views):
     _slices = accounting.per_slice(chapter, resamples=1000)
     mo.vstack(
         [
             mo.md("### Per slice: the average hides where the damage is"),
-            charts.slices_chart(_slices),
+            mo.md(page.CONSTRUCTED),
+            charts.slices_chart(_slices, title=page.SLICES_TITLE),
             mo.Html(frame_html(views.slice_table(_slices))),
         ]
     )
@@ -240,6 +241,22 @@ def _(checker, mo, page, repair_yours, yours_case, yours_diff, yours_hypothesis,
     with mo.status.spinner(title="Testing your patch (a real pytest run)…", remove_on_exit=True):
         yours = repair_yours.try_patch(yours_case, yours_hypothesis.value, yours_diff.value, checker=checker)
     mo.Html(page.yours_html(yours, yours_case))
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import best_of_n_page as bon
+
+    bon_grid = bon.grid()  # SIMULATED, numpy: milliseconds
+    mo.md(bon.BEST_OF_N)
+    return bon, bon_grid
+
+
+@app.cell
+def _(bon, bon_grid, mo):
+    _chart = mo.ui.altair_chart(bon.best_of_n_chart(bon_grid), chart_selection=False, legend_selection=False)
+    mo.vstack([_chart, mo.Html(bon.best_of_n_html(bon_grid))])
     return
 
 
