@@ -134,5 +134,13 @@ def _(loops, loops_rec, mo):
     return
 
 
+@app.cell
+def _(loops, mo):
+    fork_rec = loops.load_fork()  # a recording (data/memory/fork.json): nothing runs on open
+    _chart = mo.ui.altair_chart(loops.fork_chart(fork_rec), chart_selection=False, legend_selection=False)
+    mo.vstack([mo.md(loops.FORK), _chart, mo.Html(loops.fork_html(fork_rec))])
+    return
+
+
 if __name__ == "__main__":
     app.run()

@@ -1,8 +1,9 @@
-"""The memory notebook's sections 6 and 7, built once for both notebooks: Reflexion's entrenched
+"""The memory notebook's sections 6 to 8, built once for both notebooks: Reflexion's entrenched
 false belief and the revision rule that recovers from it; seed 001's unified loop, an external
-oracle against self-critique.
+oracle against self-critique; a sub-task forked into a fresh context against the polluted one
+(read from data/memory/fork.json, `labkit.experiments.memory.fork`).
 
-Both read one recording (`labkit.experiments.memory.loops`, data/memory/loops.json: SIMULATED
+Sections 6 and 7 read one recording (`labkit.experiments.memory.loops`, data/memory/loops.json: SIMULATED
 actor and critic, real patches and verdicts, hidden scoring); the intervals are computed here
 from its rows with the one bootstrap (`labkit.core.stats.bootstrap_mean`), so nothing runs on open.
 """
@@ -10,13 +11,16 @@ from its rows with the one bootstrap (`labkit.core.stats.bootstrap_mean`), so no
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.views.tables import frame_html
+
+if TYPE_CHECKING:
+    import altair as alt
 
 __all__ = [
     "BELIEF",
@@ -51,6 +55,15 @@ The **no-progress guard** cuts self-critique's rounds, not its blindness. The en
 or rolls back every state on the visible tests in all three loops (the blindness is the actor's
 and the store's), so compare the final shares together with the proposals it took to reach them.
 Simulated actor and critic; real patches, real visible verdicts, hidden scoring."""
+
+_UNIFIED_NOTE = """Skills stored: by the first seed's run, through the store's gate. The external oracle's
+library inherits its blind spot: a wrong patch that passes the visible tests is a "verified win" too, and
+only the hidden tests show it."""
+
+_FORK_NOTE = """What pollution costs here is tokens: every call re-reads the earlier sub-tasks. The simulated
+actor is not distracted by them (their actions have other names), so success moves only where the capacity
+cuts the raw transcript, and then within the intervals. A real model's distraction by irrelevant context is
+not simulated; section 5's recorded SmolLM2 run shows one real cost of a longer prompt."""
 
 
 def load() -> dict[str, Any]:
@@ -157,10 +170,102 @@ def unified_summary(rec: dict[str, Any]) -> pl.DataFrame:
 def unified_html(rec: dict[str, Any]) -> str:
     """The three loops side by side, with what each stored and the caption."""
     s = rec["setting"]
-    return "".join([
-        f"<p><b>SIMULATED actor and critic, real verdicts</b> ({len(s['seeds'])} seeds × {len(rec['cases'])} "
-        f"cases, up to {s['trials']} rounds; a proposal is one simulated call)</p>", frame_html(unified_summary(rec)),
-        "<p style='font-size:90%'>Skills stored: by the first seed's run, through the store's gate. The external "
-        "oracle's library inherits its blind spot: a wrong patch that passes the visible tests is a \"verified "
-        f"win\" too, and only the hidden tests show it. Recorded by <code>{html.escape(rec['command'])}</code>.</p>",
-    ])  # fmt: skip
+    head = (f"SIMULATED actor and critic, real verdicts</b> ({len(s['seeds'])} seeds × {len(rec['cases'])} cases, "
+            f"up to {s['trials']} rounds; a proposal is one simulated call)")  # fmt: skip
+    return _captioned(head, unified_summary(rec), _UNIFIED_NOTE, rec)
+
+
+def _captioned(head: str, table: pl.DataFrame, note: str, rec: dict[str, Any]) -> str:
+    """A bold caption (`head` closes its own <b>), the table, a note and the recording's command."""
+    cmd = html.escape(rec["command"])
+    return f"<p><b>{head}</p>{frame_html(table)}<p style='font-size:90%'>{note} Recorded by <code>{cmd}</code>.</p>"
+
+
+FORK = """## 8. Fork a sub-task into a fresh context, or continue in the polluted one (SIMULATED actor)
+
+Seed 001 §06.3: a skill or sub-task can run in a **subagent with a fresh context** that
+receives only what it needs and returns a result the parent verifies. Here one session works
+through the memory cases one after another. A **fresh fork** per sub-task reads only its
+artifacts (module and visible tests) and its own distilled reflections, and returns its final
+state; the parent re-checks it on the visible tests and accepts only a verified one. The
+**polluted context** continues in the parent's context: the raw transcript of every earlier
+trial of every earlier sub-task (each module as proposed, each failing test's message). Both
+contexts have the same capacity (the oldest dropped first). **Simulated actor** (same seeds and
+trials in both arms), real verdicts, hidden scoring; tokens are estimated at 4 characters each."""
+
+
+def load_fork() -> dict[str, Any]:
+    """The fork recording (data/memory/fork.json)."""
+    from labkit.experiments.memory import fork
+
+    return fork.load()
+
+
+def _fork_frame(rec: dict[str, Any]) -> pl.DataFrame:
+    cols = [
+        "arm",
+        "capacity",
+        "seed",
+        "position",
+        "case",
+        "calls",
+        "tokens",
+        "largest",
+        "verified",
+        "correct",
+    ]
+    return pl.DataFrame(rec["rows"], schema=cols, orient="row")
+
+
+def fork_summary(rec: dict[str, Any]) -> pl.DataFrame:
+    """Per capacity and arm: success (95% CI over seed × sub-task), verified results, calls and
+    tokens per session, tokens per call, the largest call."""
+    f = _fork_frame(rec)
+    seeds = len(rec["setting"]["seeds"])
+    out = []
+    for capacity in rec["setting"]["capacities"]:
+        for arm in ("fresh fork", "polluted context"):
+            m = f.filter((pl.col("arm") == arm) & (pl.col("capacity") == capacity)).sort(
+                "seed", "position"
+            )
+            calls, toks = int(m["calls"].sum()), int(m["tokens"].sum())
+            out.append({
+                "context capacity (tokens)": capacity, "arm": arm,
+                "success (95% CI)": _ci(_share(m["correct"])),
+                "verified results": f"{int(m['verified'].sum())} of {m.height}",
+                "calls per session": round(calls / seeds, 1), "tokens per session": round(toks / seeds),
+                "tokens per call": round(toks / calls), "largest call": max(m["largest"].to_list()),
+            })  # fmt: skip
+    return pl.DataFrame(out)
+
+
+def fork_chart(rec: dict[str, Any]) -> alt.Chart:
+    """Mean tokens per call by the sub-task's position in the session, per arm (largest capacity)."""
+    import altair as alt
+
+    f = _fork_frame(rec).filter(pl.col("capacity") == max(rec["setting"]["capacities"]))
+    data = (f.group_by("arm", "position").agg((pl.col("tokens").sum() / pl.col("calls").sum()).alias("tokens per call"))
+            .sort("arm", "position"))  # fmt: skip
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("position:O", title="sub-task in the session", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("tokens per call:Q", title="tokens read per call"),
+            color=alt.Color("arm:N", legend=alt.Legend(orient="top", title=None)),
+            tooltip=["arm:N", "position:O", alt.Tooltip("tokens per call:Q", format=".0f")],
+        )
+        .properties(
+            title="SIMULATED actor: what each call reads as the session goes on",
+            width=360,
+            height=200,
+        )
+    )
+
+
+def fork_html(rec: dict[str, Any]) -> str:
+    """The comparison table and what it does and does not show."""
+    s = rec["setting"]
+    head = (f"SIMULATED actor, real verdicts</b>: {len(s['seeds'])} seeds × a session of {len(rec['cases'])} "
+            f"sub-tasks, up to {s['trials']} trials each")  # fmt: skip
+    return _captioned(head, fork_summary(rec), _FORK_NOTE, rec)

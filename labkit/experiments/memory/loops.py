@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -162,23 +162,28 @@ def load(path: Path = RECORD) -> dict[str, Any]:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m labkit.experiments.memory.loops", description=__doc__
-    )
+def record_main(module: str, doc: str | None, argv: Sequence[str] | None, measure: Callable[[], dict[str, Any]],
+                depends_on: Sequence[str], summary: Callable[[dict[str, Any]], dict[str, Any]]) -> int:  # fmt: skip
+    """`python -m <module> --out FILE`: measure, store the command and package versions beside the
+    numbers, print `summary(record)` as JSON."""
+    p = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
     p.add_argument("--out", type=Path, required=True, help="the .json record")
     args = list(sys.argv[1:] if argv is None else argv)
-    a = p.parse_args(args)
-    record = {"command": "python -m labkit.experiments.memory.loops " + " ".join(args),
-              "versions": package_versions(DEPENDS_ON), **measure()}  # fmt: skip
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(record, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(
-        json.dumps(
-            {"cases": len(record["cases"]), "example": record["belief"]["example"] is not None}
-        )
-    )
+    out = p.parse_args(args).out
+    record = {
+        "command": f"python -m {module} " + " ".join(args),
+        "versions": package_versions(depends_on),
+        **measure(),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(json.dumps(summary(record)))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return record_main("labkit.experiments.memory.loops", __doc__, argv, measure, DEPENDS_ON,
+                       lambda r: {"cases": len(r["cases"]), "example": r["belief"]["example"] is not None})  # fmt: skip
 
 
 if __name__ == "__main__":
