@@ -192,10 +192,10 @@ def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
 
 
 # seed 000's "test coverage" for the same-budget comparison, as a stated proxy (metrics.ArmRow.coverage)
-COVERAGE = "test coverage (proxy): wrong answers the visible tests catch"
+COVERAGE = "test coverage (proxy)"  # defined in COVERAGE_MD, shown under the table
 COVERAGE_MD = (
-    "_**Test coverage** (seed 000 lists it beside success for a same-budget comparison) is shown as a "
-    "stated proxy, not line coverage: of the jobs whose final answer fails the hidden tests, the share the "
+    "_**Test coverage (proxy)**: seed 000 lists test coverage beside success for a same-budget comparison; "
+    "it is shown as a stated proxy, not line coverage: of the jobs whose final answer fails the hidden tests, the share the "
     "visible (acceptance) tests also fail. The rest are wrong answers the acceptance would accept; an arm "
     "that selects or revises on the visible tests leaves its remaining errors where they do not look._"
 )

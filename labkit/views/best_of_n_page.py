@@ -87,10 +87,10 @@ def best_of_n_html(g: dict[tuple[str, float], BestOfN]) -> str:
     """Per selector and rho: selected correct at N = 1 and at the largest N, the gain, the ceiling
     at the largest N, and the cost per correct answer there (N generations + N checks per task)."""
     big = NS[-1]
-    rows = [{"selector": name, "rho": rho, "selected correct, N = 1": round(r.selected[0], 3),
+    rows = [{"selector": name, "rho": f"{rho:g}", "selected correct, N = 1": round(r.selected[0], 3),
              f"selected correct, N = {big}": round(r.selected[-1], 3), "gain": round(r.gain(), 3),
              f"any correct, N = {big}": round(r.ceiling[-1], 3),
-             f"cost units per correct, N = {big}": round(r.cost_per_correct[-1], 1)}
+             f"cost units per correct, N = {big}": round(r.cost_per_correct[-1])}
             for (name, rho), r in g.items()]  # fmt: skip
     return "".join([
         f"<p><b>SIMULATED: what N = {big} buys over N = 1</b> (base rate {BASE_RATE}; cost: 1 unit per generation "

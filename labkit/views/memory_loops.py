@@ -102,6 +102,21 @@ def belief_success(rec: dict[str, Any]) -> dict[tuple[str, int], Interval]:
             for a in rec["belief"]["arms"] for t in range(1, trials + 1)}  # fmt: skip
 
 
+def _changes(reads: list[str]) -> list[str]:
+    """Per trial, the lines of what the actor read that were not there the trial before."""
+    out, before = [], set()
+    for text in reads:
+        lines = text.splitlines()
+        new = [line for line in lines if line not in before]
+        out.append(
+            "\n".join(new)
+            if new
+            else ("(empty: nothing reflected yet)" if not lines else "(unchanged)")
+        )
+        before = set(lines)
+    return out
+
+
 def belief_html(rec: dict[str, Any]) -> str:
     """Success by trial per arm, the two paired differences at the last trial, and one case read
     trial by trial in both false-belief arms."""
@@ -122,16 +137,15 @@ def belief_html(rec: dict[str, Any]) -> str:
     ]  # fmt: skip
     ex = b["example"]
     if ex is not None:
-        head = (f"<p><b>What the actor read</b> — case <code>{html.escape(ex['case'])}</code>, seed {ex['seed']} "
-                f"(the first seed × case where the rule changed the outcome):</p>")  # fmt: skip
+        head = (f"<p><b>What the actor read, new or changed lines only</b> — case <code>{html.escape(ex['case'])}</code>, "
+                f"seed {ex['seed']} (the first seed × case where the rule changed the outcome):</p>")  # fmt: skip
         rows = []
-        reads = [ex["read"][stuck], ex["read"][revised]]
+        reads = [_changes(ex["read"][stuck]), _changes(ex["read"][revised])]
         for t in range(max(len(r) for r in reads)):
             cells = [
                 html.escape(r[t]) if t < len(r) else "(no trial: the visible tests passed)"
                 for r in reads
             ]
-            cells = [c or "(empty: nothing reflected yet)" for c in cells]
             rows.append(f"<tr><td>{t + 1}</td>" + "".join(f"<td><pre style='white-space:pre-wrap;margin:0'>{c}</pre></td>"
                                                           for c in cells) + "</tr>")  # fmt: skip
         parts += [head, f"<table style='border-collapse:collapse;font-size:0.85em'><tr><th>trial</th>"
