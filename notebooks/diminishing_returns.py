@@ -72,8 +72,8 @@ def _(mo, page, project, stats, threshold):
 
 
 @app.cell
-def _(charts, table):
-    charts.rates_chart(table)
+def _(charts, mo, page, table):
+    mo.vstack([charts.rates_chart(table, title=page.RATES_TITLE), mo.md(page.CONSTRUCTED)])
     return
 
 
@@ -86,12 +86,13 @@ def _(chapter, mo, page, stats):
 
 
 @app.cell
-def _(accounting, chapter, charts, frame_html, mo, views):
+def _(accounting, chapter, charts, frame_html, mo, page, views):
     _slices = accounting.per_slice(chapter, resamples=1000)
     mo.vstack(
         [
             mo.md("### Per slice: the average hides where the damage is"),
-            charts.slices_chart(_slices),
+            mo.md(page.CONSTRUCTED),
+            charts.slices_chart(_slices, title=page.SLICES_TITLE),
             mo.Html(frame_html(views.slice_table(_slices))),
         ]
     )
@@ -251,6 +252,22 @@ def _(mo):
     mo.vstack([mo.md(stopping.INTRO), mo.Html(stopping.audit_html()), mo.md(stopping.PLANNING),
                mo.Html(stopping.planning_html()), mo.md(stopping.WRONG_TOOL), mo.md(stopping.wrong_tool_md()),
                mo.Html(stopping.wrong_tool_html())])  # fmt: skip
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import best_of_n_page as bon
+
+    bon_grid = bon.grid()  # SIMULATED, numpy: milliseconds
+    mo.md(bon.BEST_OF_N)
+    return bon, bon_grid
+
+
+@app.cell
+def _(bon, bon_grid, mo):
+    _chart = mo.ui.altair_chart(bon.best_of_n_chart(bon_grid), chart_selection=False, legend_selection=False)
+    mo.vstack([_chart, mo.Html(bon.best_of_n_html(bon_grid))])
     return
 
 

@@ -113,6 +113,34 @@ def _(buf, mo):
     return
 
 
+@app.cell(hide_code=True)
+def _(mo):
+    from labkit.views import memory_loops as loops
+
+    loops_rec = loops.load()  # a recording (data/memory/loops.json): nothing runs on open
+    mo.md(loops.BELIEF)
+    return loops, loops_rec
+
+
+@app.cell
+def _(loops, loops_rec, mo):
+    mo.Html(loops.belief_html(loops_rec))
+    return
+
+
+@app.cell
+def _(loops, loops_rec, mo):
+    mo.vstack([mo.md(loops.UNIFIED), mo.Html(loops.unified_html(loops_rec))])
+    return
+
+
+@app.cell
+def _(loops, mo):
+    fork_rec = loops.load_fork()  # a recording (data/memory/fork.json): nothing runs on open
+    _chart = mo.ui.altair_chart(loops.fork_chart(fork_rec), chart_selection=False, legend_selection=False)
+    mo.vstack([mo.md(loops.FORK), _chart, mo.Html(loops.fork_html(fork_rec))])
+    return
+
 
 @app.cell(hide_code=True)
 def _(mo):
@@ -122,6 +150,7 @@ def _(mo):
     mo.vstack([mo.md(ending.INTRO), mo.Html(ending.candidates_html()), mo.Html(ending.exposure_html()),
                mo.md(ending.summary_md())])  # fmt: skip
     return
+
 
 if __name__ == "__main__":
     app.run()

@@ -67,6 +67,7 @@ def _(budget, frame_html, mo, page, sim, sim_label):
             mo.md(page.budget_md(sim, budget.value, sim_label)),
             page.arms_chart(sim, page.SIM_TITLE),
             mo.Html(frame_html(page.arms_frame(sim))),
+            mo.md(page.COVERAGE_MD),
             mo.Html(frame_html(page.spend_frame(sim))),
         ]
     )

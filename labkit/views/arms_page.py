@@ -31,7 +31,7 @@ from labkit.views.glossary import link_first_uses
 from labkit.views.tables import estimate
 
 __all__ = [
-    "ARM_NAMES", "ARM_ORDER", "BUDGET", "FLIPS_MD", "INTRO", "LIVE_LABEL", "REAL_MODEL", "RECORDED_LABEL", "SIM", "SIM_CASES", "SIM_RECORDING",
+    "ARM_NAMES", "ARM_ORDER", "BUDGET", "COVERAGE", "COVERAGE_MD", "FLIPS_MD", "INTRO", "LIVE_LABEL", "REAL_MODEL", "RECORDED_LABEL", "SIM", "SIM_CASES", "SIM_RECORDING",
     "SIM_SEEDS", "SIM_TITLE", "STEPPER_MD", "arm_name", "arms_chart", "arms_frame", "budget_md", "flip_frame", "flips_md",
     "real_ledgers", "recorded_default", "sim_plan", "sim_settings", "simulated", "simulated_sweep", "spend_frame",
 ]  # fmt: skip
@@ -191,15 +191,27 @@ def _ordered(rows: list[metrics.ArmRow]) -> list[metrics.ArmRow]:
     return sorted(rows, key=lambda r: rank.get(r.arm, len(rank)))
 
 
+# seed 000's "test coverage" for the same-budget comparison, as a stated proxy (metrics.ArmRow.coverage)
+COVERAGE = "test coverage (proxy)"  # defined in COVERAGE_MD, shown under the table
+COVERAGE_MD = (
+    "_**Test coverage (proxy)**: seed 000 lists test coverage beside success for a same-budget comparison; "
+    "it is shown as a stated proxy, not line coverage: of the jobs whose final answer fails the hidden tests, the share the "
+    "visible (acceptance) tests also fail. The rest are wrong answers the acceptance would accept; an arm "
+    "that selects or revises on the visible tests leaves its remaining errors where they do not look._"
+)
+
+
 def arms_frame(ledger: Ledger) -> pl.DataFrame:
-    """One row per arm from the ledger: what it solved (hidden), visible, the gap, right answers broken
-    (shares of jobs, with 95% bootstrap intervals where they are not a single point)."""
+    """One row per arm from the ledger: what it solved (hidden), visible, the gap, right answers broken,
+    and the acceptance's test coverage proxy (shares of jobs, with 95% bootstrap intervals where they
+    are not a single point)."""
     rows = []
     for r in _ordered(metrics.table(metrics.runs(ledger))):
         rows.append({
             "arm": arm_name(r.arm), "jobs": r.jobs, "solved on hidden tests [95% CI]": r.status or estimate(r.success),
             "passes visible tests": estimate(r.visible), "visible − hidden": estimate(r.gap),
             "right after round 1, wrong at end": estimate(r.broken_first),
+            COVERAGE: estimate(r.coverage),
         })  # fmt: skip
     return pl.DataFrame(rows)
 

@@ -26,7 +26,8 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "INTRO", "REPAIR", "STABILITY", "STOP_PROJECT_LABEL", "STOP_THRESHOLD", "YOURS", "YOURS_WAIT", "cases_md",
+    "CONSTRUCTED", "INTRO", "RATES_TITLE", "REPAIR", "SLICES_TITLE", "STABILITY", "STOP_PROJECT_LABEL",
+    "STOP_THRESHOLD", "YOURS", "YOURS_WAIT", "cases_md",
     "chapter_stepper", "oscillation_md", "paradox_md", "real_md", "real_stepper", "repairer", "stability_rows",
     "stop_md", "verdict_checker", "yours_case_md", "yours_choices", "yours_html",
 ]  # fmt: skip
@@ -36,6 +37,16 @@ INTRO = """# Diminishing returns: when another round of repair hurts
 Every repair round does two things at once: it removes known failures and it introduces
 unknown breakage. This notebook counts both, per round, with intervals — first on the
 chapter's worked example, then on 33 real code-repair cases run through a real validator."""
+
+# The chapter's example is constructed per-case data (data/diminishing_returns/README.md): the
+# chapter gives only the round totals; which cases move, and their slices, are labkit's choice.
+# Said on the views themselves, not only in an earlier cell.
+CONSTRUCTED = (
+    "_**Constructed data**, not a run: per-case rows built (data/diminishing_returns/make.py) to reproduce "
+    "the chapter's round totals; which cases move, and their slices, are labkit's illustrative choice._"
+)
+RATES_TITLE = "Fix rate falls, break rate rises (constructed cases, not a run)"
+SLICES_TITLE = "Net per round, by slice (constructed cases, not a run)"
 
 STOP_THRESHOLD = Slider(-10, 20, 0, 1, "stop when a round's net is ≤")
 STOP_PROJECT_LABEL = "also stop before a round whose projected net is ≤ that"

@@ -15,7 +15,7 @@ from labkit.views.tables import frame_html
 
 __all__ = ["INTRO", "candidates_html", "exposure_html", "summary_md"]
 
-INTRO = """## Ending a task: experience candidates, findings, and the exposure label
+INTRO = """## 9. Ending a task: experience candidates, findings, and the exposure label
 
 Seed 002 §8: when a task ends it may *propose* experience, which the write gate decides on
 later. The proposal carries the original task, the evidence (ledger events), applicability

@@ -9,6 +9,10 @@ events). `table` aggregates per arm with percentile-bootstrap intervals over job
 - gap: visible pass rate minus hidden pass rate at the end;
 - broken_first: of jobs whose answer after round 1 was right, the share wrong at the end;
 - broken_start: of jobs that *started* right (correct-original slice), the share wrong at the end;
+- coverage: test coverage of the acceptance, as a stated proxy (not line coverage): of the jobs
+  whose final answer fails the hidden tests (the behaviour surface), the share whose visible
+  (acceptance) tests fail too — how much of the wrong behaviour the acceptance would catch;
+  1 − coverage is the share of wrong answers it would accept. None when no final answer is wrong;
 - gain_r: the change in success from round r-1 to r (a stopped job holds its state);
 - rounds, rollback rate, escalation rate, incomplete rate, tokens/calls per success;
 - spend beside the limit (mean and max of tokens, calls, wall seconds);
@@ -111,6 +115,7 @@ class ArmRow:
     gap: Interval | None = None
     broken_first: Interval | None = None
     broken_start: Interval | None = None
+    coverage: Interval | None = None  # wrong at the end (hidden) and caught by the visible tests
     gains: tuple[Interval, ...] = ()
     rounds: Interval | None = None
     rollback: float = 0.0
@@ -148,6 +153,7 @@ def table(frame: pl.DataFrame, rounds: int = 4) -> list[ArmRow]:
         correct = ran["correct"].cast(pl.Float64).to_numpy()
         visible = ran["visible"].cast(pl.Float64).to_numpy()
         first, start = ran.filter(pl.col("first")), ran.filter(pl.col("start"))
+        wrong = ran.filter(~pl.col("correct"))
         held = np.array([[_at(s, r) for r in range(rounds + 1)] for s in ran["scores"].to_list()], dtype=float)
         gains = tuple(bootstrap_mean(held[:, r] - held[:, r - 1]) for r in range(1, rounds + 1))
         children, rolled = int(ran["children"].sum()), int(ran["rolled_back"].sum())
@@ -160,6 +166,7 @@ def table(frame: pl.DataFrame, rounds: int = 4) -> list[ArmRow]:
             success=bootstrap_mean(correct), visible=bootstrap_mean(visible), gap=bootstrap_mean(visible - correct),
             broken_first=_mean((~first["correct"]).cast(pl.Float64).to_numpy()),
             broken_start=_mean((~start["correct"]).cast(pl.Float64).to_numpy()),
+            coverage=_mean((~wrong["visible"]).cast(pl.Float64).to_numpy()),
             gains=gains, rounds=bootstrap_mean(ran["rounds"].cast(pl.Float64).to_numpy()),
             rollback=rolled / children if children else 0.0,
             escalation=bootstrap_mean(ran["escalated"].cast(pl.Float64).to_numpy()),
