@@ -59,8 +59,22 @@ def _(mo, page, rec):
 
 
 @app.cell(hide_code=True)
-def _(mo, page):
-    mo.md(page.MERGE)
+def _(mo):
+    from labkit.views import long_merge as merge_page
+    from labkit.views.tables import frame_html as merge_frame_html
+
+    merge_rec = merge_page.recorded()  # data/long_projects/merge_recording.json: nothing runs on open
+    mo.vstack([mo.md(merge_page.merge_md(merge_rec)), mo.Html(merge_frame_html(merge_page.merge_frame(merge_rec)))])
+    return merge_frame_html, merge_page, merge_rec
+
+
+@app.cell(hide_code=True)
+def _(merge_frame_html, merge_page, merge_rec, mo):
+    mo.vstack([
+        merge_page.stale_chart(merge_rec),
+        mo.md(merge_page.CRITIQUES),
+        mo.Html(merge_frame_html(merge_page.critiques_frame(merge_rec))),
+    ])  # fmt: skip
     return
 
 

@@ -17,7 +17,7 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "COMPARE", "INTRO", "LABEL", "LABEL_HTML", "MERGE", "PROGRESS", "SAME_SOURCE", "STEPPER", "compare_chart", "compare_html",
+    "COMPARE", "INTRO", "LABEL", "LABEL_HTML", "PROGRESS", "SAME_SOURCE", "STEPPER", "compare_chart", "compare_html",
     "load", "progress_chart", "progress_html", "qa_html", "showcase", "stepper", "stepper_pages",
 ]  # fmt: skip
 
@@ -70,12 +70,6 @@ from the requirements. The correlation is swept (0, 0.5, 0.9); at 0 the same-sou
 same luck as the independent one. Against the hidden benchmark, the bugs each lets through
 (one item per iteration, six seeds; "missed" = failing on the hidden benchmark at the end, and
 not among QA's findings at its last review):
-"""
-
-MERGE = """
-## Merging parts: premises and dependents
-
-The dependency-aware merge (Stellar Colosseum) section follows.
 """
 
 
