@@ -118,7 +118,7 @@ def test_qa_of_one_digest_revalidates_the_same_bytes(shop, short_run):
     v = Validator()
     candidate = _rebuild(shop, run)
     assert candidate.digest == snap
-    a, b = v.run(candidate, suite, use_cache=False), v.run(candidate, suite, use_cache=False)
+    a, b = v.run(candidate, suite), v.run(candidate, suite)
     assert a.evidence.candidate == b.evidence.candidate == snap
     assert a.fail_to_fail == b.fail_to_fail == run.iterations[-1].qa_failing
 

@@ -37,18 +37,21 @@ from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 __all__ = [
-    "COMMAND",
-    "RECORDING",
     "BatchReport",
+    "COMMAND",
+    "DEPENDS_ON",
     "Incident",
     "IncidentRule",
     "MechanismRow",
+    "RECORDING",
     "default_plan",
     "measure",
     "mechanism_rows",
     "recorded",
     "run_batches",
 ]
+
+DEPENDS_ON = ("numpy", "polars", "pytest")  # the packages the recording's numbers depend on
 
 RECORDING = DATA / "arms" / "batch_incident.json"
 COMMAND = "python -m labkit.experiments.arms.incidents"
@@ -233,7 +236,7 @@ def measure() -> dict[str, Any]:
         "control": [dict(e.detail) for e in control.events(CONTROL)],
         "mechanism_source": "data/arms/simulated_default.sqlite (SIMULATED policy, recorded run)",
         "mechanism": [asdict(r) for r in mechanism_rows(sweep, MECHANISM_ARMS)],
-        "versions": package_versions(("numpy", "polars", "pytest")),
+        "versions": package_versions(DEPENDS_ON),
     }  # fmt: skip
     return dict(json.loads(json.dumps(out)))
 

@@ -38,8 +38,9 @@ from labkit.record.ledger import Ledger
 
 __all__ = [
     "COMMAND",
-    "RECORDING",
+    "DEPENDS_ON",
     "FixedVsSearch",
+    "RECORDING",
     "WeakVerifier",
     "audit_counts",
     "fixed_procedure",
@@ -49,6 +50,8 @@ __all__ = [
     "timing",
     "weak_verifier",
 ]
+
+DEPENDS_ON = ("numpy", "polars", "pytest")  # the packages the recording's numbers depend on
 
 RECORDING = DATA / "arms" / "stopping.json"
 COMMAND = "python -m labkit.experiments.arms.stops"
@@ -174,7 +177,7 @@ def measure(*, open_search: bool = True) -> dict[str, Any]:
         "fixed": asdict(fixed_procedure(open_search=open_search)),
         "verifier_source": "published run re-graded (Reflexion authors' GPT-4 HumanEval logs, labkit's ladder)",
         "verifier": verifiers,
-        "versions": package_versions(("numpy", "polars", "pytest")),
+        "versions": package_versions(DEPENDS_ON),
     }  # fmt: skip
     return dict(json.loads(json.dumps(out)))
 

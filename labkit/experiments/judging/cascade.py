@@ -45,10 +45,11 @@ __all__ = [
     "CASCADE_DIR",
     "COMMAND",
     "CascadeResult",
+    "DEPENDS_ON",
     "Entry",
+    "RECORDING",
     "Registration",
     "Reviewer",
-    "RECORDING",
     "ScriptedReviewer",
     "SelectionRule",
     "Tiered",
@@ -61,6 +62,8 @@ __all__ = [
     "run_cascade",
     "ungated_pick",
 ]
+
+DEPENDS_ON = ("pytest",)  # the packages the recording's numbers depend on
 
 CASCADE_DIR = DATA / "selector_cascade"
 RECORDING = CASCADE_DIR / "recording.json"
@@ -365,7 +368,7 @@ def measure(
 def as_json(result: CascadeResult, ungated: str) -> dict[str, Any]:
     out = {"command": COMMAND, "source": "recorded real run (validations real; reviewer and owner scripted)",
            **{k: v for k, v in asdict(result).items() if k != "run_id"}, "ungated_pick": ungated,
-           "versions": package_versions(("pytest",))}  # fmt: skip
+           "versions": package_versions(DEPENDS_ON)}  # fmt: skip
     return dict(json.loads(json.dumps(out)))  # as the recording reads back (lists, not tuples)
 
 

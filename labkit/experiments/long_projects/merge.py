@@ -48,6 +48,7 @@ __all__ = [
     "COMMAND",
     "CheckRun",
     "Critique",
+    "DEPENDS_ON",
     "LABEL",
     "MergeResult",
     "POLICIES",
@@ -58,6 +59,8 @@ __all__ = [
     "read_recorded",
     "record",
 ]
+
+DEPENDS_ON = ("pytest",)  # the validator's runner: what the verdicts depend on
 
 POLICIES = ("naive", "repair_only", "recheck_all", "dependency_aware")
 LABEL = "scripted"
@@ -291,9 +294,7 @@ def record(path: Path = RECORDING) -> dict[str, Any]:
             for e in case.dag.edges
         ],
         "policies": {p: r.as_dict() for p, r in results.items()},
-        "versions": package_versions(
-            ["pytest"]
-        ),  # the validator's runner: what the verdicts depend on
+        "versions": package_versions(DEPENDS_ON),
     }
     path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return out

@@ -38,7 +38,17 @@ from labkit.loop.search_case import search, spend
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
-__all__ = ["COMMAND", "RECORDING", "end_task", "measure", "recorded", "replacement_final"]
+__all__ = [
+    "COMMAND",
+    "DEPENDS_ON",
+    "RECORDING",
+    "end_task",
+    "measure",
+    "recorded",
+    "replacement_final",
+]
+
+DEPENDS_ON = ("pytest",)  # the packages the recording's numbers depend on
 
 RECORDING = DATA / "memory" / "ending_task.json"
 COMMAND = "python -m labkit.experiments.memory.ending"
@@ -153,7 +163,7 @@ def measure(ledger: Ledger | None = None) -> dict[str, Any]:
         "exposed_confirmation": exposed,
         "replaced": {"final_set": replacement_final(case).digest, "status": fresh.status,
                      "confirmed": fresh.confirmed},
-        "versions": package_versions(("pytest",)),
+        "versions": package_versions(DEPENDS_ON),
     }  # fmt: skip
     return dict(json.loads(json.dumps(out)))  # as the recording reads back (lists, not tuples)
 
