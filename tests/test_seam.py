@@ -18,8 +18,9 @@ from labkit.loop.steps import REFLECT_UPPER, Payment, Recorder, prepare, propose
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.loop.trace import Task
 from labkit.record.budget import Budget, limits
-from labkit.record.events import SEARCH_DETAILS, Kind, Role, undeclared
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
+from labkit.record.vocabulary import VOCABULARY, undeclared
 
 # -- simulated verdicts on a three-check set (labelled: no pytest runs here) ---------------
 
@@ -203,10 +204,10 @@ def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case:
     assert {Kind(e.kind) for e in search} == {Kind.DEFINE, Kind.EXPAND, Kind.BRANCH, Kind.SEAL, Kind.CONFIRM,
                                               Kind.ERROR_DECISION, Kind.STOP}  # the decision: budget exhausted
     for e in search:
-        assert undeclared(Kind(e.kind), e.detail, Role.SEARCH) == [], (e.kind, e.detail)
-    assert set(SEARCH_DETAILS) >= {Kind(e.kind) for e in search}
+        assert undeclared(e.role, e.kind, e.detail) == [], (e.kind, e.detail)
+    assert {k for r, k in VOCABULARY if r is Role.SEARCH} >= {Kind(e.kind) for e in search}
     assert units_of(led.events("v")) == {"v"}  # three branches, one experimental unit
-    assert undeclared(Kind.BRANCH, {"unit": "u", "hidden_failures": []}, Role.SEARCH) == ["hidden_failures"]
-    assert undeclared(Kind.EXPAND, {"unit": "u"}) != []  # not an engine kind: refused whole
-    with pytest.raises(LedgerError):
-        Recorder("x", led, Checker(), None, 0.0, True).log(None, 0, Role.SEARCH, Kind.EXPAND, detail={"unit": "u"})
+    assert undeclared(Role.SEARCH, Kind.BRANCH, {"unit": "u", "hidden_failures": []}) == ["hidden_failures"]
+    assert undeclared(Role.VALIDATOR, Kind.EXPAND, {"unit": "u"}) != []  # not the validator's kind: refused whole
+    with pytest.raises(LedgerError, match="'expand' events by role 'validator'"):
+        Recorder("x", led, Checker(), None, 0.0, True).log(None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"})

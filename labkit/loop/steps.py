@@ -22,13 +22,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from labkit.core import patch as patches
-from labkit.core.errors import LedgerError, ModelError, PatchError, PatchTooLarge, ValidatorMismatch
+from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
 from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
-from labkit.record.events import Kind, Role, undeclared
+from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.grading.validator import Validator
@@ -113,10 +113,7 @@ class Recorder:
         base: dict[str, object] = {}
         if task is not None:
             base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
-        base["simulated"] = self.simulated
-        extra = undeclared(kind, detail or {})
-        if extra:  # the vocabulary is the contract readers rely on
-            raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
+        base["simulated"] = self.simulated  # the ledger refuses a field the vocabulary does not declare
         self.ledger.record(
             self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
             evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),
