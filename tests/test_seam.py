@@ -187,6 +187,43 @@ def test_recorder_confirm_returns_a_bool_and_leaks_nothing(case: SearchCase) -> 
         rec.confirm(Task("x", case.case.start, case.suite), 1, fixed)
 
 
+def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: SearchCase, monkeypatch) -> None:
+    """Recorder.confirm runs the sealed set through SealedCheckSet.confirm, and the engine's
+    `recheck=` and Checker.recheck both re-run through grading.verdicts.rerun."""
+    from labkit.grading import sealed, verdicts
+    from labkit.loop import runner
+
+    confirmed: list[str] = []
+    real = sealed.SealedCheckSet.confirm
+    monkeypatch.setattr(sealed.SealedCheckSet, "confirm", lambda self, c: confirmed.append(self.digest) or real(self, c))
+    rec, _, _ = recorder(5, reserve=2)
+    assert rec.confirm(Task("api", case.case.start, case.suite, case.final), 1, case.case.start) is False
+    assert confirmed == [case.final.digest]
+    reruns: list[int] = []
+    real_rerun = verdicts.rerun
+    spy = lambda first, again, k, evidence, **kw: reruns.append(k) or real_rerun(first, again, k, evidence, **kw)  # noqa: E731
+    monkeypatch.setattr(verdicts, "rerun", spy)
+    monkeypatch.setattr(runner, "rerun", spy)
+    checker = Checker()
+    assert len(checker.recheck(case.case.start, case.suite, 1, until_disagreement=False)) == 2
+    out = engine.run([Task("api", case.case.start, case.suite)], Once(Proposal()), checker, rounds=0, recheck=1)
+    verified = [e.detail["why"] for e in out.ledger.events(out.run_id) if e.kind == Kind.VERIFY]
+    assert reruns == [1, 1] and verified == ["start", "re-run 1 (uncached)"]
+
+
+def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
+    from labkit.grading.verdicts import rerun
+
+    def ev(outcome: str) -> Evidence:
+        return Evidence("c", "s", "v", (TestResult("t::a", outcome),), 0, 0.1)
+
+    outcomes = iter(["passed", "failed", "passed", "passed"])
+    runs = rerun(ev("passed"), lambda: ev(next(outcomes)), 4, lambda e: e)
+    assert [r.results[0].outcome for r in runs] == ["passed", "passed", "failed"]  # stopped at the flip
+    outcomes = iter(["failed", "passed"])
+    assert len(rerun(ev("passed"), lambda: ev(next(outcomes)), 2, lambda e: e, until_disagreement=False)) == 3
+
+
 # -- 1. the search's events are in the vocabulary --------------------------------------------
 
 

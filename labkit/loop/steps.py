@@ -4,7 +4,8 @@
 action; `propose` is step 3 (the strategy, with discriminating experiments first if it asks);
 `prepare` is step 4 for each child (protected paths, size cap, apply); `Recorder.validate`
 is steps 2 and 5 through the one verdict cache; `Recorder.confirm` runs a case's sealed
-final set (its hidden suite) and lets only pass/fail out.
+final set (its hidden suite) through the one sealed confirmation, `SealedCheckSet`, and lets
+only pass/fail out.
 
 A `Payment` says how a step is billed: its budget kind, its upper bound (the cap) and how
 its actual use is measured. `propose` bills REFLECT at `REFLECT_UPPER` unless told
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from labkit.core import patch as patches
 from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
+from labkit.grading.sealed import SealedCheckSet
 from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
@@ -194,11 +196,7 @@ class Recorder:
         context. With a `payment`, the run is paid from the confirmation reserve."""
         if task.hidden is None:
             raise ValueError(f"case {task.id!r} has no sealed final check set (no hidden suite)")
-        suite, validator = task.hidden, self.checker.validator
-
-        def run() -> bool:
-            return bool(validator.run(candidate, suite, use_cache=False).resolved)
-
+        run = partial(SealedCheckSet(task.hidden, self.checker.validator).confirm, candidate)
         return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
 
     def verified(
