@@ -1,89 +1,59 @@
 """labkit: the reflection loop as code you can run, step through, measure and break.
 
-Types and errors are imported eagerly; the primitives and experiments load on first use
-(`labkit.run_loop`, `labkit.Validator`, …) so `import labkit` stays fast and never imports
-litellm.
+The public surface is what a researcher needs to run cases through the engine and to plug in a
+strategy of their own (see the README's tour):
+
+- cases and acceptance: `load_case`, `Task`, `Validator`;
+- the engine: `run` (a suite of tasks) and `run_loop` (one case), returning an `EngineRun` /
+  a trace; `Ledger` records every event, `Budget` pays for them;
+- the strategy seam: a `Strategy` reads a `Situation` (visible evidence only) and returns a
+  `Proposal`;
+- `LabkitError`, the base of every error labkit raises (the rest are in labkit.core.errors).
+
+Everything loads on first use, so `import labkit` stays fast and never imports litellm. Names
+exported here before this surface was narrowed (the core types and errors, `complete`, …) still
+resolve; their homes are labkit.core.types, labkit.core.errors and labkit.models.
 """
 
-from labkit.core.errors import (
-    BudgetExhausted,
-    IntegrityAlarm,
-    LabkitError,
-    LedgerError,
-    MissingKey,
-    ModelError,
-    ModelTimeout,
-    ModelUnavailable,
-    PatchError,
-    PatchTooLarge,
-    ReplyFormatError,
-    UnknownModel,
-    ValidatorMismatch,
-)
 from labkit.core.lazy import attach
-from labkit.core.types import (
-    Bucket,
-    Candidate,
-    Decision,
-    DecisionRecord,
-    Evidence,
-    Hypothesis,
-    Patch,
-    PatchSize,
-    Reply,
-    TestResult,
-    Usage,
-    Verdict,
-)
 
 __getattr__, __dir__ = attach(__name__, {
-    "AcceptanceSuite": "labkit.grading.acceptance",
     "Budget": "labkit.record.budget",
+    "EngineRun": "labkit.loop.trace",
+    "LabkitError": "labkit.core.errors",
     "Ledger": "labkit.record.ledger",
+    "Proposal": "labkit.loop.strategy",
+    "Situation": "labkit.loop.strategy",
+    "Strategy": "labkit.loop.strategy",
+    "Task": "labkit.loop.trace",
+    "Validator": "labkit.grading.validator",
+    "load_case": "labkit.grading.cases",
+    "run": "labkit.loop.engine",
+    "run_loop": "labkit.loop.engine",
+    # the earlier, wider surface: still resolvable, no longer listed in __all__
+    **dict.fromkeys(("Bucket", "Candidate", "Decision", "DecisionRecord", "Evidence", "Hypothesis", "Patch",
+                     "PatchSize", "Reply", "TestResult", "Usage", "Verdict"), "labkit.core.types"),
+    **dict.fromkeys(("BudgetExhausted", "IntegrityAlarm", "LedgerError", "MissingKey", "ModelError", "ModelTimeout",
+                     "ModelUnavailable", "PatchError", "PatchTooLarge", "ReplyFormatError", "UnknownModel",
+                     "ValidatorMismatch"), "labkit.core.errors"),
+    "AcceptanceSuite": "labkit.grading.acceptance",
     "Limits": "labkit.grading.sandbox",
     "Operation": "labkit.record.budget",
-    "Validator": "labkit.grading.validator",
     "complete": "labkit.models.gateway",
     "decide": "labkit.loop.engine",
-    "load_case": "labkit.grading.cases",
-    "run_loop": "labkit.loop.engine",
 })  # fmt: skip
 
-
 __all__ = [
-    "AcceptanceSuite",
-    "Bucket",
     "Budget",
-    "BudgetExhausted",
-    "Candidate",
-    "Decision",
-    "DecisionRecord",
-    "Evidence",
-    "Hypothesis",
-    "IntegrityAlarm",
+    "EngineRun",
     "LabkitError",
     "Ledger",
-    "LedgerError",
-    "Limits",
-    "MissingKey",
-    "ModelError",
-    "ModelTimeout",
-    "ModelUnavailable",
-    "Operation",
-    "Patch",
-    "PatchError",
-    "PatchSize",
-    "PatchTooLarge",
-    "Reply",
-    "ReplyFormatError",
-    "TestResult",
-    "UnknownModel",
-    "Usage",
+    "Proposal",
+    "Situation",
+    "Strategy",
+    "Task",
     "Validator",
-    "ValidatorMismatch",
-    "Verdict",
-    "complete",
-    "decide",
     "load_case",
+    "run",
     "run_loop",
 ]

@@ -210,7 +210,8 @@ def test_an_interrupted_suite_resumes_to_the_same_accounting(checker: Checker) -
 
 
 def test_every_engine_event_kind_and_detail_is_declared() -> None:
-    from labkit.record.events import DETAILS, Kind, undeclared
+    from labkit.record.events import Kind
+    from labkit.record.vocabulary import shape, undeclared
 
     ledger = Ledger()
     engine.run([Task("c", CACHE.start, CACHE.suite, patch_cap=dict(CACHE.patch_cap))], Arms(), Validator(),
@@ -218,7 +219,7 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     events = ledger.events("vocab")
     assert {e.kind for e in events} >= {"start", "define", "generate", "verify", "score", "reflect", "decide", "stop"}
     for e in events:
-        assert Kind(e.kind) in DETAILS and undeclared(Kind(e.kind), e.detail) == [], (e.kind, e.detail)
+        assert shape(e.role, e.kind) is not None and undeclared(e.role, e.kind, e.detail) == [], (e.kind, e.detail)
     from labkit.core.errors import LedgerError
     from labkit.loop.steps import Recorder
 

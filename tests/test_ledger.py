@@ -38,9 +38,9 @@ def test_record_returns_what_is_stored_and_blobs_are_content_addressed(tmp_path:
     path = tmp_path / "l.db"
     with Ledger(path) as led:
         e1 = led.record(
-            "r1", 0, "executor", "generate", inputs="task", outputs="def f(): ...",
+            "r1", 0, "model", "generate", inputs="task", outputs="def f(): ...",
             usage=Usage(tokens=120, calls=1, wall_seconds=0.5, cost_units=2.0),
-            detail={"model": "scripted", "n": [1, 2]}, ended_at=100.0,
+            detail={"model": "scripted", "params": {"n": [1, 2]}}, ended_at=100.0,
         )  # fmt: skip
         e2 = led.record("r1", 1, "validator", "verify", inputs="def f(): ...", ended_at=101.0)
         assert led.events() == [e1, e2]
@@ -51,7 +51,7 @@ def test_record_returns_what_is_stored_and_blobs_are_content_addressed(tmp_path:
         assert led.get(e2.input_hash) == "def f(): ..."
         assert e1.started_at == pytest.approx(99.5)  # ended_at minus the usage's wall time
         assert e1.usage == Usage(120, 1, 0.5, 2.0)
-        assert dict(e1.detail) == {"model": "scripted", "n": [1, 2]}
+        assert dict(e1.detail) == {"model": "scripted", "params": {"n": [1, 2]}}
         assert led.put("task") == e1.input_hash
     assert _blob_count(path) == 2  # "def f(): ..." was stored once though used twice
 
@@ -101,7 +101,8 @@ def test_evidence_accepts_json_values_and_dataclasses() -> None:
         ({"evidence": object()}, "evidence is not JSON-serialisable"),
         ({"evidence": {1, 2}}, "evidence is not JSON-serialisable"),
         ({"evidence": [math.nan]}, "evidence is not JSON-serialisable"),
-        ({"detail": {"f": lambda: 1}}, "detail is not JSON-serialisable"),
+        ({"detail": {"source": lambda: 1}}, "detail is not JSON-serialisable"),
+        ({"detail": {"f": 1}}, r"'generate' events by role 'executor' \(GenerateDetail\) declare no detail field\(s\) \['f'\]"),
         ({"detail": ["not", "a", "mapping"]}, "detail must be a mapping"),
         ({"usage": Usage(tokens=-1)}, r"usage must be finite and >= 0 .*'tokens': -1"),
         ({"usage": Usage(cost_units=math.inf)}, r"usage must be finite .*'cost_units': inf"),
@@ -186,7 +187,7 @@ def _fill(led: Ledger) -> None:
         led.record(
             "a", rnd, "executor", "generate", outputs=f"v{rnd}", usage=Usage(10, 1, 0.1, 1.0)
         )
-        led.record("b", rnd, "validator", "verify", evidence={"ok": rnd == 2}, detail={"r": rnd})
+        led.record("b", rnd, "validator", "verify", evidence={"ok": rnd == 2}, detail={"why": f"r{rnd}"})
     led.record("a", 7, "decision", "decide", detail={"decision": "stop"})
 
 
@@ -583,7 +584,7 @@ def _specs(n: int) -> list[dict]:
         dict(run_id=f"it's-{i % 3}", round=i // 3, role="validator", kind="verify",
              inputs=f"code {i % 4}", outputs=f"out {i}", evidence={"ok": i % 2 == 0},
              usage=Usage(tokens=i, calls=1, wall_seconds=0.5, cost_units=0.25),
-             detail={"i": i, "text": "naïve, \"quoted\"\nline"})
+             detail={"label": f"{i}", "why": "naïve, \"quoted\"\nline"})
         for i in range(n)
     ]  # fmt: skip
 

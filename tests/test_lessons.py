@@ -11,8 +11,9 @@ from labkit.grading.cases import load_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.bound import BoundReflection, check_bound
 from labkit.loop.test_change import Requirement, change_test
-from labkit.record.events import DETAILS, Kind, Role, undeclared
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
+from labkit.record.vocabulary import shape, undeclared
 
 MINE = {Kind.TEST_CHANGE, Kind.TOOL, Kind.EFFECT, Kind.ESCALATE, Kind.REFLECT, Kind.CHECKPOINT}
 
@@ -22,7 +23,7 @@ def _declared(led: Ledger) -> None:
         if e.role == "budget":  # budget events carry the paid kind and BudgetDetail
             continue
         if e.kind in MINE or (e.kind == Kind.STOP and "unit" in e.detail and e.role != "search"):
-            assert Kind(e.kind) in DETAILS and undeclared(Kind(e.kind), e.detail) == [], (e.kind, dict(e.detail))
+            assert shape(e.role, e.kind) is not None and undeclared(e.role, e.kind, e.detail) == [], (e.kind, dict(e.detail))
 
 
 @pytest.fixture(scope="module")
@@ -210,9 +211,9 @@ def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> No
 
     led = Ledger()
     for branch in range(3):  # what a search writes per branch: the branch, and the child step 4 built
-        led.record("r1", 1, "search", "branch", detail={"unit": "task-1", "branch": branch})
+        led.record("r1", 1, Role.SEARCH, Kind.BRANCH, detail={"unit": "task-1", "name": f"b{branch}"})
         led.record("r1", 1, Role.EXECUTOR, Kind.GENERATE, detail={"candidate": f"c{branch}", "parent": "c"})
-    led.record("r1", 1, "search", Kind.STOP, detail={"unit": "task-1", "status": "success", "confirmed": True})
+    led.record("r1", 1, Role.SEARCH, Kind.STOP, detail={"unit": "task-1", "status": "success", "confirmed": True})
     m = layer_metrics(led, ["task-1", "task-2"])
     assert (m.trusted, m.units, m.candidates_per_task) == (1, 2, 1.5)
     assert [r.status for r in m.rows] == ["success", "not_returned"]
@@ -237,11 +238,12 @@ def test_the_effect_steps_read_spend_and_deliveries_from_the_ledger() -> None:
 
 def test_the_new_kinds_refuse_an_undeclared_detail_field_before_writing() -> None:
     from labkit.core.errors import LedgerError
-    from labkit.record.events import declared
 
-    assert declared(Kind.EFFECT, {"key": "k", "outcome": "sent"}) == {"key": "k", "outcome": "sent"}
-    with pytest.raises(LedgerError, match="idempotency"):
-        declared(Kind.EFFECT, {"idempotency": "k"})
+    led = Ledger()
+    assert led.record("r", 1, Role.TOOL, Kind.EFFECT, detail={"key": "k", "outcome": "sent"}).detail["key"] == "k"
+    with pytest.raises(LedgerError, match="'effect' events by role 'tool'.*idempotency"):
+        led.record("r", 1, Role.TOOL, Kind.EFFECT, detail={"idempotency": "k"})
+    assert len(led) == 1
 
 
 def test_the_notebook_reopens_from_its_verdicts_in_build_with_the_same_tables(tmp_path, monkeypatch) -> None:

@@ -12,6 +12,7 @@ from stub_openai import StubOpenAI
 from labkit import models
 from labkit.core.errors import (
     BudgetExhausted,
+    InvalidSetting,
     MissingKey,
     ModelError,
     ModelTimeout,
@@ -90,14 +91,18 @@ def test_scripted_reply_goes_through_litellm_into_ledger_and_budget() -> None:
     model = replay.script(["five", "six"], name="gateway")
     ledger, budget = Ledger(), Budget(limits(calls=5))
     reply = models.complete(
-        model, ASK, ledger=ledger, budget=budget, run_id="r", round=2, role="executor"
+        model, ASK, ledger=ledger, budget=budget, run_id="r", round=2, role="repairer"
     )
     assert (reply.text, reply.model, reply.simulated, reply.cached) == ("five", model, True, False)
     assert reply.usage.calls == 1 and reply.usage.tokens == 3 + 1  # simulated: words in, words out
     (event,) = ledger.events("r")
-    assert (event.kind, event.role, event.round, event.tokens) == ("generate", "executor", 2, 4)
+    assert (event.kind, event.role, event.round, event.tokens) == ("generate", "repairer", 2, 4)
     assert event.detail["simulated"] is True and event.detail["completion_tokens"] == 1
     assert ledger.get(event.output_hash) == "five"
+    # an engine role's name is refused before anything is called, paid or recorded
+    with pytest.raises(InvalidSetting, match="role 'executor' is one of the engine's roles"):
+        models.complete(model, ASK, ledger=ledger, budget=budget, run_id="r", role="executor")
+    assert len(ledger.events("r")) == 1 and budget.spent.calls == 1
     assert budget.spent.calls == 1 and budget.reserved.calls == 0
 
 

@@ -51,8 +51,8 @@ def test_a_ledger_row_never_stores_a_known_secret(
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path)
-    ledger.record("r1", 0, "probe", "observation", inputs=f"print({CANARY!r})",
-                  outputs=f"key is {CANARY}", detail={"error": f"echo {CANARY}"},
+    ledger.record("r1", 0, "reflector", "experiment", inputs=f"print({CANARY!r})",
+                  outputs=f"key is {CANARY}", detail={"question": f"echo {CANARY}"},
                   evidence={"stderr": CANARY})  # fmt: skip
     ledger.close() if hasattr(ledger, "close") else None
     raw = path.read_bytes() + b"".join(

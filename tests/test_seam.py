@@ -18,8 +18,9 @@ from labkit.loop.steps import REFLECT_UPPER, Payment, Recorder, prepare, propose
 from labkit.loop.strategy import Child, Proposal, Situation
 from labkit.loop.trace import Task
 from labkit.record.budget import Budget, limits
-from labkit.record.events import SEARCH_DETAILS, Kind, Role, undeclared
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
+from labkit.record.vocabulary import VOCABULARY, undeclared
 
 # -- simulated verdicts on a three-check set (labelled: no pytest runs here) ---------------
 
@@ -186,6 +187,43 @@ def test_recorder_confirm_returns_a_bool_and_leaks_nothing(case: SearchCase) -> 
         rec.confirm(Task("x", case.case.start, case.suite), 1, fixed)
 
 
+def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: SearchCase, monkeypatch) -> None:
+    """Recorder.confirm runs the sealed set through SealedCheckSet.confirm, and the engine's
+    `recheck=` and Checker.recheck both re-run through grading.verdicts.rerun."""
+    from labkit.grading import sealed, verdicts
+    from labkit.loop import runner
+
+    confirmed: list[str] = []
+    real = sealed.SealedCheckSet.confirm
+    monkeypatch.setattr(sealed.SealedCheckSet, "confirm", lambda self, c: confirmed.append(self.digest) or real(self, c))
+    rec, _, _ = recorder(5, reserve=2)
+    assert rec.confirm(Task("api", case.case.start, case.suite, case.final), 1, case.case.start) is False
+    assert confirmed == [case.final.digest]
+    reruns: list[int] = []
+    real_rerun = verdicts.rerun
+    spy = lambda first, again, k, evidence, **kw: reruns.append(k) or real_rerun(first, again, k, evidence, **kw)  # noqa: E731
+    monkeypatch.setattr(verdicts, "rerun", spy)
+    monkeypatch.setattr(runner, "rerun", spy)
+    checker = Checker()
+    assert len(checker.recheck(case.case.start, case.suite, 1, until_disagreement=False)) == 2
+    out = engine.run([Task("api", case.case.start, case.suite)], Once(Proposal()), checker, rounds=0, recheck=1)
+    verified = [e.detail["why"] for e in out.ledger.events(out.run_id) if e.kind == Kind.VERIFY]
+    assert reruns == [1, 1] and verified == ["start", "re-run 1 (uncached)"]
+
+
+def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
+    from labkit.grading.verdicts import rerun
+
+    def ev(outcome: str) -> Evidence:
+        return Evidence("c", "s", "v", (TestResult("t::a", outcome),), 0, 0.1)
+
+    outcomes = iter(["passed", "failed", "passed", "passed"])
+    runs = rerun(ev("passed"), lambda: ev(next(outcomes)), 4, lambda e: e)
+    assert [r.results[0].outcome for r in runs] == ["passed", "passed", "failed"]  # stopped at the flip
+    outcomes = iter(["failed", "passed"])
+    assert len(rerun(ev("passed"), lambda: ev(next(outcomes)), 2, lambda e: e, until_disagreement=False)) == 3
+
+
 # -- 1. the search's events are in the vocabulary --------------------------------------------
 
 
@@ -203,10 +241,10 @@ def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case:
     assert {Kind(e.kind) for e in search} == {Kind.DEFINE, Kind.EXPAND, Kind.BRANCH, Kind.SEAL, Kind.CONFIRM,
                                               Kind.ERROR_DECISION, Kind.STOP}  # the decision: budget exhausted
     for e in search:
-        assert undeclared(Kind(e.kind), e.detail, Role.SEARCH) == [], (e.kind, e.detail)
-    assert set(SEARCH_DETAILS) >= {Kind(e.kind) for e in search}
+        assert undeclared(e.role, e.kind, e.detail) == [], (e.kind, e.detail)
+    assert {k for r, k in VOCABULARY if r is Role.SEARCH} >= {Kind(e.kind) for e in search}
     assert units_of(led.events("v")) == {"v"}  # three branches, one experimental unit
-    assert undeclared(Kind.BRANCH, {"unit": "u", "hidden_failures": []}, Role.SEARCH) == ["hidden_failures"]
-    assert undeclared(Kind.EXPAND, {"unit": "u"}) != []  # not an engine kind: refused whole
-    with pytest.raises(LedgerError):
-        Recorder("x", led, Checker(), None, 0.0, True).log(None, 0, Role.SEARCH, Kind.EXPAND, detail={"unit": "u"})
+    assert undeclared(Role.SEARCH, Kind.BRANCH, {"unit": "u", "hidden_failures": []}) == ["hidden_failures"]
+    assert undeclared(Role.VALIDATOR, Kind.EXPAND, {"unit": "u"}) != []  # not the validator's kind: refused whole
+    with pytest.raises(LedgerError, match="'expand' events by role 'validator'"):
+        Recorder("x", led, Checker(), None, 0.0, True).log(None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"})

@@ -1,6 +1,7 @@
 """Search case material: dev checks with severities, a sealed final check set, a cost model.
 
-`SealedCheckSet` is the final confirmation's grader. It runs the sealed final tests on a
+`SealedCheckSet` is the final confirmation's grader (the only one: the engine's
+`Recorder.confirm` runs a case's hidden suite through it). It runs the sealed final tests on a
 candidate and lets only pass/fail out: no failing test names, no messages, no stderr —
 so its result can never become a repair context (seed 002 §3–§4). Its digest names it.
 
@@ -61,8 +62,8 @@ class SealedCheckSet:
 class SearchCase:
     case: Case
     checks: CheckSet  # the dev suite's required checks, versioned, with severities
-    final: AcceptanceSuite  # the sealed final tests: the case's hidden suite (the engine's
-    # Recorder.confirm runs it for the search; SealedCheckSet for a caller outside the engine)
+    final: AcceptanceSuite  # the sealed final tests: the case's hidden suite (confirmed through
+    # SealedCheckSet, by the engine's Recorder.confirm for the search or by a caller outside it)
     costs: Mapping[str, float]
     route_order: str = "label"
 

@@ -6,7 +6,8 @@ that key: candidate digest, suite digest, validator id, and the interpreter's Py
 versions. A stored verdict keeps how its run was contained (`Evidence.isolation`). Only clean verdicts
 are stored (no alarm, no timeout). A cache may live in a JSON file; a file that cannot be
 read starts empty rather than being trusted. Re-runs that probe flakiness bypass the cache
-on purpose (`Checker.recheck`).
+on purpose (`rerun`, the one flakiness re-check: `Checker.recheck` and the engine's
+`recheck=` both go through it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from labkit.core.types import Candidate, Evidence, TestResult, Verdict, digest
 
@@ -29,7 +30,12 @@ if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.grading.validator import Validator
 
-__all__ = ["Checked", "Checker", "VerdictCache", "build_checker", "runtime", "verdict_from_json", "verdict_json"]
+__all__ = [
+    "Checked", "Checker", "VerdictCache", "build_checker", "rerun", "runtime", "signature", "verdict_from_json",
+    "verdict_json",
+]  # fmt: skip
+
+T = TypeVar("T")
 
 
 @functools.cache
@@ -180,14 +186,8 @@ class Checker:
         Stops at the first re-run whose outcomes differ, unless `until_disagreement` is False.
         """
         first = self.check(candidate, suite).verdict
-        runs = [first]
-        signature = _signature(first)
-        for _ in range(k):
-            again = self.check(candidate, suite, use_cache=False).verdict
-            runs.append(again)
-            if until_disagreement and _signature(again) != signature:
-                break
-        return runs
+        again = lambda: self.check(candidate, suite, use_cache=False).verdict  # noqa: E731
+        return rerun(first, again, k, lambda v: v.evidence, until_disagreement=until_disagreement)
 
     def ready(self, jobs: Sequence[tuple[Candidate, AcceptanceSuite]]) -> bool:
         """True when every (candidate, suite) is cached (validating them is instant)."""
@@ -220,6 +220,23 @@ def build_checker(name: str, build: Path | None = None) -> Checker:
     return Checker(cache=VerdictCache(build / f"{name}_verdicts.json"))
 
 
-def _signature(v: Verdict) -> str:
-    e = v.evidence
-    return digest(repr((sorted((r.nodeid, r.outcome) for r in e.results), e.alarms, e.timed_out)))
+def signature(e: Evidence) -> str:
+    """A digest of what a run observed: each test's outcome, the alarms, a timeout. Two runs of one
+    candidate under one suite with different signatures disagree: the validator is unstable."""
+    pairs = sorted((r.nodeid, r.outcome) for r in e.results)
+    return digest(repr((pairs, e.alarms, ("timed out",) if e.timed_out else ())))
+
+
+def rerun(
+    first: T, again: Callable[[], T], k: int, evidence: Callable[[T], Evidence], *, until_disagreement: bool = True
+) -> list[T]:
+    """The flakiness re-check: `first` and up to `k` uncached re-runs (`again()`) of the same
+    candidate, stopping at the first whose `signature` differs from `first`'s (unless
+    `until_disagreement` is False). `evidence` reads a run's Evidence from whatever `again`
+    returns (a verdict, or the engine's paid check)."""
+    runs, sig = [first], signature(evidence(first))
+    for _ in range(k):
+        runs.append(again())
+        if until_disagreement and signature(evidence(runs[-1])) != sig:
+            break
+    return runs

@@ -25,7 +25,7 @@ from labkit.core.errors import BudgetExhausted, InvalidRecord, PermissionRefused
 from labkit.core.types import Usage
 from labkit.loop.classify import classify
 from labkit.record.budget import Operation
-from labkit.record.events import Kind, Role, declared
+from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
@@ -144,9 +144,9 @@ def run_tool_task(
         stale = 0 if fresh or n == 1 else stale + 1
         seen.add(key)
         history.append(obs)
-        ledger.record(run_id, n, Role.TOOL, Kind.TOOL, detail=declared(Kind.TOOL, {
+        ledger.record(run_id, n, Role.TOOL, Kind.TOOL, detail={
             "unit": unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
-            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output}))  # fmt: skip
+            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
         if obs.ok:
             outcome = "done"
             break
@@ -158,9 +158,9 @@ def run_tool_task(
             if not permits(r.error_class, wanted):
                 raise PermissionRefused(f"{r.error_class.value} does not permit {wanted.value!r}")
         if nxt.escalate:
-            ledger.record(run_id, n, Role.HUMAN, Kind.ESCALATE, detail=declared(Kind.ESCALATE, {
+            ledger.record(run_id, n, Role.HUMAN, Kind.ESCALATE, detail={
                 "unit": unit, "action": n, "error_class": obs.error_class.value if obs.error_class else "",
-                "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text}))  # fmt: skip
+                "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text})  # fmt: skip
             outcome = "escalated"
             break
         if not nxt.command:
@@ -170,8 +170,8 @@ def run_tool_task(
             outcome = "no_progress"
             break
         command = nxt.command
-    ledger.record(run_id, len(history), Role.CONTROL, Kind.STOP, detail=declared(Kind.STOP, {
-        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome}))  # fmt: skip
+    ledger.record(run_id, len(history), Role.CONTROL, Kind.STOP, detail={
+        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome})  # fmt: skip
     return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units, new_evidence, outcome,
                    tuple(history))  # fmt: skip
 
@@ -182,4 +182,4 @@ def _record_reflection(ledger: Ledger, run_id: str, unit: str, n: int, nxt: Next
     if r is not None:
         detail |= {"action": r.action, "error_class": r.error_class.value, "artifact": r.artifact,
                    "open": list(r.open), "hypothesis": r.hypothesis, "next_trial": r.next_trial}  # fmt: skip
-    ledger.record(run_id, n, Role.REFLECTOR, Kind.REFLECT, detail=declared(Kind.REFLECT, detail))
+    ledger.record(run_id, n, Role.TOOL_REFLECTOR, Kind.REFLECT, detail=detail)

@@ -25,7 +25,7 @@ from labkit.core.errors import UnknownEffect
 from labkit.core.types import Usage, digest
 from labkit.loop.classify import classify
 from labkit.record.budget import Operation
-from labkit.record.events import Kind, Role, declared
+from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
@@ -67,9 +67,9 @@ class EffectGate:
     actions: int = 0
 
     def _log(self, mode: str, key: str, target: str, payload: str, outcome: str, error_class: str = "") -> None:
-        self.ledger.record(self.run_id, self.actions, Role.TOOL, Kind.EFFECT, detail=declared(Kind.EFFECT, {
+        self.ledger.record(self.run_id, self.actions, Role.TOOL, Kind.EFFECT, detail={
             "unit": self.unit, "action": self.actions, "mode": mode, "key": key, "target": target,
-            "payload": payload, "outcome": outcome, "error_class": error_class}))  # fmt: skip
+            "payload": payload, "outcome": outcome, "error_class": error_class})  # fmt: skip
 
     def _paid(self, fn: Callable[..., object], *args: object) -> object:
         op: Operation[object] = Operation(fn, args, upper=Usage(cost_units=self.cost),
@@ -121,15 +121,15 @@ class EffectGate:
         if unknown:
             status, reason = "incomplete", f"unreconciled effects: {unknown}"
         self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.STOP,
-                           detail=declared(Kind.STOP, {"unit": self.unit, "status": status, "reason": reason}))  # fmt: skip
+                           detail={"unit": self.unit, "status": status, "reason": reason})  # fmt: skip
 
     def checkpoint(self, name: str, code_version: str, dependency_image: str, environment: str) -> Checkpoint:
         events = self.ledger.events(self.run_id)
         cp = Checkpoint(name, code_version, dependency_image, environment, tuple(dict(p) for p in self.pending.values()),
                         events[-1].seq if events else 0)  # fmt: skip
-        self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.CHECKPOINT, detail=declared(Kind.CHECKPOINT, {
+        self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.CHECKPOINT, detail={
             "unit": self.unit, "reason": name, "code_version": code_version, "dependency_image": dependency_image,
-            "environment": environment, "pending": list(cp.pending), "position": cp.position}))  # fmt: skip
+            "environment": environment, "pending": list(cp.pending), "position": cp.position})  # fmt: skip
         return cp
 
 

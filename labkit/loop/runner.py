@@ -10,12 +10,13 @@ import inspect
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from labkit.core import patch as patches
 from labkit.core.errors import BudgetExhausted, InvalidSetting, LedgerError, RunInterrupted
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
-from labkit.grading.verdicts import Checked
+from labkit.grading.verdicts import Checked, rerun
 from labkit.loop import accounting
 from labkit.loop import resume as resuming
 from labkit.loop.decide import Keep, assess, best, decide
@@ -169,15 +170,8 @@ class Runner:
         return min(done) + 1
 
     def _start_checks(self, task: Task) -> list[Paid]:
-        runs = [self.rec.check(task, 0, task.start)]
-        if self.recheck:
-            signature = Verification.of(runs[0].verdict.evidence).signature
-            for _ in range(self.recheck):
-                again = self.rec.check(task, 0, task.start, fresh=True)
-                runs.append(again)
-                if Verification.of(again.verdict.evidence).signature != signature:
-                    break
-        return runs
+        again = partial(self.rec.check, task, 0, task.start, fresh=True)  # each re-run paid, uncached
+        return rerun(self.rec.check(task, 0, task.start), again, self.recheck, lambda p: p.verdict.evidence)
 
     def _score_check(self, task: Task, candidate: Candidate) -> Checked | None:
         return self.rec.check(task, 0, candidate, hidden=True) if task.hidden is not None else None

@@ -4,7 +4,8 @@
 action; `propose` is step 3 (the strategy, with discriminating experiments first if it asks);
 `prepare` is step 4 for each child (protected paths, size cap, apply); `Recorder.validate`
 is steps 2 and 5 through the one verdict cache; `Recorder.confirm` runs a case's sealed
-final set (its hidden suite) and lets only pass/fail out.
+final set (its hidden suite) through the one sealed confirmation, `SealedCheckSet`, and lets
+only pass/fail out.
 
 A `Payment` says how a step is billed: its budget kind, its upper bound (the cap) and how
 its actual use is measured. `propose` bills REFLECT at `REFLECT_UPPER` unless told
@@ -22,13 +23,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from labkit.core import patch as patches
-from labkit.core.errors import LedgerError, ModelError, PatchError, PatchTooLarge, ValidatorMismatch
+from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
+from labkit.grading.sealed import SealedCheckSet
 from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.probe import Observation, observe
 from labkit.loop.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.trace import Task
-from labkit.record.events import Kind, Role, undeclared
+from labkit.record.events import Kind, Role
 from labkit.record.exposure import refuse_exposed
 
 if TYPE_CHECKING:
@@ -114,10 +116,7 @@ class Recorder:
         base: dict[str, object] = {}
         if task is not None:
             base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
-        base["simulated"] = self.simulated
-        extra = undeclared(kind, detail or {})
-        if extra:  # the vocabulary is the contract readers rely on
-            raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
+        base["simulated"] = self.simulated  # the ledger refuses a field the vocabulary does not declare
         self.ledger.record(
             self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
             evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),
@@ -199,12 +198,8 @@ class Recorder:
         authorised as development material (`labkit.record.exposure`) raises ExposedFinalSet."""
         if task.hidden is None:
             raise ValueError(f"case {task.id!r} has no sealed final check set (no hidden suite)")
-        suite, validator = task.hidden, self.checker.validator
-        refuse_exposed(self.ledger, suite.digest, task.id)  # an exposed final set confirms nothing
-
-        def run() -> bool:
-            return bool(validator.run(candidate, suite).resolved)
-
+        refuse_exposed(self.ledger, task.hidden.digest, task.id)  # an exposed final set confirms nothing
+        run = partial(SealedCheckSet(task.hidden, self.checker.validator).confirm, candidate)
         return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
 
     def verified(

@@ -21,6 +21,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from labkit.core.types import Decision, DecisionRecord, Evidence, Outcome, digest
+from labkit.grading.verdicts import signature
 
 
 class Stop(StrEnum):
@@ -128,10 +129,7 @@ class Verification:
 
     @classmethod
     def of(cls, evidence: Evidence, case: str = "") -> Verification:
-        pairs = sorted((r.nodeid, r.outcome) for r in evidence.results)
-        extra = ("timed out",) if evidence.timed_out else ()
-        signature = digest(repr((pairs, evidence.alarms, extra)))
-        return cls(evidence.candidate, evidence.suite, evidence.validator, signature, case)
+        return cls(evidence.candidate, evidence.suite, evidence.validator, signature(evidence), case)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from labkit.core.errors import TestChangeRefused
 from labkit.core.types import Candidate, digest
 from labkit.grading.acceptance import AcceptanceSuite
-from labkit.record.events import Kind, Role, declared
+from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.grading.verdicts import Checker
@@ -139,16 +139,16 @@ def change_test(
         why = f"{len(missing)} candidate(s) scored under the old suite cannot be re-validated: {missing}"
     if why:
         ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE,
-                          detail=declared(Kind.TEST_CHANGE, {**base, "accepted": False, "why": why}))
+                          detail={**base, "accepted": False, "why": why})
         raise TestChangeRefused(f"test change to {change.path} refused: {why}")
     assert requirement is not None
     rows = []
     for cand, (label, old_ok) in scored.items():
         verdict = checker.check(pool[cand], new).verdict
         rows.append(Revalidated(cand, label, old_ok, bool(verdict.resolved)))
-        ledger.record(run_id, 0, Role.VALIDATOR, Kind.VERIFY, detail=declared(Kind.VERIFY, {
+        ledger.record(run_id, 0, Role.VALIDATOR, Kind.VERIFY, detail={
             "suite": new.digest, "candidate": cand, "label": label, "resolved": bool(verdict.resolved),
-            "retest": True, "why": f"re-validated after test change {requirement.id}"}))  # fmt: skip
-    event = ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE, detail=declared(Kind.TEST_CHANGE, {
-        **base, "accepted": True, "why": "", "revalidated": [asdict(r) for r in rows]}))  # fmt: skip
+            "retest": True, "why": f"re-validated after test change {requirement.id}"})  # fmt: skip
+    event = ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE, detail={
+        **base, "accepted": True, "why": "", "revalidated": [asdict(r) for r in rows]})  # fmt: skip
     return ChangeOutcome(suite, new, requirement, tuple(rows), event.seq)

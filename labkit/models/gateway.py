@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from labkit.core.errors import ModelError, ReplyFormatError
+from labkit.core.errors import InvalidSetting, ModelError, ReplyFormatError
 from labkit.core.types import Reply, Usage
 from labkit.models import replay
 from labkit.models.call import NOMINAL_COST, NOT_IN_KEY, Request, check_json, request
 from labkit.models.choice import is_simulated, preflight
 from labkit.models.failures import model_error
 from labkit.models.providers import is_local, litellm, serve_local
-from labkit.record.events import Kind
+from labkit.record.events import Kind, ModelCallDetail
+from labkit.record.vocabulary import shape
 
 if TYPE_CHECKING:
     from labkit.models.cache import ResponseCache
@@ -192,6 +193,9 @@ class _Call:
         cache: ResponseCache | None,
     ) -> _Call:
         """Serve from the cache, or check the model and reserve the budget for a real call."""
+        if ledger is not None and shape(role, Kind.GENERATE) is not ModelCallDetail:
+            raise InvalidSetting(f"role {role!r} is one of the engine's roles (labkit.record.events.Role): a model "
+                                 "call is recorded under its model-backed role's own name, e.g. 'model' or 'judge'")  # fmt: skip
         call = cls(req, ledger, run_id or ADHOC_RUN, round, role, budget,
                    None if is_simulated(req.model) else cache)  # fmt: skip
         if not is_local(req.model):

@@ -6,9 +6,10 @@ bare string literals, so a renamed kind fails at import instead of silently matc
 `Kind` and `Role` are `StrEnum`s: the values stored in the ledger are the plain strings below,
 so ledgers written before this module existed read the same.
 
-The `*Detail` TypedDicts document which keys each kind puts in an event's `detail`.
-Every engine event also carries `suite` (the acceptance digest, fixed in step 1), and in a
-suite of cases `case` and `slice`.
+The `*Detail` TypedDicts declare which keys an event's `detail` may hold;
+labkit.record.vocabulary says which shape each (role, kind) carries, and `Ledger.record`
+refuses a field its (role, kind) does not declare. Every engine event also carries `suite`
+(the acceptance digest, fixed in step 1), and in a suite of cases `case` and `slice`.
 """
 
 from __future__ import annotations
@@ -23,50 +24,34 @@ from labkit.core.types import Usage
 
 __all__ = [
     "AlarmDetail",
-    "AttemptDetail",
-    "BatchDetail",
-    "BranchDetail",
+    "ArmDefineDetail",
+    "BoundReflectionDetail",
     "BudgetDetail",
     "BudgetStatus",
-    "CONTROL_DETAILS",
     "CaseDetail",
-    "CheckpointDetail",
-    "ConfirmDetail",
-    "CritiqueDetail",
-    "DETAILS",
     "DecideDetail",
     "DefineDetail",
     "EffectDetail",
-    "ErrorDecisionDetail",
     "ErrorDetail",
     "EscalateDetail",
     "Event",
-    "ExpandDetail",
     "ExperimentDetail",
-    "ExposeDetail",
     "GenerateDetail",
     "Kind",
-    "PlanDetail",
-    "QaDetail",
-    "QuarantineDetail",
-    "ReflectDetail",
+    "ModelCallDetail",
+    "ModelErrorDetail",
+    "ProposalDetail",
     "RememberDetail",
+    "RestorePointDetail",
     "ResumeDetail",
     "Role",
-    "SEARCH_DETAILS",
     "ScoreDetail",
-    "SealDetail",
-    "SearchDefineDetail",
-    "SearchDetail",
-    "SearchStopDetail",
-    "SelectDetail",
     "StartDetail",
+    "StepCheckpointDetail",
     "StopDetail",
     "TestChangeDetail",
     "ToolDetail",
     "VerifyDetail",
-    "declared",
-    "undeclared",
 ]
 
 
@@ -98,7 +83,7 @@ class Kind(StrEnum):
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
     # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
-    # search's own detail fields (SEARCH_DETAILS). EXECUTE and CONFIRM are also paid kinds.
+    # search's own detail fields (labkit.record.search_events). EXECUTE and CONFIRM are also paid kinds.
     EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)
     EXPAND = "expand"  # one state of the frontier expanded: one shared generation
     BRANCH = "branch"  # one child of an expansion: executed, verified, and what became of it
@@ -111,6 +96,8 @@ class Kind(StrEnum):
     # -- long projects (labkit.experiments.long_projects): plan -> develop -> QA -------------
     PLAN = "plan"  # the planner turned project state and execution evidence into work items
     QA = "qa"  # QA checked a frozen snapshot (by digest) and filed findings as items
+    # A model call is a GENERATE (role: the calling role) or ERROR event written by the
+    # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
     # A model call is a GENERATE (role: the calling role) or ERROR event written by the
     # gateway; a verdict-cache hit is a VERIFY/SCORE event with detail["cached"] True.
 
@@ -131,6 +118,7 @@ class Role(StrEnum):
     HUMAN = "human"  # a person who takes over
     MEMORY = "memory"
     SEARCH = "search"  # the frontier search's host (expansions, branches, seals, confirmation)
+    TOOL_REFLECTOR = "tool_reflector"  # a tool task's reflector: reads tool outcomes, picks the next command
     PLANNER = "planner"  # a long project's planner (reads the role view, never hidden scores)
     QA = "qa"  # a long project's QA (checks a frozen snapshot by digest)
 
@@ -206,21 +194,30 @@ class ScoreDetail(CaseDetail, total=False):
     cached: bool
 
 
-class ReflectDetail(CaseDetail, total=False):
-    unit: str
-    bound: bool  # an observation-bound reflection (cites action, class, artifact, open explanations)
-    action: int
-    error_class: str
-    artifact: str
-    open: list[str]
-    hypothesis: str
-    next_trial: str
+class ProposalDetail(CaseDetail, total=False):
+    """A strategy's proposal in the engine (REFLECT or IDLE by the REFLECTOR, step 3)."""
+
     strategy: str
     failure: str
     experiment: str
     prediction: list[str]  # the experiment's expected output lines, recorded before it runs
     children: int
     state: str
+    note: str
+
+
+class BoundReflectionDetail(CaseDetail, total=False):
+    """A tool task's reflection (REFLECT by the TOOL_REFLECTOR): bound when it cites the action,
+    its error class, the artifact touched and the explanations still open."""
+
+    unit: str
+    bound: bool
+    action: int
+    error_class: str
+    artifact: str
+    open: list[str]
+    hypothesis: str
+    next_trial: str
     note: str
 
 
@@ -290,19 +287,27 @@ class DecideDetail(CaseDetail, total=False):
     children: list[dict[str, str]]  # every child's decision
 
 
-class CheckpointDetail(CaseDetail, total=False):
-    unit: str
+class StepCheckpointDetail(CaseDetail, total=False):
+    """One step of a checkpointed sequence (CHECKPOINT by the DECISION role)."""
+
     step: int
-    code_version: str  # what a restore brings back (candidate digest) ...
-    dependency_image: str
-    environment: str
-    pending: list[dict[str, object]]  # ... and what it cannot: external actions not yet settled
-    position: int  # the ledger sequence number the checkpoint stands at
     applied: bool
     green: bool
     resolved: bool
     reason: str
     candidate: str
+
+
+class RestorePointDetail(CaseDetail, total=False):
+    """What a restore brings back and what it cannot (CHECKPOINT by the CONTROL role)."""
+
+    unit: str
+    reason: str  # the restore point's name
+    code_version: str  # what a restore brings back (candidate digest) ...
+    dependency_image: str
+    environment: str
+    pending: list[dict[str, object]]  # ... and what it cannot: external actions not yet settled
+    position: int  # the ledger sequence number the checkpoint stands at
 
 
 class ResumeDetail(CaseDetail, total=False):
@@ -333,47 +338,6 @@ class RememberDetail(TypedDict, total=False):
     simulated: bool
 
 
-class CritiqueDetail(TypedDict, total=False):
-    unit: str  # the merge (one policy's run)
-    stage: str  # which verification stage refuted it
-    check: str  # the refuted conclusion ("edge:units->format")
-    part: str  # the part the repair changes
-    premise: str  # the premise the repair changes ("line amounts: integer cents -> currency units")
-    counterexample: str  # the smallest counterexample, as the check reported it
-    why: str
-    kept: bool  # the repair held on the refuted check (the engine kept it)
-    simulated: bool
-
-
-class BatchDetail(TypedDict, total=False):
-    batch: int
-    action: str  # register | start | pause | void | complete
-    rule: str  # digest of the incident rule registered before the first batch
-    reason: str
-    environment: str  # the fingerprint the batch registered (or the one observed at an incident)
-    jobs: int
-    cost_units: float
-    simulated: bool
-
-
-class ExposeDetail(TypedDict, total=False):
-    final_set: str  # digest of the sealed final suite now exposed
-    authorised_by: str
-    reason: str
-    label: str  # the exposure label every derived artifact inherits
-
-
-class SelectDetail(CaseDetail, total=False):
-    tier: str  # rule | compile | tests | constraints | reviewer | owner | winner
-    rule: str  # digest of the selection rule registered before any candidate existed
-    name: str  # the candidate's name (the reviewer never sees it: it sees "candidate 1", "candidate 2")
-    candidate: str
-    passed: bool
-    reason: str
-    scores: dict[str, float]  # the reviewer's mean rubric score per blinded order
-    disagreements: list[str]  # pairs whose reviewer verdict flipped with the order (kept, not averaged)
-
-
 class BudgetDetail(TypedDict, total=False):
     status: str
     reservation: int
@@ -381,163 +345,43 @@ class BudgetDetail(TypedDict, total=False):
     actual: dict[str, float] | None
     overrun: dict[str, float]
     error: str
+    short: list[str]  # the dimensions a refused reservation did not fit
+    from_reserve: bool  # paid from the confirmation reserve
 
 
-# -- frontier search ----------------------------------------------------------------------
+class ModelCallDetail(TypedDict, total=False):
+    """A model call the gateway recorded (GENERATE by the calling model-backed role)."""
+
+    model: str
+    simulated: bool
+    cached: bool
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None  # litellm's price, when it knows one
+    key: str  # the response cache's key
+    params: dict[str, object]  # the call's parameters as sent (keys and secrets excluded)
+    original_wall_seconds: float  # a cache hit: how long the original call took
 
 
-class SearchDetail(CaseDetail, total=False):
-    unit: str  # the experimental unit (the task): branches and retries never add units
-    spent: float  # cost units charged to this step (the budget's own events carry the usage)
+class ModelErrorDetail(TypedDict, total=False):
+    """A failed model call the gateway recorded (ERROR by the calling model-backed role)."""
+
+    model: str
+    error: str  # the labkit error's class name
+    message: str
+    key: str
+    params: dict[str, object]
 
 
-class SearchDefineDetail(SearchDetail, total=False):
-    rule: str
-    limits: dict[str, int]
-    costs: dict[str, float]
-    checks: str
-    environment: str
-    strategy: str
-    reserve: float
-    limit: float | None
-    baseline_failures: list[str]
+class ArmDefineDetail(CaseDetail, total=False):
+    """An arms job's setting (DEFINE by the EXPERIMENT role), recorded before its run."""
 
-
-class ExpandDetail(SearchDetail, total=False):
-    state: str
-    hypothesis: str
-    depth: int
-    proposed: int
-    kept: int
-    truncated: int
-    failure: str
-    children: list[str]
-
-
-class BranchDetail(SearchDetail, total=False):
-    name: str
-    parent: str
-    state: str
-    depth: int
-    candidate: str
-    outcome: str
-    reason: str
-    progress: dict[str, object]
-    error_class: str
-    resolved: bool
-
-
-class SealDetail(SearchDetail, total=False):
-    name: str
-    state: str
-    candidate: str
-    evidence: str
-    seal: str
-
-
-class ErrorDecisionDetail(SearchDetail, total=False):
-    where: str
-    error_class: str
-    reason: str
-    action: str
-
-
-class QuarantineDetail(SearchDetail, total=False):
-    reason: str
-
-
-class ConfirmDetail(SearchDetail, total=False):
-    seal: str
-    confirmed: bool | None
-    reason: str
-
-
-class SearchStopDetail(SearchDetail, total=False):
-    status: str
-    reason: str
-    winner: str
-    seal: str
-    confirmed: bool | None
-    sealed: list[str]
-
-
-class PlanDetail(CaseDetail, total=False):
-    iteration: int
-    items: list[str]  # the work items chosen for this iteration
-    added: int
-    closed: int
-    reopened: int
-    open: int
-
-
-class QaDetail(CaseDetail, total=False):
-    iteration: int
-    snapshot: str  # the frozen candidate's digest QA was handed
-    source: str  # which QA source ("same-source", "independent")
-    checks: int  # how many checks QA ran
-    findings: list[str]  # requirement ids of the failing checks
-    added: int
-    reopened: int
-
-
-class AttemptDetail(TypedDict, total=False):
-    unit: str
-    attempt: int
-    action: str
-    error_class: str
-    reason: str
-    original_failure: str
-
-
-SEARCH_DETAILS: dict[Kind, type] = {
-    Kind.DEFINE: SearchDefineDetail, Kind.EXPAND: ExpandDetail, Kind.BRANCH: BranchDetail,
-    Kind.SEAL: SealDetail, Kind.ERROR_DECISION: ErrorDecisionDetail,
-    Kind.QUARANTINE: QuarantineDetail, Kind.CONFIRM: ConfirmDetail, Kind.STOP: SearchStopDetail,
-}  # fmt: skip
-CONTROL_DETAILS: dict[Kind, type] = {Kind.ATTEMPT: AttemptDetail, Kind.RETRY: AttemptDetail}
-# --------------------------------------------------------------------------------------------
-
-
-DETAILS: dict[Kind, type] = {
-    Kind.START: StartDetail, Kind.DEFINE: DefineDetail, Kind.GENERATE: GenerateDetail,
-    Kind.VERIFY: VerifyDetail, Kind.ALARM: AlarmDetail, Kind.SCORE: ScoreDetail,
-    Kind.REFLECT: ReflectDetail, Kind.IDLE: ReflectDetail, Kind.EXPERIMENT: ExperimentDetail,
-    Kind.ERROR: ErrorDetail, Kind.DECIDE: DecideDetail, Kind.CHECKPOINT: CheckpointDetail,
-    Kind.RESUME: ResumeDetail, Kind.STOP: StopDetail, Kind.TEST_CHANGE: TestChangeDetail,
-    Kind.TOOL: ToolDetail, Kind.EFFECT: EffectDetail, Kind.ESCALATE: EscalateDetail,
-    Kind.REMEMBER: RememberDetail, Kind.PLAN: PlanDetail, Kind.QA: QaDetail,
-    Kind.CRITIQUE: CritiqueDetail,
-    Kind.SELECT: SelectDetail, Kind.EXPOSE: ExposeDetail, Kind.BATCH: BatchDetail,
-}  # fmt: skip
-
-
-def undeclared(kind: Kind, detail: Mapping[str, object], role: Role | None = None) -> list[str]:
-    """Detail keys `kind` (written by `role`) does not declare (writers refuse to write them).
-
-    A search or control-plane event is declared by SEARCH_DETAILS / CONTROL_DETAILS first,
-    then DETAILS; a kind declared nowhere is refused whole (every key is reported)."""
-    by_role = SEARCH_DETAILS if role is Role.SEARCH else CONTROL_DETAILS if role is Role.CONTROL else {}
-    cls = by_role.get(kind) or DETAILS.get(kind)
-    if cls is None:
-        return sorted(detail) or [f"<kind {kind} is not declared for role {role}>"]
-    return sorted(set(detail) - _inherited(cls))
-
-
-def _inherited(cls: type) -> set[str]:
-    out: set[str] = set()
-    for base in cls.__mro__:
-        out |= set(getattr(base, "__annotations__", {}))
-    return out
-
-
-def declared(kind: Kind, detail: Mapping[str, object]) -> dict[str, object]:
-    """`detail` as a dict, or LedgerError naming the fields `kind` does not declare (write-time check)."""
-    extra = undeclared(kind, detail)
-    if extra:
-        from labkit.core.errors import LedgerError
-
-        raise LedgerError(f"{kind} events declare no detail field(s) {extra} (see labkit.record.events)")
-    return dict(detail)
+    arm: str
+    policy: str
+    limit: dict[str, float]
+    upper: dict[str, float]
+    keep: str
+    rounds: int
 
 
 @dataclass(frozen=True)

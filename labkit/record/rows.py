@@ -1,7 +1,8 @@
 """How a ledger event becomes an SQLite row, and how rows come back as a polars frame.
 
 The schema (append-only by trigger), the checks and encoding every append makes before
-anything is written (`prepare_row`, shared by `Ledger.record` and `Ledger.record_many`),
+anything is written (`prepare_row`, shared by `Ledger.record` and `Ledger.record_many`;
+it refuses a detail field the event's (role, kind) does not declare, labkit.record.vocabulary),
 and `arrow_frame`, which reads rows straight into Arrow columns through SQLite's ADBC driver.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from labkit.core.errors import LedgerError
 from labkit.core.redact import redact_all
 from labkit.core.types import Usage, digest
+from labkit.record.vocabulary import check
 
 if TYPE_CHECKING:
     import polars as pl
@@ -109,6 +111,7 @@ def prepare_row(
             raise LedgerError(f"{name} must be text or None, got {type(blob).__name__}")
     if detail is not None and not isinstance(detail, dict | Mapping):  # dict first: no ABC check
         raise LedgerError(f"detail must be a mapping or None, got {type(detail).__name__}")
+    check(role, kind, detail)  # the vocabulary: a field its (role, kind) does not declare is refused
     evidence_json = "" if evidence is None else to_json(evidence, "evidence")
     detail_json = to_json(detail, "detail") if detail else "{}"
     texts = [inputs or "", outputs or "", evidence_json, detail_json]

@@ -48,8 +48,9 @@ def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
     suite, case, arm, seed = _parts(run_id)
     scores = sorted((e.round, bool(e.detail["correct"]), bool(e.detail["visible"]), str(e.detail.get("candidate", "")))
                      for e in events if e.kind == Kind.SCORE and e.role == Role.SCORER)  # fmt: skip
-    status = next((str(e.detail["job_status"]) for e in events if "job_status" in e.detail), "complete")
+    # The job's status is its stops' (a ledger recorded before this also repeats it as detail["job_status"]).
     stops = [e for e in events if e.kind == Kind.STOP]
+    status = "complete"
     if any(e.detail.get("rule") == "not available" for e in stops):
         status = "not available"
     elif any(e.detail.get("rule") == "budget" for e in stops):

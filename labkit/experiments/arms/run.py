@@ -133,7 +133,7 @@ def run_job(plan: Plan, job: Job) -> JobResult:
     ledger = Ledger()
     policy = _policy(plan, job, case)
     if policy is None:
-        ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.STOP, detail={"case": case.id, "slice": job.suite, "arm": job.arm,
+        ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.STOP, detail={"case": case.id, "slice": job.suite,
                       "rule": "not available", "reason": "no stronger model named: the arm is not run (never stood in for)"})  # fmt: skip
         return JobResult(job, _export(ledger, job.run_id), "not available", time.perf_counter() - t0, 0.0)
     arm = make_arm(job.arm, policy, n=plan.n, max_rounds=plan.rounds)
@@ -172,8 +172,7 @@ def merge(ledger: Ledger, results: Sequence[JobResult]) -> int:
                 e["run_id"], e["round"], e["role"], e["kind"], inputs=e["inputs"], outputs=e["outputs"],
                 evidence=json.loads(e["evidence"]) if e["evidence"] else None,
                 usage=Usage(e["tokens"], e["calls"], e["wall_seconds"], e["cost_units"]),
-                started_at=e["started_at"], ended_at=e["ended_at"], detail={**e["detail"], "arm": r.job.arm, "seed": r.job.seed,
-                                                                            "job_status": r.status},
+                started_at=e["started_at"], ended_at=e["ended_at"], detail=e["detail"],
             )  # fmt: skip
         have.add(r.job.run_id)
         added += 1

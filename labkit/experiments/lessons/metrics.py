@@ -23,7 +23,7 @@ from labkit.loop.layer_metrics import LayerMetrics, layer_metrics
 from labkit.loop.search import run_search
 from labkit.loop.search_case import RouteStrategy, case_host, costs_of
 from labkit.record.budget import Budget, limits
-from labkit.record.events import Kind, Role, declared
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 from . import bound_reflection, effects
@@ -53,9 +53,9 @@ def _searches(led: Ledger, checker: Checker) -> None:
     wanted, offered = case.case.environment, case.case.environment.replace("2.0", "1.9")
     if wanted == offered:
         raise AssertionError(f"the case's environment {wanted!r} does not name userlib 2.0")
-    led.record(INVALID, 0, Role.CONTROL, Kind.STOP, detail=declared(Kind.STOP, {
+    led.record(INVALID, 0, Role.CONTROL, Kind.STOP, detail={
         "unit": INVALID, "status": "invalid_environment",
-        "reason": f"environment check: task needs {wanted!r}, host offers {offered!r}"}))  # fmt: skip
+        "reason": f"environment check: task needs {wanted!r}, host offers {offered!r}"})  # fmt: skip
 
 
 def _deploys(led: Ledger) -> None:
