@@ -88,9 +88,15 @@ def step_html(view: StepView) -> str:
             + "</pre>"
         )
     if view.raw:
+        what = (
+            f"<b>Raw reply received before the time limit</b> ({len(view.raw)} characters; "
+            "the model was stopped there)"
+            if view.cut_off
+            else f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)"
+        )
+        opened = " open" if view.failure else ""  # an unusable reply is what the card is about
         parts.append(
-            "<details style='margin:0.4em 0'><summary style='cursor:pointer'>"
-            f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)</summary>"
+            f"<details style='margin:0.4em 0'{opened}><summary style='cursor:pointer'>{what}</summary>"
             "<pre style='background:#f4f4f4;padding:0.5em;white-space:pre-wrap;max-height:24em;"
             f"overflow:auto'>{e(view.raw)}</pre></details>"
         )
