@@ -78,15 +78,7 @@ def step_html(view: StepView) -> str:
             f"<b>Expected</b>: {e(_expected_text(view.record.get('expected')))}</p>"
         )
     if view.diff:
-        lines = []
-        for ln in view.diff.splitlines():
-            col = "#2e7d32" if ln.startswith("+") else "#c62828" if ln.startswith("-") else "#333"
-            lines.append(f'<span style="color:{col}">{e(ln)}</span>')
-        parts.append(
-            "<pre style='background:#fafafa;border:1px solid #ddd;padding:0.5em'>"
-            + "\n".join(lines)
-            + "</pre>"
-        )
+        parts.append(diff_html(view.diff))
     if view.raw:
         what = (
             f"<b>Raw reply received before the time limit</b> ({len(view.raw)} characters; "
@@ -108,6 +100,15 @@ def step_html(view: StepView) -> str:
     )
     parts.append(frame_html(table, colours={"outcome": _OUTCOME}) + "</div>")
     return "".join(parts)
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff as a block: added lines green, removed lines red."""
+    lines = []
+    for ln in diff.splitlines():
+        col = "#2e7d32" if ln.startswith("+") else "#c62828" if ln.startswith("-") else "#333"
+        lines.append(f'<span style="color:{col}">{html.escape(ln)}</span>')
+    return "<pre style='background:#fafafa;border:1px solid #ddd;padding:0.5em'>" + "\n".join(lines) + "</pre>"
 
 
 def _expected_text(expected: object) -> str:
