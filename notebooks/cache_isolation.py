@@ -130,9 +130,10 @@ def _(mo, page, scores_chart, scores_frame, suite, trace):
 
 @app.cell(hide_code=True)
 def _(STATIC_NOTE, mo, page, static):
-    ask_model = mo.ui.run_button(label=page.REAL_MODEL_BUTTON, disabled=static)
+    ask_model = mo.ui.run_button(label=page.real_model_button(), disabled=static)
     mo.vstack([
         mo.md(page.REAL_MODEL),
+        mo.md(page.real_model_expectation()),
         ask_model,
         mo.md(f"_{STATIC_NOTE}_") if static else mo.md(""),
     ])
@@ -143,8 +144,8 @@ def _(STATIC_NOTE, mo, page, static):
 def _(Stepper, ask_model, mo, page, step_labels, suite, trace_pages):
     mo.stop(not ask_model.value)
     # the real-model control is the only one that reads LABKIT_MODEL
-    with mo.status.spinner(title=page.REAL_MODEL_RUNNING, remove_on_exit=True):
-        _asked = page.ask_real_model()
+    with mo.status.spinner(title=page.REAL_MODEL_RUNNING, remove_on_exit=True) as _spinner:
+        _asked = page.ask_real_model(on_progress=lambda _line: _spinner.update(subtitle=_line))
     mo.stop(_asked.trace is None, mo.md(page.real_model_md(_asked)))
     _trace = _asked.trace
     mo.vstack([

@@ -59,6 +59,8 @@ def _(Ledger, bound_reflection, frame_html, mo, page):
     mo.vstack([
         mo.md(page.BOUND),
         mo.Html(frame_html(page.tool_frame([unbound, bound]))),
+        mo.ui.altair_chart(page.spend_chart(page.spend_frame([unbound, bound], tool_ledger), bound_reflection.BUDGET),
+                           chart_selection=False, legend_selection=False),
         mo.md(page.commands_md(unbound, bound_reflection.BUDGET)),
         mo.md(page.bound_md(bound, tool_ledger)),
     ])

@@ -59,3 +59,42 @@ def test_each_storyline_runs_with_its_ledger_and_its_downloads() -> None:
     assert steps["decision"].to_list()[:2] == ["reflect", "roll back"] and len(steps) == len(run.trace.rounds) + 1
     ledger = pl.read_csv(io.BytesIO(files["cache-tempting-ledger.csv"].data))
     assert len(ledger) == len(run.ledger) > 0
+
+
+def _speed(**changes: object):
+    import dataclasses
+
+    from labkit.experiments import smollm2_speed
+
+    return dataclasses.replace(smollm2_speed.load(), **changes)
+
+
+def test_the_real_model_estimate_is_computed_from_the_recorded_speeds() -> None:
+    from labkit.experiments import smollm2_speed
+
+    s = smollm2_speed.load()
+    text = page.real_model_expectation()
+    assert f"{s.prompt_tokens} tokens, was read at {s.prompt_per_second:g} tokens/s" in text
+    assert f"{s.reply_tokens} tokens, written at {s.reply_per_second:g} tokens/s" in text
+    assert f"about {s.round_seconds:.0f} s per round" in text and f"`{s.command}`" in text
+    # slow: the 60 s limit cuts each reply, and the page says after how many tokens
+    slow = page.real_model_expectation(_speed(prompt_tokens=800, prompt_per_second=20.0, reply_tokens=300,
+                                              reply_per_second=5.0, startup_seconds=40.0))
+    assert "about 100 s per round**, more than the 60 s limit" in slow
+    assert "stopped after about 100 of its 300 tokens" in slow and "expect about 160 s in all" in slow
+    # fast: every reply arrives whole
+    fast = page.real_model_expectation(_speed(prompt_tokens=800, prompt_per_second=200.0, reply_tokens=300,
+                                              reply_per_second=30.0, startup_seconds=5.0))
+    assert "about 14 s per round**: expect about 33 s in all" in fast
+
+
+def test_the_button_names_the_model_and_for_smollm2_how_long_it_takes_here(monkeypatch) -> None:
+    from labkit.experiments import smollm2_speed
+    from labkit.loop.reflector import ModelReflector
+
+    monkeypatch.delenv("LABKIT_MODEL", raising=False)
+    s = smollm2_speed.load()
+    minutes = max(1, round((s.startup_seconds + 2 * min(s.round_seconds, ModelReflector.timeout)) / 60))
+    assert page.real_model_button() == f"{page.REAL_MODEL_BUTTON} (SmolLM2: about {minutes} min here)"
+    monkeypatch.setenv("LABKIT_MODEL", "openai/gpt-4o-mini")
+    assert page.real_model_button() == "Ask openai/gpt-4o-mini to reflect instead"

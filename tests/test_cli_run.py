@@ -58,7 +58,7 @@ def test_a_keyless_provider_exits_2_before_round_1_without_importing_litellm(cas
     assert "litellm was imported" not in r.stderr
     line = _labkit_error(r.stderr)
     assert "'openai/gpt-4o-mini' (from --reflector) cannot be used" in line
-    assert "needs OPENAI_API_KEY" in line
+    assert "needs OPENAI_API_KEY" in line and "`export OPENAI_API_KEY=<your key>; ./run lab`" in line
     assert not ledger.exists()  # nothing ran, nothing was recorded
 
 

@@ -19,7 +19,14 @@ def test_a_keyless_providers_reason_is_said_without_api_key(monkeypatch) -> None
         and "OPENAI_API_KEY" in said
         and " or or " not in said
     )
+    assert "`export OPENAI_API_KEY=<your key>; ./run lab`" in said and "LABKIT_MODEL=labkit/smollm2" in said
     assert for_class(None) is None
+
+
+def test_no_real_judge_says_the_real_model_is_not_available() -> None:
+    from labkit.views.judge_class import NO_REAL_JUDGE
+
+    assert NO_REAL_JUDGE.startswith("the real model is not available here, so no real judge ran")
 
 
 def test_attempts_are_a_table_with_numbers_not_latex() -> None:

@@ -273,3 +273,19 @@ def test_the_notebook_reopens_from_its_verdicts_in_build_with_the_same_tables(tm
 
     monkeypatch.setattr(Validator, "run", sealed_only)
     assert shown() == first
+
+
+def test_the_bound_reflection_chart_plots_the_ledgers_charges_labelled_by_source() -> None:
+    from labkit.experiments.lessons import bound_reflection
+    from labkit.record.ledger import Ledger
+    from labkit.views import lessons as page
+
+    ledger = Ledger()
+    unbound, bound = bound_reflection.compare(ledger)
+    frame = page.spend_frame([unbound, bound], ledger)
+    last = {r["reflector"]: r for r in frame.group_by("reflector").last().iter_rows(named=True)}
+    assert last[unbound.reflector]["spent (cost units)"] == unbound.spent == bound_reflection.BUDGET
+    assert last[unbound.reflector]["action"] == unbound.actions and last[bound.reflector]["action"] == bound.actions == 1
+    assert last[bound.reflector]["how it ended"] == "escalated"
+    title = page.spend_chart(frame, bound_reflection.BUDGET).to_dict()["title"]
+    assert "scripted reflectors, simulated shell" in title and "budget 6 units" in title

@@ -33,6 +33,14 @@ def test_the_notebook_steps_through_the_recording_without_running_pytest(monkeyp
     assert labels == [f"trial {t}" for t in range(1, 5)] and len(pages) == 4
     assert any(t.text for t in d.trials), "the stepped case must have a reflection to step through"
     assert all(t.correct is not None for t in d.trials)
+    # each card shows the patch tried (its diff) and what the visible tests decided about it
+    assert any(t.tried and t.decision == "roll back" for t in d.trials) and any(not t.tried for t in d.trials)
+    for t, card in zip(d.trials, pages, strict=True):
+        assert f"<b>{t.decision}</b>" in card and t.reason.split(":")[0] in card
+        if t.tried:
+            assert f"Patch tried: <code>{t.tried}</code>" in card and t.diff and t.diff.splitlines()[0] in card
+        else:
+            assert "Patch tried: none" in card
 
 
 def test_a_missing_recording_names_the_command(tmp_path) -> None:

@@ -145,3 +145,15 @@ def test_a_constrained_distill_decodes_a_well_formed_lesson_record() -> None:
     (event,) = ledger.events("distill")
     assert event.kind == "generate" and event.detail["completion_tokens"] < 400  # ended, not cut off
     assert len(exp.rejected) <= DISTILL_SCHEMA["properties"]["rejected"]["maxItems"]
+
+
+def test_the_recorded_speed_was_measured_on_the_round_one_prompt_the_button_sends_now() -> None:
+    """data/models/smollm2_speed.json (the cache_isolation button's time estimate) timed the prompt
+    the button sends today: re-sent with a 1-token reply, llama.cpp counts the same prompt tokens."""
+    from labkit.core.versions import describe_drift
+    from labkit.experiments import smollm2_speed
+
+    recorded = smollm2_speed.load()
+    now = smollm2_speed.send_round_one(max_tokens=1)
+    assert now["usage"]["prompt_tokens"] == recorded.prompt_tokens, describe_drift(recorded.versions)
+    assert recorded.reply_tokens <= recorded.max_tokens and recorded.finish_reason in ("stop", "length")

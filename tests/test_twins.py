@@ -60,7 +60,8 @@ def test_slider_specs_build_the_matching_ipywidget() -> None:
 CACHE_SECTIONS = {
     "storyline picker": ("page.storyline_options()", "page.STORYLINE_LABEL", "page.run_storyline("),
     "downloads": ("page.downloads(",),
-    "ask a real model": ("page.REAL_MODEL)", "page.REAL_MODEL_BUTTON", "page.ask_real_model()", "page.real_model_md("),
+    "ask a real model": ("page.REAL_MODEL)", "page.real_model_button()", "page.real_model_expectation()",
+                         "page.ask_real_model(on_progress=", "page.real_model_md("),
     "try your own patch": ("page.yours_html(",),
 }
 
@@ -76,7 +77,7 @@ def test_cache_isolation_twins_have_the_same_sections(section: str) -> None:
 def test_cache_isolation_jupyter_twin_asks_a_real_model_only_when_pressed() -> None:
     # the call sits inside the button's handler, never at a cell's top level (not on open)
     code = _ipynb_code("cache_isolation")
-    calls = [line for line in code.splitlines() if "page.ask_real_model()" in line]
+    calls = [line for line in code.splitlines() if "page.ask_real_model(" in line]
     assert calls and all(line.startswith(" ") for line in calls), calls
     assert ".on_click(ask)" in code
 

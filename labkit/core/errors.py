@@ -129,7 +129,15 @@ class MissingKey(ModelError):
 
 
 class ModelTimeout(ModelError):
-    """The model did not answer within the time limit."""
+    """The model did not answer within the time limit.
+
+    `partial` is the reply text received before the model was stopped ("" when the provider
+    streams nothing back, or nothing had arrived): a page shows it raw, marked as cut off.
+    """
+
+    def __init__(self, message: str, partial: str = "") -> None:
+        self.partial = partial
+        super().__init__(message)
 
 
 class ModelUnavailable(ModelError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.core.errors import ModelError, ReplyFormatError
+from labkit.core.errors import ModelError, ModelTimeout, ReplyFormatError
 from labkit.core.types import Patch, Reply, Usage
 from labkit.loop.probe import Experiment
 from labkit.loop.reflection import Experience, check_record, parse_json_reply
@@ -21,6 +21,7 @@ from labkit.loop.strategy import Proposal, Situation
 from labkit.models.call import check_json
 
 Reflection = Proposal
+CALL_FAILED = "model call failed: "  # how a reflection whose model call raised begins its `failure`
 
 SYSTEM = """You are the reflector in a self-correction loop. You never edit code yourself and you never
 judge the tests. Read the external evidence (test results from the validator, and any observations),
@@ -130,6 +131,7 @@ class ModelReflector:
     transcript: Path | None = None  # for labkit/replay: the authored/recorded transcript file
     branch: str = "main"  # replay key prefix: which authored storyline to follow
     max_tokens: int = 1024
+    timeout: float = 60.0  # seconds to wait for one reply; a reply cut off there is kept as `raw`
     extra: dict[str, Any] = field(default_factory=dict)
     # Ask for REPLY_SCHEMA as a decoding constraint. None: only for labkit's llama.cpp engines
     # (SmolLM2, labkit/gguf:...); scripted and replayed transcripts keep their replies as authored.
@@ -158,7 +160,7 @@ class ModelReflector:
         raises ReplyFormatError carrying the reply and its usage)."""
         from labkit.models.gateway import complete
 
-        params: dict[str, Any] = dict(self.extra)
+        params: dict[str, Any] = {"timeout": self.timeout, **self.extra}
         if self.transcript is not None:
             params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
         return complete(self.model, messages, max_tokens=self.max_tokens, temperature=0.0,
@@ -175,18 +177,22 @@ class ModelReflector:
         """The strategy seam: reflect with the visible evidence (one record + one patch)."""
         return self.reflect(situation)
 
+    def messages(self, situation: Situation) -> list[dict[str, str]]:
+        """The chat messages `reflect` sends for `situation`: the system prompt and the evidence."""
+        return [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": situation_prompt(situation, self.environment)},
+        ]
+
     def reflect(self, situation: Situation) -> Reflection:
         key = f"round-{situation.round}" + (
             f"/obs-{len(situation.observations)}" if situation.observations else ""
         )
-        messages = [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": situation_prompt(situation, self.environment)},
-        ]
         try:
-            text, usage = self._ask(messages, key)
-        except ModelError as exc:
-            return Reflection(failure=f"model call failed: {exc}")
+            text, usage = self._ask(self.messages(situation), key)
+        except ModelError as exc:  # a timeout keeps the reply received so far, shown raw
+            partial = exc.partial if isinstance(exc, ModelTimeout) else ""
+            return Reflection(failure=CALL_FAILED + str(exc), raw=partial)
         return read_reply(text, situation, usage)
 
     def distill(self, trace_summary: str) -> Experience:

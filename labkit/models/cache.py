@@ -11,6 +11,7 @@ cached (they cost nothing and their script may change).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -21,7 +22,31 @@ from types import MappingProxyType
 from labkit.core.errors import CacheError
 from labkit.core.types import Reply, Usage
 
-DEFAULT_PATH = "runs/cache.sqlite"
+CACHE_ENV = "LABKIT_CACHE"  # a file: where replies are cached unless a path is given
+BUILD_ENV = "LABKIT_BUILD"  # a folder: where a checkout keeps what it builds (default build/, git-ignored)
+FILE_NAME = "model_cache.sqlite"
+
+
+def default_path() -> Path:
+    """Where replies are cached unless a path is given; never relative to the working directory
+    (a notebook run from notebooks/ must not write into the repository's source tree).
+
+    $LABKIT_CACHE if set; else, in a source checkout, build/model_cache.sqlite beside data/
+    ($LABKIT_BUILD names another folder; build/ is git-ignored); else, for an installed
+    package, the user's cache folder ($XDG_CACHE_HOME or ~/.cache)/labkit/model_cache.sqlite.
+    """
+    from labkit.core.paths import CHECKOUT, INSTALLED
+
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(chosen).expanduser()
+    build = os.environ.get(BUILD_ENV, "").strip()
+    if build:
+        return Path(build).expanduser() / FILE_NAME
+    if CHECKOUT.is_dir() and not INSTALLED.is_dir():
+        return CHECKOUT.parent / "build" / FILE_NAME
+    user = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(user) / "labkit" / FILE_NAME
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     key               TEXT PRIMARY KEY,
@@ -50,8 +75,9 @@ class Entry:
 class ResponseCache:
     """Replies on disk (or ``":memory:"``), keyed by request digest. Safe to share between threads."""
 
-    def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
-        self.path = str(path)
+    def __init__(self, path: str | Path | None = None) -> None:
+        """`path`: a SQLite file, ":memory:", or None for `default_path()`."""
+        self.path = str(default_path() if path is None else path)
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()

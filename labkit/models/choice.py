@@ -60,6 +60,21 @@ def _missing_key(model: str, params: dict[str, Any]) -> str | None:
     return env
 
 
+# Only code can pass a key as a parameter; a page shows the message without this sentence.
+PYTHON_HINT = " (From Python code, passing api_key=... to the call works too.)"
+
+
+def missing_key_message(model: str, envs: list[str]) -> str:
+    """Which variable a model needs and how to set it: in the shell that starts labkit, or an offline model."""
+    names = " and ".join(envs)
+    exports = " ".join(f"export {e}=<your key>;" for e in envs)
+    return (
+        f"model {model!r} needs {names}, which is not set. Set it in the shell that starts labkit "
+        f"and start again: `{exports} ./run lab` (or the labkit command you ran); or use an offline "
+        f"model: `export {DEFAULT_ENV}=labkit/smollm2`.{PYTHON_HINT}"
+    )
+
+
 def preflight(model: str, **params: Any) -> None:
     """Raise UnknownModel or MissingKey if `model` cannot be called as configured (no network)."""
     if not isinstance(model, str) or not model.strip():
@@ -74,10 +89,7 @@ def preflight(model: str, **params: Any) -> None:
         return
     env = _missing_key(model, params)
     if env is not None:
-        raise MissingKey(
-            f"model {model!r} needs {env} in the environment; set it, pass "
-            f"api_key=..., or choose an offline model (${DEFAULT_ENV}=labkit/smollm2)"
-        )
+        raise MissingKey(missing_key_message(model, [env]))
     lib = litellm()
     try:
         lib.get_llm_provider(model)
@@ -93,10 +105,7 @@ def preflight(model: str, **params: Any) -> None:
     except Exception:
         missing = []  # litellm cannot tell for this provider; the call will say
     if missing:
-        raise MissingKey(
-            f"model {model!r} needs {', '.join(missing)} in the environment; set it, pass "
-            f"api_key=..., or choose an offline model (${DEFAULT_ENV}=labkit/smollm2)"
-        )
+        raise MissingKey(missing_key_message(model, missing))
 
 
 def problem(model: str, **params: Any) -> str | None:

@@ -249,7 +249,8 @@ class _Call:
             self.budget.settle(self.reservation, None if used is None else _walled(used, wall),
                                error=f"{type(err).__name__}: {err}")  # fmt: skip
             self.reservation = None
-        self._error(err, _walled(used or Usage(calls=1), wall))
+        partial = getattr(err, "partial", "") or None  # a timed-out reply's text so far (its hash is kept)
+        self._error(err, _walled(used or Usage(calls=1), wall), outputs=partial)
         return err
 
     def finish(self, response: Any) -> Reply:

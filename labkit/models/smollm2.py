@@ -6,7 +6,9 @@ with importlib, never imported) on llama.cpp's own server, embedded in this proc
 ``labkit/gguf:<path>`` point it at any other GGUF file instead.
 
 The engine starts on first use (under a second for this model), once per file per
-process, and stops at exit or on `shutdown()`. llama.cpp's server always opens an HTTP
+process, and stops at exit or on `shutdown()`. Replies are streamed: a reply still being
+written at the time limit is stopped there, and its ModelTimeout carries the text so far
+(`partial`); `latest_stream()` shows a reply as it arrives. llama.cpp's server always opens an HTTP
 port as well; it listens on 127.0.0.1 port 0 (any free port), so two notebooks coexist.
 
 What it honours: max_tokens, temperature, seed, stop, logprobs/top_logprobs, a GBNF
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -72,6 +75,59 @@ def available(path: str | Path | None = None) -> str | None:
     return None
 
 
+class Stream:
+    """One streamed reply as it arrives: llama.cpp calls `take` with each chunk (in its thread).
+
+    `take` returns True once `stop` was called, which tells llama.cpp to end the generation
+    at that token; `text` is what arrived so far, `response` the whole reply in the shape of
+    a non-streamed chat completion.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parts: list[str] = []
+        self._stopped = False
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.timings: dict[str, Any] = {}
+        self.error: Any = None
+
+    def take(self, chunk: Any) -> bool:
+        data = json.loads(chunk) if isinstance(chunk, str | bytes) else chunk
+        with self._lock:
+            if not isinstance(data, dict):
+                return self._stopped
+            if "error" in data:
+                self.error = data["error"]
+            for choice in data.get("choices") or []:
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    self._parts.append(content)
+                self.finish_reason = choice.get("finish_reason") or self.finish_reason
+            self.usage = data.get("usage") or self.usage
+            self.timings = data.get("timings") or self.timings
+            return self._stopped
+
+    @property
+    def text(self) -> str:
+        with self._lock:
+            return "".join(self._parts)
+
+    def stop(self) -> str:
+        """Ask llama.cpp to stop at the next token; the text received until now."""
+        with self._lock:
+            self._stopped = True
+            return "".join(self._parts)
+
+    def response(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"error": self.error}
+        message = {"role": "assistant", "content": self.text}
+        choice = {"index": 0, "message": message, "finish_reason": self.finish_reason or "stop"}
+        return {"object": "chat.completion", "choices": [choice], "usage": self.usage,
+                "timings": self.timings}  # fmt: skip
+
+
 @dataclass
 class Engine:
     """One GGUF model loaded into an embedded llama.cpp server."""
@@ -80,16 +136,41 @@ class Engine:
     server: Any
     address: str  # the HTTP address llama.cpp also listens on (127.0.0.1, a free port)
     parallel: int
+    threads: int  # CPU threads llama.cpp decodes with
     _pool: ThreadPoolExecutor = field(
         repr=False, default_factory=lambda: ThreadPoolExecutor(8, "labkit-gguf")
     )
+    latest: Stream | None = field(default=None, repr=False)  # the last streamed request (`latest_stream`)
 
     def chat(self, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
         """One chat completion (OpenAI-shaped dict in and out). ModelTimeout after `timeout` s.
 
-        A timed-out generation cannot be interrupted inside llama.cpp; it finishes in the
-        background (bounded by max_tokens) and its result is dropped.
+        The reply is streamed token by token (`Stream`), so a generation still running at
+        `timeout` is stopped at its next token and the ModelTimeout carries the text received
+        so far (`partial`). A request for log-probabilities is answered whole: llama.cpp's
+        streamed chunks do not carry them in the shape `chat` returns; such a request that
+        times out finishes in the background (bounded by max_tokens) and is dropped.
         """
+        if body.get("logprobs") or body.get("n_probs"):
+            return self._whole(body, timeout=timeout)
+        stream = Stream()
+        self.latest = stream
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        future = self._pool.submit(self.server.handle_chat_completions, streamed, stream.take)
+        try:
+            future.result(timeout=timeout)
+        except FutureTimeout:
+            partial = stream.stop()
+            raise ModelTimeout(
+                f"{self.path.name} did not answer within {timeout:g}s "
+                f"(stopped after {len(partial)} characters of its reply)",
+                partial=partial,
+            ) from None
+        except ValueError as e:  # llama.cpp rejected the request before running it
+            raise ModelError(f"{self.path.name} rejected the request: {e}") from None
+        return self._checked(stream.response())
+
+    def _whole(self, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
         future = self._pool.submit(self.server.handle_chat_completions, body)
         try:
             result = future.result(timeout=timeout)
@@ -97,6 +178,9 @@ class Engine:
             raise ModelTimeout(f"{self.path.name} did not answer within {timeout:g}s") from None
         except ValueError as e:  # llama.cpp rejected the request before running it
             raise ModelError(f"{self.path.name} rejected the request: {e}") from None
+        return self._checked(result)
+
+    def _checked(self, result: Any) -> dict[str, Any]:
         if not isinstance(result, dict):
             raise ModelError(f"{self.path.name} returned {type(result).__name__}, not a response")
         if "error" in result:
@@ -140,9 +224,8 @@ def engine(
         params.model.path = str(p)
         params.n_ctx = context
         params.n_parallel = parallel
-        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = (
-            threads or _default_threads()
-        )
+        threads = threads or _default_threads()
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
         params.port = 0  # any free port: llama.cpp always listens, so never a fixed one
         params.hostnames = ["127.0.0.1"]  # loopback only: the port has no API key
         params.verbosity = -1  # llama.cpp's log lines stay out of notebooks
@@ -150,12 +233,22 @@ def engine(
             server = xllamacpp.Server(params)
         except Exception as e:
             raise ModelUnavailable(f"llama.cpp could not load {p}: {e}") from None
-        found = _engines[p] = Engine(p, server, str(server.listening_address), parallel)
+        found = _engines[p] = Engine(p, server, str(server.listening_address), parallel, threads)
         return found
 
 
 def _default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
+
+
+def latest_stream(path: str | Path | None = None) -> Stream | None:
+    """The latest streamed reply of the running engine for `path` (default SmolLM2), still
+    arriving or done (None before any): a page polls its `text` to show a reply being written."""
+    try:
+        found = _engines.get(model_path(path).resolve())
+    except ModelUnavailable:
+        return None
+    return found.latest if found is not None else None
 
 
 def shutdown() -> None:

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import base64
 import html
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, cast
@@ -25,6 +29,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from labkit.experiments.evidence_card import Card
+    from labkit.experiments.smollm2_speed import Speed
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
     from labkit.loop.reflection import Experience
@@ -32,10 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPARE", "DOWNLOAD_INTRO", "Download", "EVIDENCE", "GLOSSARY", "LEAK", "REAL_MODEL", "REAL_MODEL_BUTTON",
-    "REAL_MODEL_RUNNING", "REMEMBER", "RealModelRun", "STORYLINE_LABEL", "StorylineRun", "TEMPTING",
+    "REAL_MODEL_ROUNDS", "REAL_MODEL_RUNNING", "REMEMBER", "RealModelRun", "STORYLINE_LABEL", "StorylineRun", "TEMPTING",
     "TWIN_COMPARE", "TWIN_REMEMBER", "TWIN_YOURS", "YOURS", "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER",
     "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "download_links_html", "downloads", "glossary", "leak_html",
-    "lesson_md", "real_model_lesson_md", "real_model_md", "run_storyline", "scores_title", "storyline_options",
+    "lesson_md", "real_model_button", "real_model_expectation", "real_model_lesson_md", "real_model_md", "run_storyline", "scores_title", "storyline_options",
     "wrong_generalisation_md", "yours_html",
 ]  # fmt: skip
 
@@ -223,17 +228,63 @@ REAL_MODEL = """## Ask a real model
 The storylines above are **scripted**. Press the button to let a real model write the
 reflection record and the diff — by default SmolLM2-135M, in-process and offline
 (`LABKIT_MODEL` picks another). A tiny model mostly fails here, and that is the point:
-the loop does not trust the reflector, every bad reply is an explained round.
-
-**What to expect with SmolLM2 on a small shared machine:** at most 2 rounds, each waiting
-up to 60 s for the model's reply. Measured on this project's 2-core machine under load
-(load average about 20, 2 Dec 2026): the button took 318 s and both rounds ended "did not
-answer within 60s". A round that timed out says so on its card; it has no reply to show
-(llama.cpp finishes the generation in the background and drops it). A round that did get a
-reply shows it raw, exactly as received."""
+the loop does not trust the reflector, every bad reply is an explained round. Each round's
+card shows the model's reply raw, exactly as received — and a reply stopped at the time
+limit shows what had arrived by then."""
 REAL_MODEL_BUTTON = "Ask a real model to reflect instead"
-REAL_MODEL_RUNNING = "A real model is reflecting: 2 rounds at most, up to 60 s each for a reply (minutes on a busy machine)…"
+REAL_MODEL_RUNNING = "A real model is reflecting on the evidence; the line below says what it is doing now"
 REAL_MODEL_DEFAULT = "labkit/smollm2"
+REAL_MODEL_ROUNDS = 2
+
+
+def real_model_expectation(speed: Speed | None = None, rounds: int = REAL_MODEL_ROUNDS) -> str:
+    """What the button will do and how long SmolLM2 takes here, from the recorded measurement."""
+    from labkit.experiments import smollm2_speed
+    from labkit.loop.reflector import ModelReflector
+
+    s = speed or smollm2_speed.load()
+    limit = ModelReflector.timeout
+    write = s.reply_tokens / s.reply_per_second
+    text = (
+        f"**What to expect with SmolLM2 on this machine.** The button runs at most {rounds} rounds; in each, "
+        f"the validator runs the tests (seconds), then the model reads the evidence and writes a "
+        f"reflection, and the loop waits at most {limit:g} s for that reply. Measured here "
+        f"({s.cores} cores, load average {s.load_before:g}, {s.measured_on}, `{s.command}`): starting "
+        f"litellm and the model took {s.startup_seconds:.0f} s (first press only); round 1's prompt, "
+        f"{s.prompt_tokens} tokens, was read at {s.prompt_per_second:g} tokens/s ({s.reading_seconds:.0f} s) "
+        f"and its reply, {s.reply_tokens} tokens, written at {s.reply_per_second:g} tokens/s "
+        f"({write:.0f} s): **about {s.round_seconds:.0f} s per round**"
+    )
+    if s.round_seconds > limit:
+        return text + (
+            f", more than the {limit:g} s limit. At that speed a reply is stopped after about "
+            f"{s.tokens_within(limit)} of its {s.reply_tokens} tokens, and the round's card shows that "
+            f"much, raw; expect about {_expected_seconds(s, rounds):.0f} s in all. A less busy "
+            "machine is faster."
+        )
+    return text + (
+        f": expect about {_expected_seconds(s, rounds):.0f} s in all. A reply still "
+        f"unfinished after {limit:g} s is stopped, and its card shows what had arrived, raw."
+    )
+
+
+def real_model_button() -> str:
+    """The button's label: which model it asks and, for SmolLM2, how long that takes here."""
+    from labkit.experiments import smollm2_speed
+    from labkit.models.choice import choose
+
+    model = choose(None, default=REAL_MODEL_DEFAULT)
+    if model != REAL_MODEL_DEFAULT:
+        return f"Ask {model} to reflect instead"
+    minutes = _expected_seconds(smollm2_speed.load(), REAL_MODEL_ROUNDS) / 60
+    return f"{REAL_MODEL_BUTTON} (SmolLM2: about {max(1, round(minutes))} min here)"
+
+
+def _expected_seconds(s: Speed, rounds: int) -> float:
+    """Start-up plus `rounds` replies, each at the measured speed or cut at the time limit."""
+    from labkit.loop.reflector import ModelReflector
+
+    return s.startup_seconds + rounds * min(s.round_seconds, ModelReflector.timeout)
 
 
 @dataclass(frozen=True)
@@ -246,11 +297,15 @@ class RealModelRun:
     lesson: str | None
 
 
-def ask_real_model(max_rounds: int = 2) -> RealModelRun:
+def ask_real_model(
+    max_rounds: int = REAL_MODEL_ROUNDS, on_progress: Callable[[str], None] | None = None, every: float = 1.0
+) -> RealModelRun:
     """Run the loop with the model $LABKIT_MODEL names (default SmolLM2), if it can be used here.
 
     A model that is unknown, lacks its key or engine comes back with `problem` set and no run:
-    a notebook says so plainly and the scripted run stands.
+    a notebook says so plainly and the scripted run stands. `on_progress`, if given, is called
+    every `every` seconds while the run goes on with one line saying what it is doing (for a
+    local engine, the reply being written so far).
     """
     from labkit.models.choice import choose, problem
 
@@ -258,9 +313,51 @@ def ask_real_model(max_rounds: int = 2) -> RealModelRun:
     why = problem(model)
     if why is not None:
         return RealModelRun(model, why, None, None)
+    if on_progress is None:
+        return _ask(model, max_rounds)
+    watch = _Progress(model, max_rounds)
+    with ThreadPoolExecutor(1, "labkit-real-model") as pool:
+        future = pool.submit(_ask, model, max_rounds)
+        while True:
+            try:
+                return future.result(timeout=every)
+            except FutureTimeout:
+                on_progress(watch.line())
+
+
+def _ask(model: str, max_rounds: int) -> RealModelRun:
     trace = cache_case.run(model=model, max_rounds=max_rounds, run_id="cache-real-model")
     learned = cache_case.lesson(trace, model)
     return RealModelRun(model, None, trace, learned.lesson if learned else None)
+
+
+class _Progress:
+    """One status line for a running real-model run: elapsed time, and the reply so far."""
+
+    def __init__(self, model: str, rounds: int) -> None:
+        from labkit.models import smollm2
+
+        backend, _, path = model.removeprefix("labkit/").partition(":")
+        local = model.startswith("labkit/") and backend in ("smollm2", "gguf")
+        self._stream = (lambda: smollm2.latest_stream(path or None)) if local else (lambda: None)
+        self._before = self._stream()  # a reply from an earlier press is not this run's
+        self._seen: list[object] = []
+        self.model, self.rounds, self.t0 = model, rounds, time.perf_counter()
+
+    def line(self) -> str:
+        elapsed = f"{time.perf_counter() - self.t0:.0f} s"
+        stream = self._stream()
+        if stream is None or stream is self._before:
+            return f"{elapsed}: running the tests, then asking {self.model} (at most {self.rounds} rounds)…"
+        if stream not in self._seen:
+            self._seen.append(stream)
+        request = len(self._seen)
+        what = f"reflection {request} of at most {self.rounds}" if request <= self.rounds else "the lesson"
+        text = " ".join(stream.text.split())
+        if not text:
+            return f"{elapsed}: {self.model} is reading the evidence for {what}…"
+        tail = text if len(text) <= 160 else "…" + text[-160:]
+        return f"{elapsed}: {self.model} is writing {what} ({len(text)} characters so far): {tail}"
 
 
 def real_model_md(asked: RealModelRun) -> str:

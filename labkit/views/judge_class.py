@@ -15,17 +15,20 @@ import re
 import polars as pl
 
 from labkit.experiments.judging import selfcorrect as sc
+from labkit.models.choice import PYTHON_HINT
 
 __all__ = ["NO_REAL_JUDGE", "attempts_frame", "for_class"]
 
-NO_REAL_JUDGE = "no real judge ran, so there is nothing to set beside the simulated judge above"
-_API_KEY = re.compile(r",? pass api_key=[^,;]*,?")
+NO_REAL_JUDGE = (
+    "the real model is not available here, so no real judge ran: there is nothing to set beside the "
+    "simulated judge above"
+)
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
 
 def for_class(why: str | None) -> str | None:
     """A model's problem in words a student can act on (no "pass api_key=..."), or None."""
-    return None if why is None else _API_KEY.sub(" or", why).replace(" or or ", " or ")
+    return None if why is None else why.replace(PYTHON_HINT, "")
 
 
 def _plain(text: str, limit: int) -> str:

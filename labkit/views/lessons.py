@@ -20,6 +20,8 @@ from labkit.views.search_pages import outcome_words
 from labkit.views.stepper import Stepper
 
 if TYPE_CHECKING:
+    import altair as alt
+
     from labkit.experiments.lessons.coverage import Arm
     from labkit.experiments.lessons.effects import Story
     from labkit.experiments.lessons.test_change import Walkthrough
@@ -32,7 +34,7 @@ __all__ = [
     "BOUND", "COVERAGE", "COVERAGE_CAPTION", "EFFECTS", "EFFECTS_HEAD", "GLOSSARY", "INTRO", "METRICS", "METRICS_CAPTION",
     "REVALIDATION_CAPTION", "TEST_CHANGE", "bound_md", "checkpoint_frame", "commands_md", "coverage_frame",
     "effect_browser", "effect_frame", "effects_md", "glossary", "metrics_frame", "revalidation_frame", "test_change_md",
-    "tool_frame", "units_frame",
+    "spend_chart", "spend_frame", "tool_frame", "units_frame",
 ]  # fmt: skip
 
 GLOSSARY = ("p2p", "hidden", "error_classes", "idempotency", "unit_status", "stop_reasons")
@@ -195,6 +197,42 @@ def tool_frame(runs: Sequence[ToolRun]) -> pl.DataFrame:
         "error classes seen": [", ".join(sorted({str(o.error_class) for o in r.history})) for r in runs],
         "outcome": [r.outcome for r in runs],
     })  # fmt: skip
+
+
+SPEND_SOURCE = "scripted reflectors, simulated shell"
+
+
+def spend_frame(runs: Sequence[ToolRun], ledger: Ledger) -> pl.DataFrame:
+    """Cost units spent after each action, per reflector, read from the budget's charges in the ledger."""
+    rows = []
+    for run in runs:
+        spent = 0.0
+        for e in ledger.events(run.run_id):
+            if e.role == "budget" and e.cost_units > 0:
+                spent += e.cost_units
+                rows.append({"reflector": run.reflector, "action": e.round, "spent (cost units)": spent,
+                             "how it ended": run.outcome.replace("_", " ")})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def spend_chart(frame: pl.DataFrame, budget: float) -> alt.LayerChart:
+    """Units spent per action for each reflector, against the budget (labelled by its source)."""
+    import altair as alt
+
+    lines = alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("action:O", title="action", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("spent (cost units):Q", title="cost units spent", scale=alt.Scale(domain=[0, budget])),
+        color=alt.Color("reflector:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=["reflector", "action", "spent (cost units)", "how it ended"],
+    )
+    cap = alt.Chart(pl.DataFrame({"budget": [budget]})).mark_rule(strokeDash=[4, 3], color="#c62828").encode(y="budget:Q")
+    last = frame.group_by("reflector", maintain_order=True).last()
+    ends = alt.Chart(last).mark_text(align="left", dx=8, dy=10).encode(
+        x="action:O", y="spent (cost units):Q", color=alt.Color("reflector:N", legend=None), text="how it ended:N"
+    )
+    return (lines + cap + ends).properties(
+        width=420, height=220, title=f"Budget spent before the run stops ({SPEND_SOURCE}; budget {budget:g} units)"
+    )
 
 
 def effect_frame(s: Story) -> pl.DataFrame:

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from labkit.views.step_card import diff_html
 from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 if TYPE_CHECKING:
     from labkit.experiments.memory.counterexample import Run
-    from labkit.experiments.memory.demo import Demo
+    from labkit.experiments.memory.demo import Demo, Trial
     from labkit.loop.memory.store import Retrieval
 
 __all__ = [
@@ -109,9 +110,23 @@ def reflexion_pages(demo: Demo) -> tuple[list[str], list[str]]:
         labels.append(f"trial {t.trial}")
         pages.append(
             f"<h4>Trial {t.trial}</h4><p>Prepended buffer ({t.tokens} tokens, {t.dropped} older reflection(s) "
-            f"truncated):</p><pre style='white-space:pre-wrap'>{text}</pre><p>After the trial: <b>{verdict}</b></p>"
+            f"truncated):</p><pre style='white-space:pre-wrap'>{text}</pre>{_tried_html(t)}"
+            f"<p>After the trial: <b>{verdict}</b></p>"
         )
     return labels, pages
+
+
+def _tried_html(t: Trial) -> str:
+    """The patch the actor tried this trial and what the visible tests decided about it."""
+    said = f"<b>{html.escape(t.decision)}</b> — {html.escape(t.reason)}" if t.decision else "—"
+    if not t.tried:
+        return f"<p>Patch tried: none. Decision: {said}</p>"
+    kind = {"fix": "the fix", "wrong": "a wrong explanation"}.get(t.kind, t.kind)
+    return (
+        f"<p>Patch tried: <code>{html.escape(t.tried)}</code> ({kind}, as the SIMULATED actor picked it):</p>"
+        f"{diff_html(t.diff)}"
+        f"<p>Visible tests: {said}</p>"
+    )
 
 
 def reflexion_demo() -> Demo:

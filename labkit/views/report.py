@@ -14,6 +14,7 @@ import polars as pl
 
 from labkit.core.types import Verdict
 from labkit.loop.engine import Round, Trace
+from labkit.loop.reflector import CALL_FAILED
 
 if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
@@ -133,6 +134,7 @@ class StepView:
     changed: str = ""  # one line: which tests flipped, and the decision (what_changed)
     raw: str = ""  # the reflector's reply as received (a real model's, or the replayed script's)
     error: str = ""  # the Python error that kept the tests from running at all (import_error), if any
+    cut_off: bool = False  # `raw` is what arrived before the model call timed out, not a whole reply
 
 
 _WORKSPACE = re.compile(r'File "[^"]*/(?:ws-[0-9a-f]+|tmp[^/"]*)/')
@@ -190,6 +192,7 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
         changed=what_changed(trace, step),
         raw=refl.raw,
         error=import_error(rnd.retest) if rnd.retest else "",
+        cut_off=bool(refl.raw) and refl.failure.startswith(CALL_FAILED),
     )
 
 

@@ -78,19 +78,17 @@ def step_html(view: StepView) -> str:
             f"<b>Expected</b>: {e(_expected_text(view.record.get('expected')))}</p>"
         )
     if view.diff:
-        lines = []
-        for ln in view.diff.splitlines():
-            col = "#2e7d32" if ln.startswith("+") else "#c62828" if ln.startswith("-") else "#333"
-            lines.append(f'<span style="color:{col}">{e(ln)}</span>')
-        parts.append(
-            "<pre style='background:#fafafa;border:1px solid #ddd;padding:0.5em'>"
-            + "\n".join(lines)
-            + "</pre>"
-        )
+        parts.append(diff_html(view.diff))
     if view.raw:
+        what = (
+            f"<b>Raw reply received before the time limit</b> ({len(view.raw)} characters; "
+            "the model was stopped there)"
+            if view.cut_off
+            else f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)"
+        )
+        opened = " open" if view.failure else ""  # an unusable reply is what the card is about
         parts.append(
-            "<details style='margin:0.4em 0'><summary style='cursor:pointer'>"
-            f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)</summary>"
+            f"<details style='margin:0.4em 0'{opened}><summary style='cursor:pointer'>{what}</summary>"
             "<pre style='background:#f4f4f4;padding:0.5em;white-space:pre-wrap;max-height:24em;"
             f"overflow:auto'>{e(view.raw)}</pre></details>"
         )
@@ -102,6 +100,15 @@ def step_html(view: StepView) -> str:
     )
     parts.append(frame_html(table, colours={"outcome": _OUTCOME}) + "</div>")
     return "".join(parts)
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff as a block: added lines green, removed lines red."""
+    lines = []
+    for ln in diff.splitlines():
+        col = "#2e7d32" if ln.startswith("+") else "#c62828" if ln.startswith("-") else "#333"
+        lines.append(f'<span style="color:{col}">{html.escape(ln)}</span>')
+    return "<pre style='background:#fafafa;border:1px solid #ddd;padding:0.5em'>" + "\n".join(lines) + "</pre>"
 
 
 def _expected_text(expected: object) -> str:

@@ -357,17 +357,11 @@ def model_choices(fallback_default: str = "labkit/smollm2") -> tuple[list[str], 
 def open_cache(path: str | None = None) -> Any:
     """The persistent response cache (labkit.models.cache.ResponseCache), or None if unavailable.
 
-    By default in the build folder (build/ beside the checkout's data/, or $LABKIT_BUILD), never
-    relative to the working directory: a notebook run from notebooks/ must not write into the
-    repository's source tree."""
-    import os
-    from pathlib import Path
-
-    from labkit.core.paths import CHECKOUT
-
+    By default at `labkit.models.cache.default_path()` (build/ beside the checkout's data/, or
+    $LABKIT_CACHE / $LABKIT_BUILD), never relative to the working directory: a notebook run from
+    notebooks/ must not write into the repository's source tree."""
     try:
         from labkit.models.cache import ResponseCache
     except ImportError:
         return None
-    build = Path(os.environ.get("LABKIT_BUILD") or CHECKOUT.parent / "build")
-    return ResponseCache(path or build / "model_cache.sqlite")
+    return ResponseCache(path or None)

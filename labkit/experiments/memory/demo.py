@@ -7,7 +7,8 @@ notebook steps through a recording made once by
     python -m labkit.experiments.memory.demo --out data/memory/reflexion_demo.json
 
 The record holds, for the stepped case, what the actor read from the buffer each trial (text,
-tokens, reflections dropped) and, for every case of the run, whether the held state was
+tokens, reflections dropped), the patch it tried (name, fix or wrong, diff) and what the visible
+tests decided about it (keep / roll back and why), and, for every case of the run, whether the held state was
 hidden-correct after each trial. tests/test_memory_demo.py runs the demo again and compares
 the record exactly.
 """
@@ -50,6 +51,11 @@ class Trial:
     tokens: int
     dropped: int
     correct: bool | None
+    tried: str = ""  # the patch the actor tried ("" when it proposed nothing)
+    kind: str = ""  # that patch's label in the case: "fix" or "wrong"
+    diff: str = ""
+    decision: str = ""  # what the visible tests decided: keep, roll back, keep investigating
+    reason: str = ""  # why, as the decision says it (which visible tests passed or broke)
 
 
 @dataclass(frozen=True)
@@ -65,11 +71,23 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
     """Run the demo (every verdict from a real pytest run) and return its JSON record (no command)."""
     from labkit.experiments.memory import reflexion
     from labkit.grading.verdicts import Checker
+    from labkit.record.ledger import Ledger
 
     cases = reflexion.cases()[: setting.n_cases]
-    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=setting.trials, seed=setting.seed)
+    ledger = Ledger()
+    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=setting.trials,
+                                        seed=setting.seed, ledger=ledger)  # fmt: skip
     reflected = {c for c, _, w in strategy.windows if w.reflections}
     case = next((c for c in cases if c.id in reflected), cases[0])
+    tried: dict[int, str] = {}
+    decided: dict[int, tuple[str, str]] = {}
+    for e in ledger.events():
+        if str(e.detail.get("case")) != case.id or e.round < 1:
+            continue
+        if e.kind == "generate" and e.detail.get("proposal"):
+            tried[e.round] = str(e.detail["proposal"])
+        elif e.kind == "decide":
+            decided[e.round] = (str(e.detail["decision"]), str(e.detail["reason"]))
     return {
         "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor); verdicts: real pytest",
         "setting": {"n_cases": setting.n_cases, "trials": setting.trials, "seed": setting.seed},
@@ -77,6 +95,12 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
         "title": case.title,
         "correct": [[r["case"], r["trial"], r["correct"]] for r in frame.iter_rows(named=True)],
         "windows": [[rnd, w.text, w.tokens, w.dropped] for c, rnd, w in strategy.windows if c == case.id],
+        # per trial of the stepped case: the patch tried (name, fix/wrong, diff) and what the visible tests decided
+        "tried": [
+            [t, name, case.patch(name).kind if name else "", case.patch(name).patch.diff if name else "", *decided[t]]
+            for t in sorted(decided)
+            for name in [tried.get(t, "")]
+        ],
     }
 
 
@@ -84,7 +108,9 @@ def load(path: Path = RECORD) -> Demo:
     """The recorded demo, ready to step through."""
     rec = read_recording(path, f"python -m labkit.experiments.memory.demo --out {path}", "data/memory/README.md")
     correct = {t: bool(ok) for c, t, ok in rec["correct"] if c == rec["case"]}
-    trials = tuple(Trial(t, text, tokens, dropped, correct.get(t)) for t, text, tokens, dropped in rec["windows"])
+    tried = {row[0]: row[1:] for row in rec.get("tried", [])}  # (name, kind, diff, decision, reason)
+    trials = tuple(Trial(t, text, tokens, dropped, correct.get(t), *tried.get(t, ()))
+                   for t, text, tokens, dropped in rec["windows"])  # fmt: skip
     return Demo(rec["case"], rec["title"], trials)
 
 

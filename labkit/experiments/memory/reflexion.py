@@ -74,9 +74,10 @@ def cases() -> tuple[repair.RepairCase, ...]:
 
 
 def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
-            trials: int = 4, seed: int = 0, p_fix: float = 0.3) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
+            trials: int = 4, seed: int = 0, p_fix: float = 0.3,
+            ledger: Ledger | None = None) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
-    Returns (case, trial, correct) and the wrapper."""
+    Returns (case, trial, correct) and the wrapper; a repair run records into `ledger` if given."""
     actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed, ignores_memory=arm.ignored)
     first = set()
 
@@ -91,7 +92,7 @@ def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase],
     if cs and not isinstance(cs[0], repair.RepairCase):
         he = [c for c in cs if not isinstance(c, repair.RepairCase)]
         return run_tasks(strategy, he, checker, trials=trials, run_id=f"reflexion-{arm.name}-{seed}"), strategy
-    ledger = Ledger()
+    ledger = ledger if ledger is not None else Ledger()
     rc = [c for c in cs if isinstance(c, repair.RepairCase)]
     repair.run(rc, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
                run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
