@@ -38,7 +38,8 @@ from labkit.models.call import NOMINAL_COST, NOT_IN_KEY, Request, check_json, re
 from labkit.models.choice import is_simulated, preflight
 from labkit.models.failures import model_error
 from labkit.models.providers import is_local, litellm, serve_local
-from labkit.record.events import Kind, ModelCallDetail
+from labkit.record.events import Kind
+from labkit.record.model_events import ModelCallDetail
 from labkit.record.vocabulary import shape
 
 if TYPE_CHECKING:

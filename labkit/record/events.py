@@ -24,7 +24,6 @@ from labkit.core.types import Usage
 
 __all__ = [
     "AlarmDetail",
-    "ArmDefineDetail",
     "BoundReflectionDetail",
     "BudgetDetail",
     "BudgetStatus",
@@ -38,8 +37,6 @@ __all__ = [
     "ExperimentDetail",
     "GenerateDetail",
     "Kind",
-    "ModelCallDetail",
-    "ModelErrorDetail",
     "ProposalDetail",
     "RememberDetail",
     "RestorePointDetail",
@@ -347,41 +344,6 @@ class BudgetDetail(TypedDict, total=False):
     error: str
     short: list[str]  # the dimensions a refused reservation did not fit
     from_reserve: bool  # paid from the confirmation reserve
-
-
-class ModelCallDetail(TypedDict, total=False):
-    """A model call the gateway recorded (GENERATE by the calling model-backed role)."""
-
-    model: str
-    simulated: bool
-    cached: bool
-    prompt_tokens: int
-    completion_tokens: int
-    usd: float | None  # litellm's price, when it knows one
-    key: str  # the response cache's key
-    params: dict[str, object]  # the call's parameters as sent (keys and secrets excluded)
-    original_wall_seconds: float  # a cache hit: how long the original call took
-
-
-class ModelErrorDetail(TypedDict, total=False):
-    """A failed model call the gateway recorded (ERROR by the calling model-backed role)."""
-
-    model: str
-    error: str  # the labkit error's class name
-    message: str
-    key: str
-    params: dict[str, object]
-
-
-class ArmDefineDetail(CaseDetail, total=False):
-    """An arms job's setting (DEFINE by the EXPERIMENT role), recorded before its run."""
-
-    arm: str
-    policy: str
-    limit: dict[str, float]
-    upper: dict[str, float]
-    keep: str
-    rounds: int
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Detail shapes of the events the worked examples' own control planes write (beside the
 engine's, in labkit.record.events): a long project's plan and QA, a merge's critiques, the
-selector cascade, an exposed final set, a batch of units. labkit.record.vocabulary says which
+selector cascade, an exposed final set, a batch of units, an arms job's setting. labkit.record.vocabulary says which
 (role, kind) carries each.
 """
 
@@ -80,3 +80,14 @@ class QaDetail(CaseDetail, total=False):
     findings: list[str]  # requirement ids of the failing checks
     added: int
     reopened: int
+
+
+class ArmDefineDetail(CaseDetail, total=False):
+    """An arms job's setting (DEFINE by the EXPERIMENT role), recorded before its run."""
+
+    arm: str
+    policy: str
+    limit: dict[str, float]
+    upper: dict[str, float]
+    keep: str
+    rounds: int

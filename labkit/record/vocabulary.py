@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from labkit.core.errors import LedgerError
 from labkit.record import events as ev
 from labkit.record import experiment_events as xe
+from labkit.record import model_events as me
 from labkit.record import search_events as se
 from labkit.record.events import Kind, Role
 
@@ -45,7 +46,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.RESUME): ev.ResumeDetail,
     (Role.DECISION, Kind.STOP): ev.StopDetail,
     # -- an experiment around the engine (labkit.experiments.arms.run) ----------------------
-    (Role.EXPERIMENT, Kind.DEFINE): ev.ArmDefineDetail,
+    (Role.EXPERIMENT, Kind.DEFINE): xe.ArmDefineDetail,
     (Role.EXPERIMENT, Kind.STOP): ev.StopDetail,
     # -- the control plane: tool tasks, effects, test changes, retries ----------------------
     (Role.CONTROL, Kind.STOP): ev.StopDetail,
@@ -75,7 +76,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.SEARCH, Kind.CONFIRM): se.ConfirmDetail,
     (Role.SEARCH, Kind.STOP): se.SearchStopDetail,
 }
-MODEL_CALLS: dict[Kind, type] = {Kind.GENERATE: ev.ModelCallDetail, Kind.ERROR: ev.ModelErrorDetail}
+MODEL_CALLS: dict[Kind, type] = {Kind.GENERATE: me.ModelCallDetail, Kind.ERROR: me.ModelErrorDetail}
 _ROLES = frozenset(str(r) for r in Role) - {str(Role.MODEL)}
 _KINDS = frozenset(str(k) for k in Kind)
 
