@@ -171,6 +171,16 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
 
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_servers() -> Any:
+    """The real-browser tests share one JupyterLab and one `marimo run` per notebook within a
+    worker (benchmarks/_browser.py); they are stopped when the session ends."""
+    yield
+    browser = sys.modules.get("e2e.browser")
+    if browser is not None:
+        browser.stop_shared_servers()
+
+
 # Tests that each run a whole notebook (headless, in nbclient or in a real browser): spread one by
 # one over the xdist workers and started first, so no worker is left with a queue of them at the end.
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
