@@ -208,6 +208,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    # Keep the collection's order (notebook runs first): xdist's default reorder sends the
+    # biggest scopes first, i.e. every single-test notebook run last. A `pytest -n auto --dist
+    # loadscope` without ./run's --no-loadscope-reorder ran all the browser tests at the end.
+    config.option.loadscopereorder = False
+
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return nodeid if _runs_a_notebook(nodeid) else nodeid.split("::", 1)[0]
