@@ -10,6 +10,7 @@ because the machine is a shared, noisy 2-core box.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -190,6 +191,7 @@ class Server:
     log: Path
     headers: dict[str, str] = field(default_factory=dict)
     token: str = ""
+    root: str = ""  # the folder a JupyterLab serves
 
     def log_tail(self, n: int = 3000) -> str:
         try:
@@ -249,12 +251,54 @@ def stop(proc: subprocess.Popen[bytes], grace: float = 20) -> None:
             proc.wait(10)
 
 
+# Servers are shared within a process (a pytest-xdist worker, a benchmark): starting one costs
+# seconds (JupyterLab 5-10 s idle, 40 s under load; marimo 2-3 s), and a test needs a fresh page
+# and kernel, not a fresh server. Each test borrows one (`marimo_run`, `jupyter_lab`) and gets it
+# back as it found it; `stop_shared_servers()` (tests/conftest.py, at session end; atexit too)
+# stops them all.
+_SERVERS: dict[tuple[str, ...], tuple[contextlib.ExitStack, Server]] = {}
+
+
+def _borrow(
+    key: tuple[str, ...], start: Callable[[], contextlib.AbstractContextManager[Server]]
+) -> Server:
+    """The process's server for `key`, started by `start()` the first time (restarted if it died)."""
+    if key in _SERVERS and _SERVERS[key][1].proc.poll() is not None:
+        _SERVERS.pop(key)[0].close()
+    if key not in _SERVERS:
+        stack = contextlib.ExitStack()
+        try:
+            server = stack.enter_context(start())
+        except BaseException:
+            stack.close()
+            raise
+        _SERVERS[key] = (stack, server)
+    return _SERVERS[key][1]
+
+
+def stop_shared_servers() -> None:
+    """Stop every server this process started (each one's own teardown: kernels, then the group)."""
+    while _SERVERS:
+        _SERVERS.popitem()[1][0].close()
+
+
+atexit.register(stop_shared_servers)
+
+
 @contextlib.contextmanager
 def marimo_run(notebook: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     """`marimo run` for one notebook on a free 127.0.0.1 port, as an app (read-only).
 
     `env` is added to the offline default environment (e.g. a LABKIT_MODEL to check that
-    only the real-model controls read it)."""
+    only the real-model controls read it). One server per notebook and `env` in this process:
+    every page that opens it gets its own session (kernel), as every student of a class does."""
+    extra = env or {}
+    key = ("marimo-run", str(notebook), json.dumps(extra, sort_keys=True))
+    yield _borrow(key, lambda: _marimo_run_server(notebook, extra))
+
+
+@contextlib.contextmanager
+def _marimo_run_server(notebook: Path, env: dict[str, str]) -> Iterator[Server]:
     port = free_port()
     cmd = [
         str(VENV_BIN / "marimo"),
@@ -269,8 +313,8 @@ def marimo_run(notebook: Path, env: dict[str, str] | None = None) -> Iterator[Se
         "--no-sandbox",
     ]
     url = f"http://127.0.0.1:{port}"
-    log = _log(f"marimo-run-{notebook.stem}")
-    with _serving(cmd, url, f"{url}/health", log, {**notebook_env(), **(env or {})}, ROOT) as server:
+    log = _log(f"marimo-run-{notebook.stem}-{len(_SERVERS)}")
+    with _serving(cmd, url, f"{url}/health", log, {**notebook_env(), **env}, ROOT) as server:
         yield server
 
 
@@ -298,21 +342,48 @@ def marimo_edit(notebook: Path) -> Iterator[Server]:
 
 @contextlib.contextmanager
 def jupyter_lab(notebook: Path) -> Iterator[Server]:
-    """JupyterLab on a free 127.0.0.1 port serving a copy of `notebook` (so no run writes to the repo).
+    """This process's JupyterLab on a free 127.0.0.1 port, serving a fresh copy of `notebook`
+    (so no run writes to the repo), with no kernel, no session and no saved layout: a page that
+    opens the notebook starts its one kernel, as on a fresh server. On the way out every
+    kernel the borrower started is shut down."""
+    server = _borrow(("jupyter-lab",), _jupyter_lab_server)
+    _quiet_lab(server)
+    shutil.copy(notebook, Path(server.root) / notebook.name)
+    try:
+        yield server
+    finally:
+        _quiet_lab(server)
 
-    Config, data, runtime and workspace folders live under build/e2e/jupyter/<name>[-<xdist worker>]/; the
-    python3 kernel spec there points at this venv's interpreter. Kernels are shut down
-    through the API before the server is stopped.
-    """
-    # one home per pytest-xdist worker: two workers serving the same notebook at once must not
+
+def _quiet_lab(server: Server) -> None:
+    """No sessions, no kernels, no saved workspace (JupyterLab would reopen the last notebook)."""
+    _shutdown_kernels(server)
+    wait_until(
+        lambda: (
+            not get_json(f"{server.url}/api/kernels", server.headers)
+            and not get_json(f"{server.url}/api/sessions", server.headers)
+        ),
+        SERVER_TIMEOUT,
+        "JupyterLab to have shut down the last test's kernels",
+        every=0.25,
+    )
+    workspaces = Path(server.root).parent / "workspaces"
+    shutil.rmtree(workspaces, ignore_errors=True)
+    workspaces.mkdir()
+
+
+@contextlib.contextmanager
+def _jupyter_lab_server() -> Iterator[Server]:
+    """JupyterLab whose config, data, runtime, workspaces and work folders live under
+    build/e2e/jupyter/<xdist worker or 'main'>/; the python3 kernel spec there points at this
+    venv's interpreter. Kernels are shut down through the API before the server is stopped."""
+    # one home per pytest-xdist worker: two workers serving notebooks at once must not
     # delete each other's folder (the second's rmtree pulled the first's kernel out from under it)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    home = BUILD / "jupyter" / (f"{notebook.stem}-{worker}" if worker else notebook.stem)
+    home = BUILD / "jupyter" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")
     shutil.rmtree(home, ignore_errors=True)
-    dirs = {k: home / k for k in ("config", "data", "runtime", "work")}
+    dirs = {k: home / k for k in ("config", "data", "runtime", "work", "workspaces")}
     for d in dirs.values():
         d.mkdir(parents=True)
-    shutil.copy(notebook, dirs["work"] / notebook.name)
     spec = dirs["data"] / "kernels" / "python3"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(
@@ -348,6 +419,7 @@ def jupyter_lab(notebook: Path) -> Iterator[Server]:
         f"--port={port}",
         "--port-retries=0",
         f"--ServerApp.root_dir={dirs['work']}",
+        f"--LabApp.workspaces_dir={dirs['workspaces']}",
         f"--IdentityProvider.token={token}",
         "--LabApp.expose_app_in_browser=True",
         "--ServerApp.open_browser=False",
@@ -356,9 +428,10 @@ def jupyter_lab(notebook: Path) -> Iterator[Server]:
     ]
     url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"token {token}"}
-    log = _log(f"jupyter-lab-{notebook.stem}")
+    log = _log("jupyter-lab")
     with _serving(cmd, url, f"{url}/api/status", log, env, dirs["work"], auth) as server:
         server.token = token
+        server.root = str(dirs["work"])
         try:
             yield server
         finally:
@@ -377,12 +450,14 @@ def _write(path: Path, data: object) -> None:
 
 
 def _shutdown_kernels(server: Server) -> None:
+    """Delete every session (which shuts its kernel down), then any kernel left."""
     with contextlib.suppress(OSError, ValueError):
-        for k in get_json(f"{server.url}/api/kernels", server.headers):
-            req = urllib.request.Request(
-                f"{server.url}/api/kernels/{k['id']}", method="DELETE", headers=server.headers
-            )
-            urllib.request.urlopen(req, timeout=20).close()
+        for what in ("sessions", "kernels"):
+            for k in get_json(f"{server.url}/api/{what}", server.headers):
+                req = urllib.request.Request(
+                    f"{server.url}/api/{what}/{k['id']}", method="DELETE", headers=server.headers
+                )
+                urllib.request.urlopen(req, timeout=20).close()
 
 
 # --- marimo's run state, read from its websocket -----------------------------------------

@@ -171,6 +171,16 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
 
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_servers() -> Any:
+    """The real-browser tests share one JupyterLab and one `marimo run` per notebook within a
+    worker (benchmarks/_browser.py); they are stopped when the session ends."""
+    yield
+    browser = sys.modules.get("e2e.browser")
+    if browser is not None:
+        browser.stop_shared_servers()
+
+
 # Tests that each run a whole notebook (headless, in nbclient or in a real browser): spread one by
 # one over the xdist workers and started first, so no worker is left with a queue of them at the end.
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
@@ -197,6 +207,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    # Keep the collection's order (notebook runs first): xdist's default reorder sends the
+    # biggest scopes first, i.e. every single-test notebook run last. A `pytest -n auto --dist
+    # loadscope` without ./run's --no-loadscope-reorder ran all the browser tests at the end.
+    config.option.loadscopereorder = False
 
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
