@@ -3,7 +3,7 @@ import marimo
 __generated_with = "0.25.2"
 app = marimo.App(
     width="medium",
-    app_title="Long projects: plan, develop, QA on frozen candidates, a hidden benchmark",
+    app_title="Long projects: carried by artifacts and evidence",
 )
 
 

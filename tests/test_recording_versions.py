@@ -43,6 +43,7 @@ RECORDERS = {
     "memory/reflexion_demo.json": demo.DEPENDS_ON,
     "memory/simulated_reflexion.json": recording.DEPENDS_ON,
     "memory/skills.json": skills.DEPENDS_ON,
+    "models/smollm2_speed.json": smollm2.DISTRIBUTIONS,
     "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
     "long_projects/shop_study.json": long_projects.DEPENDS_ON,

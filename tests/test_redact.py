@@ -12,6 +12,7 @@ from urllib.parse import quote, quote_plus, unquote_plus
 import pytest
 
 from labkit.core.redact import known_secrets, redact
+from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 CANARY = "sk-canary-ledger-48d2a1"
@@ -112,7 +113,7 @@ def test_encoded_forms_of_a_secret_are_redacted_in_ledger_rows(
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path)
     for i, (how, form) in enumerate(forms.items()):
-        ledger.record("r1", i, "probe", "observation", inputs="print(leak())",
+        ledger.record("r1", i, Role.REFLECTOR, Kind.ERROR, inputs="print(leak())",
                       outputs=f"{how}: {form}", detail={"error": form}, evidence={"stderr": form})  # fmt: skip
     with sqlite3.connect(path) as db:
         texts = [t for (t,) in db.execute("SELECT text FROM blobs")]

@@ -155,5 +155,9 @@ def test_the_recorded_speed_was_measured_on_the_round_one_prompt_the_button_send
 
     recorded = smollm2_speed.load()
     now = smollm2_speed.send_round_one(max_tokens=1)
-    assert now["usage"]["prompt_tokens"] == recorded.prompt_tokens, describe_drift(recorded.versions)
+    # The prompt quotes the round's evidence digest (16 hex digits, new on every run: it covers
+    # the run's own timings), and those digits tokenize into a few more or fewer tokens from run
+    # to run; everything else in the prompt is fixed. A changed prompt moves the count by more.
+    drift = now["usage"]["prompt_tokens"] - recorded.prompt_tokens
+    assert abs(drift) <= 4, f"{drift:+d} prompt tokens; " + describe_drift(recorded.versions)
     assert recorded.reply_tokens <= recorded.max_tokens and recorded.finish_reason in ("stop", "length")

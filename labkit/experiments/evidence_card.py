@@ -235,7 +235,8 @@ def derive(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = 
     if f.checkpoint_parts:
         recorded = sorted({p for ps in f.checkpoint_parts for p in ps})
         rollback += f" (parts recorded: {', '.join(recorded)})"
-    failures = _counted([("stopped by " + r, n) for r, n in sorted(f.stop_rules.items())])
+    # in words, as a class reads them: "stopped by budget exhausted", never "budget_exhausted"
+    failures = _counted([("stopped by " + r.replace("_", " "), n) for r, n in sorted(f.stop_rules.items())])
     if f.leaked:
         failures += "; test leakage"
     values = [", ".join(m for m in mutable if m), signals, attribution, generation, isolation, gate, release,

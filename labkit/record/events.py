@@ -300,6 +300,7 @@ class RestorePointDetail(CaseDetail, total=False):
 
     unit: str
     reason: str  # the restore point's name
+    candidate: str  # the digest of the state it stands at (every part)
     code_version: str  # what a restore brings back (candidate digest) ...
     dependency_image: str
     environment: str

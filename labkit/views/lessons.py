@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.record.events import Kind
+from labkit.record.events import Kind, Role
 from labkit.views.glossary import glossary_html, link_first_uses
 from labkit.views.search_pages import outcome_words
 from labkit.views.stepper import Stepper
@@ -208,7 +208,7 @@ def spend_frame(runs: Sequence[ToolRun], ledger: Ledger) -> pl.DataFrame:
     for run in runs:
         spent = 0.0
         for e in ledger.events(run.run_id):
-            if e.role == "budget" and e.cost_units > 0:
+            if e.role == Role.BUDGET and e.cost_units > 0:
                 spent += e.cost_units
                 rows.append({"reflector": run.reflector, "action": e.round, "spent (cost units)": spent,
                              "how it ended": run.outcome.replace("_", " ")})  # fmt: skip

@@ -52,9 +52,10 @@ def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeyp
                 page.get_by_text("Multi-tenant cache keys must cover the tenant boundary.").wait_for()
                 assert page.get_by_text("no verified correction").count() == 0
 
-                # only the real-model button reads LABKIT_MODEL: it says why it cannot be used
+                # only the real-model button reads LABKIT_MODEL: it names that model and says
+                # why it cannot be used
                 mark = runs.seq
-                page.get_by_role("button", name="Ask a real model to reflect instead").click()
+                page.get_by_role("button", name="Ask openai/gpt-4o-mini to reflect instead").click()
                 e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the real-model cell")
                 page.get_by_text("openai/gpt-4o-mini cannot be used here").wait_for()
 

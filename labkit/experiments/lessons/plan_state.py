@@ -113,7 +113,7 @@ def _digests(files: Mapping[str, str]) -> dict[str, str]:
 def checkpoint(name: str, s: Candidate, ledger: Ledger, run_id: str) -> StateCheckpoint:
     """Record a checkpoint of every part in the ledger (a `checkpoint` event) and return it."""
     parts = _digests(s.files)
-    ev = ledger.record(run_id, 0, str(Role.EXECUTOR), str(Kind.CHECKPOINT), detail={
+    ev = ledger.record(run_id, 0, Role.CONTROL, Kind.CHECKPOINT, detail={  # a restore point
         "reason": name, "candidate": s.digest, "code_version": parts["code version"],
         "dependency_image": parts["dependency image"], "environment": parts["environment"],
         "position": len(ledger),  # events in the ledger before this one

@@ -25,6 +25,7 @@ from typing import Any
 
 from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
+from labkit.record.events import Kind
 
 __all__ = ["DEPENDS_ON", "RECORD", "Demo", "Setting", "Trial", "load", "main", "measure"]
 
@@ -84,9 +85,9 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
     for e in ledger.events():
         if str(e.detail.get("case")) != case.id or e.round < 1:
             continue
-        if e.kind == "generate" and e.detail.get("proposal"):
+        if e.kind == Kind.GENERATE and e.detail.get("proposal"):
             tried[e.round] = str(e.detail["proposal"])
-        elif e.kind == "decide":
+        elif e.kind == Kind.DECIDE:
             decided[e.round] = (str(e.detail["decision"]), str(e.detail["reason"]))
     return {
         "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor); verdicts: real pytest",
