@@ -101,6 +101,16 @@ def _(mo, page, real, steps):
 
 @app.cell(hide_code=True)
 def _(mo):
+    # batch incidents and conditional subsets (seed 002 §4), read from their recording
+    from labkit.views import incident_page as incident
+
+    mo.vstack([mo.md(incident.INTRO), mo.Html(incident.batches_html()), mo.md(incident.summary_md()),
+               mo.md(incident.MECHANISM), mo.Html(incident.mechanism_html())])  # fmt: skip
+    return
+
+
+@app.cell(hide_code=True)
+def _(mo):
     from labkit.views.glossary import glossary_html
 
     mo.Html(glossary_html(["f2p", "p2p", "stop_reasons", "decisions"]))
@@ -174,16 +184,6 @@ def _(frame_html, mo, published, published_rows):
     )
     return
 
-
-
-@app.cell(hide_code=True)
-def _(mo):
-    # batch incidents and conditional subsets (seed 002 §4), read from their recording
-    from labkit.views import incident_page as incident
-
-    mo.vstack([mo.md(incident.INTRO), mo.Html(incident.batches_html()), mo.md(incident.summary_md()),
-               mo.md(incident.MECHANISM), mo.Html(incident.mechanism_html())])  # fmt: skip
-    return
 
 if __name__ == "__main__":
     app.run()
