@@ -123,7 +123,7 @@ def stepper(run: Mapping[str, Any]) -> tuple[str, Stepper]:
 
 
 def progress_html(run: Mapping[str, Any]) -> str:
-    return frame_html(pl.DataFrame(study.progress(run)))
+    return frame_html(pl.DataFrame(study.progress(run)), digits=1)  # cost units to a tenth
 
 
 def progress_chart(run: Mapping[str, Any]) -> alt.Chart:
