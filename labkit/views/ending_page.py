@@ -47,6 +47,14 @@ def _text(key: str, value: Any) -> str:
     return str(value) or "— (none: see findings)"
 
 
+def _words(frame: pl.DataFrame) -> pl.DataFrame:
+    """The recording's words as a class reads them: no "budget_exhausted", arrows as arrows."""
+    return frame.with_columns(
+        pl.col(pl.Utf8).str.replace_all("budget_exhausted", "out of budget", literal=True)
+        .str.replace_all(" -> ", " → ", literal=True)
+    )
+
+
 def candidates_html(rec: Mapping[str, Any] | None = None) -> str:
     """Both runs' experience candidates, field by field."""
     rec = rec if rec is not None else recorded()
@@ -55,7 +63,7 @@ def candidates_html(rec: Mapping[str, Any] | None = None) -> str:
         "budget 15 (success)": [_text(k, rec["success"][k]) for k in _FIELDS],
         "budget 13 (incomplete)": [_text(k, rec["incomplete"][k]) for k in _FIELDS],
     })  # fmt: skip
-    return frame_html(frame)
+    return frame_html(_words(frame))
 
 
 def exposure_html(rec: Mapping[str, Any] | None = None) -> str:
@@ -71,9 +79,9 @@ def exposure_html(rec: Mapping[str, Any] | None = None) -> str:
     rows.append({"attempt": "search again, same final set", "outcome": rec["exposed_confirmation"].split(":")[0],
                  "exposure label": f"final set {rec['final_set']}", "why": rec["exposed_confirmation"]})  # fmt: skip
     r = rec["replaced"]
-    rows.append({"attempt": "search again, replaced final test data", "outcome": f"{r['status']} (confirmed {r['confirmed']})",
+    rows.append({"attempt": "search again, replaced final test data", "outcome": f"{r['status']} ({'confirmed' if r['confirmed'] else 'not confirmed'})",
                  "exposure label": f"final set {r['final_set']}", "why": "data/ending_task/test_final_v2.py"})  # fmt: skip
-    return frame_html(pl.DataFrame(rows).select("attempt", "outcome", "exposure label", "why"))
+    return frame_html(_words(pl.DataFrame(rows).select("attempt", "outcome", "exposure label", "why")))
 
 
 def summary_md(rec: Mapping[str, Any] | None = None) -> str:
