@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from labkit.experiments.arms.incidents import recorded
+from labkit.views.arms_page import arm_name
 from labkit.views.tables import frame_html
 
 __all__ = ["INTRO", "batches_html", "mechanism_html", "summary_md"]
@@ -47,7 +48,7 @@ def batches_html(rec: Mapping[str, Any] | None = None) -> str:
 def mechanism_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
     rows = [{
-        "arm": m["arm"],
+        "arm": arm_name(m["arm"]),
         "end-to-end: solved of every eligible job": f"{m['solved']} of {m['eligible']} ({m['solved'] / m['eligible']:.0%})",
         "mechanism activated: solved": f"{m['activated_solved']} of {m['activated']}"
         + (f" ({m['activated_solved'] / m['activated']:.0%})" if m["activated"] else ""),
