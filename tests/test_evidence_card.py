@@ -58,7 +58,7 @@ def test_rollback_granularity_reads_the_checkpoints_actually_recorded() -> None:
     led.record(
         "cp",
         0,
-        str(Role.EXECUTOR),
+        str(Role.CONTROL),
         str(Kind.CHECKPOINT),
         detail={"code_version": c0.parts["code version"]},
     )

@@ -4,6 +4,8 @@ ended and what is left in words (spendable vs reserved), never "success (budget_
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from e2e import browser as e2e
@@ -115,7 +117,8 @@ def test_judge_self_correction_fits_1280px_and_a_keyless_model_is_not_shown_as_a
         ).wait_for()  # no second simulated judge "on a real model"
         page.get_by_text("needs OPENAI_API_KEY").first.wait_for()  # the reason, in words a student can act on
         # (get_by_text pierces the callouts' shadow roots, which body.inner_text() does not)
-        assert page.get_by_text("api_key=").count() == 0 and page.get_by_text("\\boxed").count() == 0
+        # case-sensitive: the advice is `export OPENAI_API_KEY=...`, never "pass api_key=..."
+        assert page.get_by_text(re.compile("api_key=")).count() == 0 and page.get_by_text("\\boxed").count() == 0
         page.wait_for_timeout(1000)  # charts finish drawing
         spilled = page.evaluate(_OVERFLOW)
         assert not spilled, spilled
