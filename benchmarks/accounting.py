@@ -8,7 +8,7 @@ seconds per case-round), then times the full accounting with 1,000 bootstrap res
 over cases — per round: fixed, broken, net, cases correct, cumulative fixes, fix rate,
 break rate, cost, each with a 95% percentile interval:
 
-  labkit     labkit.loop.accounting.per_round(frame): checks the frame (columns, types,
+  labkit     labkit.loop.engine.accounting.per_round(frame): checks the frame (columns, types,
              duplicates, round 0) and completes the (case, round) grid, then one
              (resamples x cases) count matrix and one matrix product
   numpy      what a numpy user writes: pivot the frame to (cases, rounds+1) arrays, per-case
@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 from _common import figure
 
-from labkit.loop import accounting
+from labkit.loop.engine import accounting
 
 
 def make_frame(cases: int, rounds: int, seed: int = 0) -> pl.DataFrame:

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/memory.py [--reps 3]
 
-Same run, same library, same held-out queries (labkit.experiments.memory.skills, SYNTHETIC
+Same run, same library, same held-out queries (labkit.experiments.memory.skills_measure, SYNTHETIC
 skills checked by the real oracle):
 
   labkit     SkillLibrary.search: BM25 (bm25s) over the descriptions, index built once
@@ -20,7 +20,7 @@ import time
 
 from _common import figure
 
-from labkit.experiments.memory import skills as sx
+from labkit.experiments.memory import skills_measure as sx
 
 
 def per_query(fn, queries: list[str], reps: int) -> float:

@@ -32,7 +32,7 @@ from typing import Any
 
 from _common import figure
 
-from labkit.experiments.published.reflexion import candidate_source, load_problems, load_runs
+from labkit.experiments.published.reflexion_logs import candidate_source, load_problems, load_runs
 from labkit.experiments.published.regrade import grade, rung_suite
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.validator import Validator

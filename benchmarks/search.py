@@ -32,10 +32,10 @@ from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker, VerdictCache
-from labkit.loop.frontier import SearchLimits
-from labkit.loop.search import run_search
-from labkit.loop.search_case import case_host, costs_of
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.search.frontier import SearchLimits
+from labkit.loop.search.host import run_search
+from labkit.loop.search.search_case import case_host, costs_of
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from _common import figure
 
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.run import Job, JobResult, Plan, Workers, _cases, jobs_for, merge
 from labkit.record.ledger import Ledger
 

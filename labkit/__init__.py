@@ -19,13 +19,13 @@ from labkit.core.lazy import attach
 
 __getattr__, __dir__ = attach(__name__, {
     "Budget": "labkit.record.budget",
-    "EngineRun": "labkit.loop.trace",
+    "EngineRun": "labkit.loop.engine.trace",
     "LabkitError": "labkit.core.errors",
     "Ledger": "labkit.record.ledger",
-    "Proposal": "labkit.loop.strategy",
-    "Situation": "labkit.loop.strategy",
-    "Strategy": "labkit.loop.strategy",
-    "Task": "labkit.loop.trace",
+    "Proposal": "labkit.loop.engine.strategy",
+    "Situation": "labkit.loop.engine.strategy",
+    "Strategy": "labkit.loop.engine.strategy",
+    "Task": "labkit.loop.engine.trace",
     "Validator": "labkit.grading.validator",
     "load_case": "labkit.grading.cases",
     "run": "labkit.loop.engine",

@@ -22,7 +22,7 @@ def _(mo, page):
 
 @app.cell(hide_code=True)
 def _(mo):
-    from labkit.views import evidence_card as card_view
+    from labkit.views import evidence_card_table as card_view
 
     mo.Html(card_view.cache_card())  # the layer's evidence card, read from the main storyline's ledger
     return

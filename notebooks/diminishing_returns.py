@@ -24,12 +24,12 @@ def _(mo):
 
 @app.cell(hide_code=True)
 def _():
-    from labkit.loop import accounting
+    from labkit.loop.engine import accounting
 
     from labkit.experiments import repair
 
     from labkit.views import charts_rounds as charts
-    from labkit.views import rounds as views
+    from labkit.views import rounds_page as views
     from labkit.views.tables import frame_html
     import polars as pl
 

@@ -21,7 +21,7 @@ def _(mo):
 
 @app.cell(hide_code=True)
 def _():
-    from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
+    from labkit.experiments.lessons import bound_reflection, coverage, irreversible as effects, layer_figures as metrics, free_shipping as test_change
     from labkit.grading.verdicts import build_checker
     from labkit.record.ledger import Ledger
     from labkit.views.tables import frame_html

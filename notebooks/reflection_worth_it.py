@@ -24,7 +24,7 @@ def _(mo):
 
 @app.cell(hide_code=True)
 def _(mo):
-    from labkit.views import evidence_card as card_view
+    from labkit.views import evidence_card_table as card_view
 
     mo.Html(card_view.recorded_real_card())  # the layer's evidence card, read from a recorded real run's ledger
     return

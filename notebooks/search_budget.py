@@ -35,7 +35,7 @@ def _(mo):
 
 @app.cell
 def _(case, mo, runs):
-    from labkit.views import evidence_card as card_view
+    from labkit.views import evidence_card_table as card_view
 
     mo.Html(card_view.search_card(runs[15.0], case))  # the layer's evidence card, read from the search's ledger
     return
@@ -45,7 +45,7 @@ def _(case, mo, runs):
 def _():
     from labkit.grading.sealed import load_search_case
     from labkit.grading.verdicts import build_checker
-    from labkit.loop.search_replay import sweep
+    from labkit.loop.search.recorded import sweep
     from labkit.views import search_pages
 
     return build_checker, load_search_case, search_pages, sweep

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.core.stats import bootstrap_columns
-from labkit.loop import accounting
-from labkit.loop.accounting import InvalidRounds
+from labkit.loop.engine import accounting
+from labkit.loop.engine.accounting import InvalidRounds
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diminishing_returns"
 

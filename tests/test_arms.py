@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from labkit.core.types import Usage
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.arms import ARMS
 from labkit.experiments.arms.policy import CODE_SCHEMA
 from labkit.experiments.arms.run import Plan, jobs_for, merge, run_job, sweep
@@ -212,7 +212,7 @@ def test_an_unconstrained_model_policy_reads_a_python_block_and_sends_no_schema(
     case = repair_arm_cases(["pluralize"])[0]
     model = replay.script(fn, name="arms-free")
     policy = ModelPolicy(model, records=False)
-    from labkit.loop.strategy import Situation
+    from labkit.loop.engine.strategy import Situation
 
     s = Situation(1, case.task.start, None, case="pluralize", suite=case.task.suite)  # type: ignore[arg-type]
     act = policy.draft(s, 0)

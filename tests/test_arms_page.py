@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.run import Plan, jobs_for, merge, sweep
 from labkit.record.ledger import Ledger
 from labkit.views import arms_page as page

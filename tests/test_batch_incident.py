@@ -84,7 +84,7 @@ def test_a_recorded_job_of_the_new_batch_re_runs_to_the_same_result() -> None:
     run_id, solved, cost = record["batches"][1]["jobs"][0]
     job = next(j for j in JOBS if j.run_id == run_id)
     book = Ledger()
-    from labkit.experiments.arms.metrics import runs
+    from labkit.experiments.arms.arm_metrics import runs
     from labkit.experiments.arms.run import merge
 
     merge(book, [run_job(inc.default_plan(), job)])

@@ -198,7 +198,7 @@ def test_a_patch_that_does_not_import_shows_pythons_error_on_its_card():
 
 
 def test_an_empty_hypothesis_is_told_in_plain_words():
-    from labkit.loop.handwritten import NO_HYPOTHESIS
+    from labkit.loop.strategies.handwritten import NO_HYPOTHESIS
 
     (no_hyp,) = cache_case.try_patch("", cache_case.case().patch("composite_key").diff).rounds
     assert NO_HYPOTHESIS in no_hyp.decision.reason and "restatement" not in no_hyp.decision.reason

@@ -90,7 +90,7 @@ def test_the_real_model_estimate_is_computed_from_the_recorded_speeds() -> None:
 
 def test_the_button_names_the_model_and_for_smollm2_how_long_it_takes_here(monkeypatch) -> None:
     from labkit.experiments import smollm2_speed
-    from labkit.loop.reflector import ModelReflector
+    from labkit.loop.strategies.reflector import ModelReflector
 
     monkeypatch.delenv("LABKIT_MODEL", raising=False)
     s = smollm2_speed.load()

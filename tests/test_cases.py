@@ -14,7 +14,7 @@ from labkit.core.paths import DATA
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Situation
-from labkit.loop.reflector import situation_prompt
+from labkit.loop.strategies.reflector import situation_prompt
 
 FIX = """\
 --- a/{path}

@@ -16,7 +16,7 @@ from labkit.core.errors import CaseError
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
-from labkit.loop.search_case import routes, search, spend
+from labkit.loop.search.search_case import routes, search, spend
 from labkit.record.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ A, B, C = "A restore the old API", "B add a compatibility layer", "C fix the cal
 
 @pytest.fixture(autouse=True)
 def wide(monkeypatch):
-    import labkit.cli.search as cli
+    import labkit.cli.search_command as cli
 
     monkeypatch.setattr(cli.out, "width", 250)
 

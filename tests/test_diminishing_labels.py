@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.loop import accounting
+from labkit.loop.engine import accounting
 from labkit.views import charts_rounds as charts
 from labkit.views import diminishing as page
 

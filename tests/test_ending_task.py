@@ -11,14 +11,14 @@ from recordings import assert_as_recorded
 from labkit.core.errors import ExposedFinalSet, MemoryRefused
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate
-from labkit.experiments.memory import ending as run
+from labkit.experiments.memory import ending_run as run
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import SealedCheckSet, load_search_case
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory import ending as em
-from labkit.loop.search_case import search
-from labkit.loop.steps import Recorder
-from labkit.loop.trace import Task
+from labkit.loop.engine.steps import Recorder
+from labkit.loop.engine.trace import Task
+from labkit.loop.search.search_case import search
+from labkit.loop.strategies.memory import ending as em
 from labkit.record.exposure import EXPOSURES, exposure_of
 from labkit.record.ledger import Ledger
 
@@ -77,7 +77,7 @@ def test_a_failure_ends_in_findings_not_an_always_do_x_rule() -> None:
 def test_a_slice_of_the_recorded_run_re_measures_exactly() -> None:
     """The budget-15 search (the ledger's first run, so its event numbers match) and its
     candidate, and the replacement final set confirming the winner; the full run is
-    `python -m labkit.experiments.memory.ending`."""
+    `python -m labkit.experiments.memory.ending_run`."""
     record = run.recorded()
     case, checker, ledger = load_search_case(DATA / "api_change"), Checker(), Ledger()
     baseline = checker.check(case.case.start, case.suite).verdict

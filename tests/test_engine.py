@@ -13,12 +13,13 @@ from labkit.experiments import repair
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker, VerdictCache
-from labkit.loop import accounting, engine
-from labkit.loop.reflection import check_record
-from labkit.loop.stopping import NoNewEvidence
-from labkit.loop.strategies import Rewrite
-from labkit.loop.strategy import Child, Proposal, Situation
-from labkit.loop.trace import Task
+from labkit.loop import engine
+from labkit.loop.engine import accounting
+from labkit.loop.engine.reflection import check_record
+from labkit.loop.engine.stopping import NoNewEvidence
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.trace import Task
+from labkit.loop.strategies.rewrite import Rewrite
 from labkit.models.replay import script
 from labkit.record.ledger import Ledger
 
@@ -221,7 +222,7 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     for e in events:
         assert shape(e.role, e.kind) is not None and undeclared(e.role, e.kind, e.detail) == [], (e.kind, e.detail)
     from labkit.core.errors import LedgerError
-    from labkit.loop.steps import Recorder
+    from labkit.loop.engine.steps import Recorder
 
     rec = Recorder("x", ledger, Checker(), None, 0.0, True)
     with pytest.raises(LedgerError, match="declare no detail field"):

@@ -25,7 +25,7 @@ import sys
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Reflection, run_loop
-from labkit.loop.reflection import check_record
+from labkit.loop.engine.reflection import check_record
 from labkit.record.ledger import Ledger
 
 CASE = load_case("cache_isolation")

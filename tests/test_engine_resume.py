@@ -17,8 +17,8 @@ from labkit.core.types import Decision, Patch
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Reflection, Situation, run_loop
-from labkit.loop.reflection import check_record
-from labkit.loop.sequence import run_sequence
+from labkit.loop.engine.reflection import check_record
+from labkit.loop.strategies.sequence import run_sequence
 from labkit.record.ledger import Ledger
 
 CASE = load_case("cache_isolation")

@@ -26,8 +26,8 @@ from labkit.core.errors import (
 )
 from labkit.core.types import Evidence, TestResult, Usage, Verdict
 from labkit.grading.sandbox import SandboxError, SandboxRun
-from labkit.loop.classify import classify, retry_infrastructure
-from labkit.loop.units import UnitError, UnitOutcome, completion_rate, units_in
+from labkit.loop.control.classify import classify, retry_infrastructure
+from labkit.loop.control.units import UnitError, UnitOutcome, completion_rate, units_in
 from labkit.record.budget import Budget, Operation, limits
 from labkit.record.ledger import Ledger
 

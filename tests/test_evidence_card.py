@@ -12,7 +12,7 @@ from labkit.loop.engine import Task, run
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 from labkit.views.arms_page import real_ledgers
-from labkit.views.evidence_card import card_frame
+from labkit.views.evidence_card_table import card_frame
 
 
 def _run(hidden: AcceptanceSuite, run_id: str, led: Ledger, checker: Checker) -> ec.Card:
@@ -82,7 +82,7 @@ def test_gate_criteria_are_contradicted_only_by_the_runs_kept_without_a_gate() -
 
 
 def test_the_reflection_page_card_reads_the_recorded_real_run_and_flags_the_ungated_arm() -> None:
-    from labkit.views.evidence_card import recorded_real_card
+    from labkit.views.evidence_card_table import recorded_real_card
 
     html = recorded_real_card("repair")
     assert html.count("<tr") == 10  # a header and the nine fields

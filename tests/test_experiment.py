@@ -12,7 +12,7 @@ import pytest
 
 from labkit.core.types import Candidate
 from labkit.grading import isolation
-from labkit.loop.probe import Experiment, observe
+from labkit.loop.engine.probe import Experiment, observe
 
 CANARY = "sk-canary-probe-31c9e0"
 REPO = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ def test_a_probe_never_sees_the_researchers_key(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("LABKIT_SANDBOX", raising=False)
     script = (
         "import sys\nfrom labkit.core.types import Candidate\n"
-        "from labkit.loop.probe import Experiment, observe\n"
+        "from labkit.loop.engine.probe import Experiment, observe\n"
         "print(observe(Candidate({}), Experiment('keys?', sys.argv[1])).output)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": CANARY}

@@ -434,7 +434,7 @@ def test_a_candidates_own_fault_is_its_test_failure(prelude: str, in_get: str, w
     never an alarm, an exception out of the validator or an infrastructure error. The fix is
     right except where noted (the hand-off runs the leaky cache: its true verdict fails)."""
     from labkit.core.error_classes import ErrorClass
-    from labkit.loop.classify import classify
+    from labkit.loop.control.classify import classify
 
     candidate = _leaky(prelude, in_get)
     if "hand_off" not in in_get:  # the correct cache, with one honest fault in get()
@@ -454,7 +454,7 @@ def test_an_alarm_quarantines_one_proposal_and_the_run_goes_on() -> None:
     child is quarantined and rolled back, and round 2 resolves; with on_alarm="stop" round 1 ends it."""
     from labkit.core.types import Decision
     from labkit.loop.engine import run_loop
-    from labkit.loop.strategy import Child, Proposal
+    from labkit.loop.engine.strategy import Child, Proposal
     from labkit.record.ledger import Ledger
 
     children = [_leaky(SWAP_RUNNER), Candidate({"cache.py": LEAKY.replace("(key)", "(user, key)")})]
@@ -608,7 +608,7 @@ def test_a_required_test_that_cannot_be_cross_checked_lowers_the_verdict() -> No
     # shown as such by `labkit check`'s table, the step cards and the ledger
     from labkit.cli.show import verdict_table
     from labkit.loop.engine import run_loop
-    from labkit.loop.strategy import Child, Proposal
+    from labkit.loop.engine.strategy import Child, Proposal
     from labkit.record.ledger import Ledger
     from labkit.views.report import step_view
 

@@ -23,7 +23,7 @@ from labkit.grading.importers.humaneval import (
 from labkit.grading.importers.swebench import import_instance, read_record, xfail_marked
 from labkit.grading.validator import Validator
 from labkit.loop.engine import run_loop
-from labkit.loop.reflector import ModelReflector
+from labkit.loop.strategies.reflector import ModelReflector
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HE = FIXTURES / "humaneval" / "problems.jsonl"

@@ -29,7 +29,8 @@ def test_the_top_level_surface_is_the_researchers_dozen_with_the_strategy_seam()
         "Budget", "EngineRun", "LabkitError", "Ledger", "Proposal", "Situation", "Strategy", "Task", "Validator",
         "load_case", "run", "run_loop",
     ]  # fmt: skip
-    from labkit.loop import engine, strategy, trace
+    from labkit.loop import engine
+    from labkit.loop.engine import strategy, trace
 
     assert (labkit.run, labkit.run_loop, labkit.Task, labkit.EngineRun) == (engine.run, engine.run_loop, trace.Task,
                                                                              trace.EngineRun)  # fmt: skip

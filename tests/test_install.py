@@ -28,7 +28,7 @@ import labkit
 from labkit.core import paths
 from labkit.experiments import repair
 from labkit.experiments.judging import pairs, selfcorrect
-from labkit.loop import accounting
+from labkit.loop.engine import accounting
 
 case = labkit.load_case("cache_isolation")
 table = accounting.per_round(accounting.read_rounds(accounting.CHAPTER_EXAMPLE), resamples=0)

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 
 from labkit.core.types import Usage
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.run import Plan, jobs_for, merge, run_job
-from labkit.loop.layer_metrics import layer_metrics
+from labkit.loop.control.layer_metrics import layer_metrics
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 

@@ -8,11 +8,16 @@ The order, lowest first:
 
     core  <  record  <  grading, models  <  loop  <  experiments  <  views  <  labkit (facade, cli)
 
+and inside `loop`, one room per concern:
+
+    loop.engine  <  loop.control  <  loop.strategies, loop.search
+
 - `core` (types, errors, patch, stats, paths) imports no other labkit layer.
 - `record` (ledger, budget) imports core only.
 - `grading` and `models` sit side by side above record: a model call is recorded and paid for,
   so models may import record; grading and models never import each other.
-- `loop` may import everything below it, `experiments` the loop and below, `views` anything
+- `loop` may import everything below it; within it the engine imports no room above it, the
+  control plane only the engine, and strategies and search never import each other; `experiments` the loop and below, `views` anything
   below, and the top-level facade (`labkit/__init__.py`, `labkit/cli.py`) anything.
 A module may always import modules of its own layer.
 """
@@ -35,19 +40,31 @@ RANK = {
     "record": 1,
     "grading": 2,
     "models": 2,
-    "loop": 3,
+    "loop.engine": 3.0,
+    "loop.control": 3.1,
+    "loop.strategies": 3.2,
+    "loop.search": 3.2,
     "experiments": 4,
     "views": 5,
 }
+ROOMS = {"loop"}  # layers whose modules live in rooms (sub-packages), ranked one by one
 TOP = {"cli", "__main__"}  # with labkit/__init__.py, the facade: above every layer
 PACKAGE = Path(labkit.__file__).resolve().parent
 
 
 def layer(module: str) -> str:
-    """'labkit.loop.engine' -> 'loop'; the facade modules -> 'labkit'."""
+    """'labkit.loop.engine.steps' -> 'loop.engine'; 'labkit.views.x' -> 'views'; the facade -> 'labkit'."""
     parts = module.split(".")
     if module == "labkit" or parts[1] in TOP:
         return "labkit"
+    if len(parts) == 2 and parts[1] in ROOMS:
+        return "loop.engine"  # the package `labkit.loop` itself (a docstring): its lowest room
+    if len(parts) > 2 and parts[1] in ROOMS:
+        room = f"{parts[1]}.{parts[2]}"
+        if room not in RANK:
+            raise AssertionError(f"{module} is in no room of {parts[1]}: put it in one of "
+                                 f"{sorted(r for r in RANK if r.startswith(parts[1] + '.'))}")
+        return room
     if len(parts) < 2 or parts[1] not in RANK:
         raise AssertionError(
             f"{module} is in no layer: put it in one of {sorted(RANK)} or name it in TOP"
@@ -55,7 +72,7 @@ def layer(module: str) -> str:
     return parts[1]
 
 
-def rank(module: str) -> int:
+def rank(module: str) -> float:
     name = layer(module)
     return len(RANK) if name == "labkit" else RANK[name]
 
@@ -157,33 +174,41 @@ def test_no_two_modules_import_each_other() -> None:
 
 def test_a_cycle_is_caught_in_a_synthetic_graph() -> None:
     graph = {
-        "labkit.loop": {"labkit.loop.engine"},  # a package naming its module: not a cycle
-        "labkit.loop.engine": {"labkit.loop", "labkit.loop.sequence"},
-        "labkit.loop.sequence": {"labkit.loop.steps"},
-        "labkit.loop.steps": {"labkit.loop.engine"},  # round a loop of three
+        "labkit.loop.engine": {"labkit.loop.engine.engine"},  # a package naming its module: not a cycle
+        "labkit.loop.engine.engine": {"labkit.loop.engine", "labkit.loop.engine.runner"},
+        "labkit.loop.engine.runner": {"labkit.loop.engine.steps"},
+        "labkit.loop.engine.steps": {"labkit.loop.engine.engine"},  # round a loop of three
         "labkit.core.types": set(),
         "labkit.core.errors": {"labkit.core.types"},
     }
-    assert cycles(graph) == [["labkit.loop.engine", "labkit.loop.sequence", "labkit.loop.steps"]]
-    graph["labkit.loop.steps"] = set()
+    assert cycles(graph) == [["labkit.loop.engine.engine", "labkit.loop.engine.runner", "labkit.loop.engine.steps"]]
+    graph["labkit.loop.engine.steps"] = set()
     assert cycles(graph) == []
 
 
 def test_the_real_graph_points_down() -> None:
     graph = import_graph()
-    assert "labkit.loop.engine" in graph and "labkit.core.errors" in graph["labkit.loop.engine"]
+    assert "labkit.core.errors" in graph["labkit.loop.engine.engine"]
+    assert "labkit.loop.engine.strategy" in graph["labkit.loop.search.host"]
     assert violations(graph) == []
 
 
 def test_a_violation_is_caught_in_a_synthetic_graph() -> None:
     assert violations({"labkit.core.types": {"labkit.loop.engine"}}) == [
-        "labkit.core.types (core) imports labkit.loop.engine (loop)"
+        "labkit.core.types (core) imports labkit.loop.engine (loop.engine)"
     ]
+    # the loop's rooms: the engine imports no room above it; strategies and search are side by side
+    assert violations({"labkit.loop.engine.runner": {"labkit.loop.control.classify"}}) != []
+    assert violations({"labkit.loop.strategies.reflector": {"labkit.loop.search.host"}}) != []
+    assert violations({"labkit.loop.search.host": {"labkit.loop.strategies.rewrite"}}) != []
+    assert violations({"labkit.loop.search.host": {"labkit.loop.control.classify", "labkit.loop.engine.steps"}}) == []
+    with pytest.raises(AssertionError, match="in no room"):
+        violations({"labkit.loop.misc.x": {"labkit.core.types"}})
     # grading and models are side by side: neither imports the other
     assert violations({"labkit.grading.cases": {"labkit.models.gateway"}}) != []
     assert violations({"labkit.models.gateway": {"labkit.grading.validator"}}) != []
     # downwards and within a layer is fine
-    assert violations({"labkit.loop.reflector": {"labkit.loop.engine", "labkit.models.gateway"}}) == []
+    assert violations({"labkit.loop.strategies.reflector": {"labkit.loop.engine", "labkit.models.gateway"}}) == []
     assert violations({"labkit": {"labkit.views.report"}}) == []
     assert violations({"labkit.cli": {"labkit.views.report", "labkit"}}) == []
     assert violations({"labkit.views.report": {"labkit.cli"}}) != []  # nothing imports the facade

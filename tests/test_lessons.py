@@ -6,11 +6,14 @@ import pytest
 
 from labkit.core.error_classes import ErrorClass
 from labkit.core.errors import InvalidRecord, PermissionRefused, TestChangeRefused
-from labkit.experiments.lessons import bound_reflection, coverage, effects, metrics, test_change
+from labkit.experiments.lessons import bound_reflection, coverage
+from labkit.experiments.lessons import free_shipping as test_change
+from labkit.experiments.lessons import irreversible as effects
+from labkit.experiments.lessons import layer_figures as metrics
 from labkit.grading.cases import load_case
 from labkit.grading.verdicts import Checker
-from labkit.loop.bound import BoundReflection, check_bound
-from labkit.loop.test_change import Requirement, change_test
+from labkit.loop.control.bound import BoundReflection, check_bound
+from labkit.loop.control.test_change import Requirement, change_test
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 from labkit.record.vocabulary import shape, undeclared
@@ -133,7 +136,7 @@ def test_a_reflection_that_misreads_the_recorded_class_or_cites_another_action_i
 
 
 def test_the_bound_controller_refuses_an_unbound_reflector() -> None:
-    from labkit.loop.bound import run_tool_task
+    from labkit.loop.control.bound import run_tool_task
     from labkit.record.budget import Budget, limits
 
     led = Ledger()
@@ -168,7 +171,7 @@ def test_a_naive_retry_duplicates_the_send_and_the_ledger_shows_it() -> None:
 
 
 def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
-    from labkit.loop.effects import EffectGate
+    from labkit.loop.control.effects import EffectGate
     from labkit.record.budget import Budget, limits
 
     led = Ledger()
@@ -207,7 +210,7 @@ def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
 
 
 def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> None:
-    from labkit.loop.layer_metrics import layer_metrics
+    from labkit.loop.control.layer_metrics import layer_metrics
 
     led = Ledger()
     for branch in range(3):  # what a search writes per branch: the branch, and the child step 4 built
@@ -221,7 +224,7 @@ def test_branches_are_not_units_and_a_silent_unit_counts_as_not_returned() -> No
 
 
 def test_the_effect_steps_read_spend_and_deliveries_from_the_ledger() -> None:
-    from labkit.loop.effects import effect_steps
+    from labkit.loop.control.effects import effect_steps
     from labkit.views.lessons import effect_browser
 
     s = effects.gated()

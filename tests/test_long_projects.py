@@ -13,8 +13,8 @@ from recordings import assert_as_recorded
 
 from labkit.core.errors import DigestMismatch
 from labkit.experiments.long_projects import study
-from labkit.experiments.long_projects.harness import run_project
 from labkit.experiments.long_projects.items import WorkItems
+from labkit.experiments.long_projects.iterations import run_project
 from labkit.experiments.long_projects.project import load_project
 from labkit.experiments.long_projects.roles import Snapshots, role_view
 from labkit.record.events import Kind, Role

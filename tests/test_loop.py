@@ -10,8 +10,8 @@ from labkit.core.types import Decision, Patch
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Reflection, Situation, decide, run_loop
-from labkit.loop.reflection import check_record
-from labkit.loop.sequence import run_sequence
+from labkit.loop.engine.reflection import check_record
+from labkit.loop.strategies.sequence import run_sequence
 from labkit.record.ledger import Ledger
 
 CASE = load_case("cache_isolation")
@@ -137,7 +137,7 @@ def test_round_cap_stops_and_reports(validator):
 
 
 def test_stop_rule_fires_and_is_recorded(validator):
-    from labkit.loop.stopping import History, Stop, StopRecord
+    from labkit.loop.engine.stopping import History, Stop, StopRecord
 
     def after_one(history: History):
         return (

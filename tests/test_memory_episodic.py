@@ -3,7 +3,7 @@ revision rule strikes a refuted belief. Unit level; the measured run is in test_
 
 from __future__ import annotations
 
-from labkit.loop.memory.episodic import EpisodicBuffer, Reflection, tokens
+from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflection, tokens
 
 
 def r(trial: int, action: str, err: str = "test failure: protective regression", recommends: str = "") -> Reflection:
@@ -44,9 +44,9 @@ def test_a_false_belief_is_followed_until_the_revision_rule_strikes_it() -> None
 
 def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() -> None:
     from labkit.experiments import repair
-    from labkit.experiments.memory.reflexion import ModelActor
+    from labkit.experiments.memory.reflexion_repair import ModelActor
     from labkit.grading.verdicts import Checker
-    from labkit.loop.memory.episodic import Reflexion
+    from labkit.loop.strategies.memory.episodic import Reflexion
     from labkit.models.replay import script
 
     case = repair.load_cases(ids=["slugify"])[0]

@@ -11,7 +11,7 @@ import pytest
 from recordings import assert_as_recorded
 
 from labkit.experiments.memory import fork
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.grading.verdicts import Checker
 from labkit.views import memory_loops as page
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.experiments.memory import humaneval as he
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import on_humaneval as he
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory.episodic import Window
+from labkit.loop.strategies.memory.episodic import Window
 
 # real validation of every state (a few hundred pytest runs through the sandbox): minutes on a shared CPU
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]

@@ -19,9 +19,9 @@ import pytest
 from recordings import assert_as_recorded
 
 from labkit.core.errors import ReferenceDataMissing
-from labkit.experiments.memory import humaneval as he
+from labkit.experiments.memory import on_humaneval as he
 from labkit.experiments.memory import recording as rec
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.experiments.memory import truncation as tr
 from labkit.grading.verdicts import Checker
 from labkit.views import memory_buffer as buf

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.grading.verdicts import Checker
 
 TRIALS = 5

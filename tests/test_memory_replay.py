@@ -8,7 +8,7 @@ import pytest
 
 from labkit.experiments.cache_isolation import case
 from labkit.experiments.memory import counterexample as ce
-from labkit.experiments.memory import replay as rp
+from labkit.experiments.memory import simulated_effects as rp
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from labkit.core.errors import MemoryRefused
-from labkit.experiments.memory import skills as sx
-from labkit.loop.memory.skills import Check, Skill, SkillLibrary
+from labkit.experiments.memory import skills_measure as sx
+from labkit.loop.strategies.memory.skills import Check, Skill, SkillLibrary
 
 ADD = Skill("add_ten", "Add 10 to an amount.", "def add_ten(x):\n    return x + 10\n", files={"notes.md": "adds 10"})
 DBL = Skill("double", "Double an amount.", "def double(x):\n    return 2 * x\n")

@@ -9,12 +9,12 @@ import pytest
 from recordings import assert_as_recorded
 
 from labkit.core.errors import ReferenceDataMissing
-from labkit.experiments.memory import skills
+from labkit.experiments.memory import skills_measure as skills
 
 
 def test_the_recording_is_what_measure_gives_now() -> None:
     rec = json.loads(skills.RECORD.read_text(encoding="utf-8"))
-    assert rec["command"] == "python -m labkit.experiments.memory.skills --out data/memory/skills.json"
+    assert rec["command"] == "python -m labkit.experiments.memory.skills_measure --out data/memory/skills.json"
     assert rec["setting"] == {"sizes": list(skills.SIZES), "k": 2, "seed": 0}
     assert_as_recorded(skills.measure(), skills.load(), rec, "the skills table")
 
@@ -31,5 +31,5 @@ def test_the_notebooks_table_is_read_from_the_recording(monkeypatch) -> None:
 
 
 def test_a_missing_recording_names_the_command(tmp_path) -> None:
-    with pytest.raises(ReferenceDataMissing, match="labkit.experiments.memory.skills"):
+    with pytest.raises(ReferenceDataMissing, match="labkit.experiments.memory.skills_measure"):
         skills.load(tmp_path / "absent.json")

@@ -9,14 +9,14 @@ import pytest
 
 from labkit.core.errors import MemoryRefused
 from labkit.experiments import cache_isolation as cache_case
-from labkit.loop.memory.store import (
+from labkit.loop.engine.reflection import Experience
+from labkit.loop.strategies.memory.store import (
     CandidateExplanation,
     Correction,
     ExperienceStore,
     Exposure,
     find_correction,
 )
-from labkit.loop.reflection import Experience
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from labkit.core.errors import MemoryRefused
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.experiments.memory import unified as un
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory.agent import ReflectiveAgent, commit
-from labkit.loop.memory.skills import SkillLibrary
+from labkit.loop.strategies.memory.agent import ReflectiveAgent, commit
+from labkit.loop.strategies.memory.skills import SkillLibrary
 
 CASES = rx.cases()[:6]
 

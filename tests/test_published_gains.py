@@ -12,9 +12,9 @@ import pytest
 
 from labkit.core.errors import ReferenceDataMissing
 from labkit.experiments.arms.policy import SimulatedPolicy
-from labkit.experiments.memory.reflexion import SimActor
+from labkit.experiments.memory.reflexion_repair import SimActor
 from labkit.experiments.published import calibration, gains
-from labkit.experiments.published.reflexion import load_runs, tables_dir
+from labkit.experiments.published.reflexion_logs import load_runs, tables_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.experiments.published.reflexion import load_runs, tables_dir
+from labkit.experiments.published.reflexion_logs import load_runs, tables_dir
 from labkit.views import published_page as published
 from labkit.views.pages import chart_svg
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from labkit.core.errors import ReferenceDataMissing
-from labkit.experiments.published import reflexion as rx
+from labkit.experiments.published import reflexion_logs as rx
 
 FIXTURE = Path(__file__).parent / "fixtures" / "published" / "reflexion"
 

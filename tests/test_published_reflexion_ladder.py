@@ -14,7 +14,7 @@ from recordings import assert_as_recorded
 
 from labkit.experiments.published import __main__ as published_cli
 from labkit.experiments.published import ladder as lad
-from labkit.experiments.published import reflexion as rx
+from labkit.experiments.published import reflexion_logs as rx
 from labkit.experiments.published import regrade as rg
 from labkit.grading.acceptance import AcceptanceSuite
 

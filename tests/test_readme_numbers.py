@@ -41,7 +41,8 @@ def test_layer_metrics_are_cited_from_seed_002_section_7() -> None:
 
 
 def test_the_published_ladder_table_is_the_recordings() -> None:
-    from labkit.experiments.published import ladder, reflexion
+    from labkit.experiments.published import ladder
+    from labkit.experiments.published import reflexion_logs as reflexion
 
     rows, _ = ladder.load_recording()
     runs = reflexion.load_runs()

@@ -104,7 +104,7 @@ def test_a_drift_is_named_in_one_line() -> None:
         f"installed versions differ from the recording's: numpy 1.0.0 -> {numpy.__version__}"
     )
     record = {
-        "command": "python -m labkit.experiments.memory.skills --out x.json",
+        "command": "python -m labkit.experiments.memory.skills_measure --out x.json",
         "versions": recorded,
     }
     with pytest.raises(AssertionError) as failed:

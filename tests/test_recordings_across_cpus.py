@@ -4,7 +4,7 @@ numpy picks its kernels at run time (AVX-512 = X86_V4, AVX2 + FMA3 = X86_V3, els
 baseline); `NPY_DISABLE_CPU_FEATURES` turns targets off. Sorting, partitioning and float sums
 can differ between those paths in the order of equal keys or in the last bits: the skills table
 was red on an AVX-512 machine (issue 28) because bm25s's top-k put tied skills in another order
-(now labkit ranks with a stable key, labkit.loop.memory.skills). Here the recording checks that
+(now labkit ranks with a stable key, labkit.loop.strategies.memory.skills). Here the recording checks that
 compute with numpy run again in a fresh process under each setting that selects another path
 than this run's own, and must pass unchanged. Before that fix, the skills check failed here with
 X86_V3 disabled.

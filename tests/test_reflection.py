@@ -1,7 +1,7 @@
 import pytest
 
 from labkit.core.errors import ReplyFormatError
-from labkit.loop.reflection import Experience, InvalidRecord, check_record, parse_json_reply
+from labkit.loop.engine.reflection import Experience, InvalidRecord, check_record, parse_json_reply
 
 GOOD = {
     "phenomenon": "user B is served user A's price",

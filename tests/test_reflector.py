@@ -5,7 +5,7 @@ import json
 from labkit.core.errors import ModelTimeout
 from labkit.core.types import Decision
 from labkit.experiments import cache_isolation as cache_case
-from labkit.loop.reflector import ModelReflector
+from labkit.loop.strategies.reflector import ModelReflector
 from labkit.models.replay import script
 from labkit.record.ledger import Ledger
 
@@ -61,7 +61,7 @@ def test_bad_replies_are_recorded_failures_then_a_good_one_is_kept():
 def test_a_constrained_reflector_sends_the_record_schema_and_bad_replies_keep_their_specific_errors():
     from labkit.grading.validator import Validator
     from labkit.loop.engine import run_loop
-    from labkit.loop.reflector import REPLY_SCHEMA
+    from labkit.loop.strategies.reflector import REPLY_SCHEMA
 
     replies = iter(["Sure, the bug is in the cache.", reply(CASE.patch("composite_key").diff)])
     sent = []
@@ -108,7 +108,7 @@ def test_a_constrained_distill_sends_its_own_schema_and_a_malformed_reply_is_a_p
     import pytest
 
     from labkit.core.errors import ReplyFormatError
-    from labkit.loop.reflector import DISTILL_SCHEMA, REPLY_SCHEMA
+    from labkit.loop.strategies.reflector import DISTILL_SCHEMA, REPLY_SCHEMA
 
     fn, sent = _recording([json.dumps(LESSON), json.dumps(HALF_LESSON), "Keys should include the user."])
     refl = ModelReflector(script(fn, name="distill-constrained"), constrained=True)

@@ -19,7 +19,7 @@ from labkit.experiments.repair import (
     VerdictCache,
     load_cases,
 )
-from labkit.loop.stopping import Cap, MarginalNet, Stop
+from labkit.loop.engine.stopping import Cap, MarginalNet, Stop
 
 ALL = load_cases()
 BY_ID = {c.id: c for c in ALL}
@@ -75,7 +75,7 @@ def test_simulated_choices_do_not_depend_on_which_other_cases_run() -> None:
     rep = SimulatedRepairer(fix=0.5, breaks=0.5, seed=3)
     case = BY_ID["median"]
     from labkit.core.types import Evidence, TestResult, Verdict
-    from labkit.loop.strategy import Situation
+    from labkit.loop.engine.strategy import Situation
 
     failing = Verdict(Evidence("c", "s", "v", (TestResult("t", "failed"),), 1, 0.1), (), ("t",), (), ())
 

@@ -3,7 +3,7 @@ import pytest
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Reflection, Situation, run_loop
-from labkit.loop.reflection import check_record
+from labkit.loop.engine.reflection import check_record
 from labkit.record.ledger import Ledger
 from labkit.views.report import evidence_frame, ledger_rows, scores_frame, step_labels, step_view
 

@@ -20,7 +20,7 @@ import pytest
 from labkit.core.errors import LedgerError, RunIdInUse, RunLeaseHeld
 from labkit.grading.cases import load_case
 from labkit.loop.engine import Reflection, Situation, Trace, run_loop
-from labkit.loop.reflection import check_record
+from labkit.loop.engine.reflection import check_record
 from labkit.record.budget import Budget, limits
 from labkit.record.lease import Owner, _started, acquire
 from labkit.record.ledger import Ledger

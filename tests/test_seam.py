@@ -13,10 +13,10 @@ from labkit.grading.checkset import Check, CheckSet
 from labkit.grading.sealed import SearchCase, load_search_case
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
-from labkit.loop.decide import decide
-from labkit.loop.steps import REFLECT_UPPER, Payment, Recorder, prepare, propose
-from labkit.loop.strategy import Child, Proposal, Situation
-from labkit.loop.trace import Task
+from labkit.loop.engine.decide import decide
+from labkit.loop.engine.steps import REFLECT_UPPER, Payment, Recorder, prepare, propose
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.trace import Task
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
@@ -191,7 +191,7 @@ def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: Search
     """Recorder.confirm runs the sealed set through SealedCheckSet.confirm, and the engine's
     `recheck=` and Checker.recheck both re-run through grading.verdicts.rerun."""
     from labkit.grading import sealed, verdicts
-    from labkit.loop import runner
+    from labkit.loop.engine import runner
 
     confirmed: list[str] = []
     real = sealed.SealedCheckSet.confirm
@@ -228,9 +228,9 @@ def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
 
 
 def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case: SearchCase) -> None:
-    from labkit.loop.search import run_search
-    from labkit.loop.search_case import RouteStrategy, case_host, costs_of
-    from labkit.loop.units import units_of
+    from labkit.loop.control.units import units_of
+    from labkit.loop.search.host import run_search
+    from labkit.loop.search.search_case import RouteStrategy, case_host, costs_of
 
     led = Ledger()
     budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="v")

@@ -14,11 +14,11 @@ from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
-from labkit.loop.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
-from labkit.loop.search import Host, run_search
-from labkit.loop.search_case import RouteStrategy, Spend, case_host, costs_of, spend
-from labkit.loop.strategy import Child, Proposal, Situation
-from labkit.loop.units import units_in
+from labkit.loop.control.units import units_in
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.search.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
+from labkit.loop.search.host import Host, run_search
+from labkit.loop.search.search_case import RouteStrategy, Spend, case_host, costs_of, spend
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 

@@ -16,11 +16,11 @@ from labkit.core.error_classes import RetryPolicy, UnknownEffect
 from labkit.core.errors import ModelUnavailable, PatchError
 from labkit.core.types import Candidate, Evidence, TestResult, Usage, Verdict
 from labkit.grading.checkset import Check, CheckSet, compare
-from labkit.loop.frontier import Costs, SearchLimits
-from labkit.loop.progress import judge
-from labkit.loop.search import Host, run_search
-from labkit.loop.search_case import spend
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.progress import judge
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.search.frontier import Costs, SearchLimits
+from labkit.loop.search.host import Host, run_search
+from labkit.loop.search.search_case import spend
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 

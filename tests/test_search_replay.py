@@ -7,7 +7,7 @@ import pytest
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
-from labkit.loop.search_replay import Sweep, steps, sweep
+from labkit.loop.search.recorded import Sweep, steps, sweep
 from labkit.record.ledger import Ledger
 from labkit.views.search_pages import (
     outcome_words,

@@ -134,7 +134,7 @@ def test_a_constrained_code_request_is_a_json_module_through_the_arms_policy() -
 def test_a_constrained_distill_decodes_a_well_formed_lesson_record() -> None:
     """DISTILL_SCHEMA becomes llama.cpp's decoding constraint: SmolLM2's lesson is a record with
     every field (its content is a 135M model's; only the shape is guaranteed)."""
-    from labkit.loop.reflector import DISTILL_SCHEMA, ModelReflector
+    from labkit.loop.strategies.reflector import DISTILL_SCHEMA, ModelReflector
 
     ledger = Ledger()
     refl = ModelReflector(MODEL, max_tokens=400, extra={"ledger": ledger, "run_id": "distill"})

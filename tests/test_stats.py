@@ -12,7 +12,7 @@ import pytest
 
 from labkit.core import stats
 from labkit.experiments.judging import bias
-from labkit.loop import accounting
+from labkit.loop.engine import accounting
 
 
 def _gather_sums(m: np.ndarray, resamples: int, seed: int) -> np.ndarray:

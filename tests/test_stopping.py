@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from labkit.core.types import Decision, DecisionRecord, Evidence, TestResult
-from labkit.loop import accounting
-from labkit.loop.accounting import RoundStats
-from labkit.loop.stopping import (
+from labkit.loop.engine import accounting
+from labkit.loop.engine.accounting import RoundStats
+from labkit.loop.engine.stopping import (
     AnyOf,
     Cap,
     History,

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from recordings import assert_as_recorded
 
 from labkit.experiments.lessons import triage
-from labkit.loop.predictions import held_rate, score
+from labkit.loop.control.predictions import held_rate, score
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 

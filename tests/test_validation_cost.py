@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from labkit.experiments.arms import metrics, run
+from labkit.experiments.arms import arm_metrics as metrics
+from labkit.experiments.arms import run
 from labkit.experiments.arms.run import Job, JobResult, Plan, jobs_for, merge, run_job, sweep
 from labkit.record.ledger import Ledger
 
@@ -70,8 +71,8 @@ def test_a_sweeps_arm_costs_do_not_depend_on_job_order() -> None:
 def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_keeps_what_it_paid() -> None:
     from labkit.grading.cases import load_case
     from labkit.grading.verdicts import Checker
-    from labkit.loop.steps import Recorder
-    from labkit.loop.trace import Task
+    from labkit.loop.engine.steps import Recorder
+    from labkit.loop.engine.trace import Task
 
     case = load_case("cache_isolation")
     task = Task("iso", case.start, case.suite)
@@ -94,10 +95,10 @@ def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_k
 def test_a_resumed_run_keeps_what_it_paid_for_before() -> None:
     from labkit.grading.cases import load_case
     from labkit.grading.verdicts import Checker
-    from labkit.loop import resume
+    from labkit.loop.engine import resume
     from labkit.loop.engine import run as run_engine
-    from labkit.loop.steps import Recorder
-    from labkit.loop.trace import Task
+    from labkit.loop.engine.steps import Recorder
+    from labkit.loop.engine.trace import Task
 
     case = load_case("cache_isolation")
     task = Task("iso", case.start, case.suite)
@@ -118,6 +119,6 @@ class _Idle:
     simulated = True
 
     def propose(self, situation: Any) -> Any:
-        from labkit.loop.strategy import Proposal
+        from labkit.loop.engine.strategy import Proposal
 
         return Proposal()

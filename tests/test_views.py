@@ -201,7 +201,7 @@ def test_diminishing_returns_links_net_protective_and_the_stop_rule_to_its_gloss
     from types import SimpleNamespace
 
     from labkit.experiments import repair
-    from labkit.loop import accounting
+    from labkit.loop.engine import accounting
     from labkit.views import diminishing as page
 
     shown = _notebook_glossary("diminishing_returns")
@@ -247,8 +247,9 @@ def test_the_glossary_explains_each_term_the_class_asked_about():
 def test_round_pages_draw_each_rounds_transition_counts_without_a_chart_renderer():
     import re
 
-    from labkit.loop import accounting
-    from labkit.views import charts_rounds, rounds
+    from labkit.loop.engine import accounting
+    from labkit.views import charts_rounds
+    from labkit.views import rounds_page as rounds
 
     chapter = accounting.read_rounds(accounting.CHAPTER_EXAMPLE)
     transitions = accounting.transitions(chapter)
@@ -279,7 +280,7 @@ def test_tables_have_human_headers_whole_numbers_and_aligned_dashes():
 
 
 def test_the_stop_text_never_projects_a_round_the_example_does_not_have():
-    from labkit.loop import accounting
+    from labkit.loop.engine import accounting
     from labkit.views.diminishing import stop_md
 
     stats = accounting.round_stats(accounting.read_rounds(accounting.CHAPTER_EXAMPLE))

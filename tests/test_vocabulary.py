@@ -130,7 +130,7 @@ def test_committed_ledgers_still_read_though_their_arms_events_carry_fields_no_l
     """Enforcement is on writing: data/arms/simulated_default.sqlite was recorded when the arms
     merge stamped every event with arm, seed and job_status (now read from the run id and the
     stops); it still opens, reads, and gives the same per-job status from its stops."""
-    from labkit.experiments.arms import metrics
+    from labkit.experiments.arms import arm_metrics as metrics
     from labkit.record.ledger import Ledger
     from labkit.record.vocabulary import undeclared
 

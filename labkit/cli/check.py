@@ -159,7 +159,7 @@ def transcript_problems(case: Case, start: Verdict, branch: str | None = "main")
     they are checked when they are used."""
     from labkit.core import patch as patches
     from labkit.core.types import Patch
-    from labkit.loop.reflection import check_record, parse_json_reply
+    from labkit.loop.engine.reflection import check_record, parse_json_reply
     from labkit.models.replay import load
 
     path = case.root / "transcript.jsonl"

@@ -16,7 +16,7 @@ import typer
 
 from labkit.cli.check import check as check_command
 from labkit.cli.console import err, fail, out, usage, validator_for
-from labkit.cli.search import search as search_command
+from labkit.cli.search_command import search as search_command
 from labkit.cli.show import verdict_table
 from labkit.core.errors import LabkitError, RunIdInUse, RunLeaseHeld
 

@@ -18,7 +18,7 @@ from labkit.core.errors import LabkitError
 
 if TYPE_CHECKING:
     from labkit.grading.cases import Case
-    from labkit.loop.reflector import ModelReflector
+    from labkit.loop.strategies.reflector import ModelReflector
     from labkit.record.ledger import Ledger
 
 __all__ = ["reflector_for", "refuse_reuse", "transcript_problem"]
@@ -87,7 +87,9 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
                 "\nnote: this imported case's transcript replays the reference solution, so "
                 "'resolved' checks the case, not a model; give --reflector MODEL to try a model"
             )
-        from labkit.loop.reflector import ModelReflector  # after the checks: it takes a while
+        from labkit.loop.strategies.reflector import (
+            ModelReflector,  # after the checks: it takes a while
+        )
 
         return ModelReflector(
             "labkit/replay", case.environment, transcript=path, branch=branch
@@ -96,7 +98,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
     if why:
         raise _usage(f"reflector {chosen!r} (from {source}) cannot be used: {why}")
     said = f"reflector: {chosen} (from {source}){unused}"
-    from labkit.loop.reflector import ModelReflector
+    from labkit.loop.strategies.reflector import ModelReflector
 
     return ModelReflector(chosen, case.environment), said
 

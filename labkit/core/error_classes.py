@@ -21,7 +21,7 @@ Retry counts are configuration (`RetryPolicy`), not constants. Who caused a fail
 part of its classification: a candidate's own memory blow-up, timeout or process damage
 is a TEST_FAILURE caused by the candidate, and `Classified.relabel` refuses to turn it
 into INFRASTRUCTURE. Classifying concrete validator, sandbox, model and tool errors lives
-in `labkit.loop.classify` (it needs the layers above core).
+in `labkit.loop.control.classify` (it needs the layers above core).
 """
 
 from __future__ import annotations

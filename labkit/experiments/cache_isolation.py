@@ -16,9 +16,9 @@ from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.cases import Case, load_case
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Trace, assess, run_loop
-from labkit.loop.handwritten import HandWritten
-from labkit.loop.reflection import Experience
-from labkit.loop.reflector import ModelReflector
+from labkit.loop.engine.reflection import Experience
+from labkit.loop.strategies.handwritten import HandWritten
+from labkit.loop.strategies.reflector import ModelReflector
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
@@ -89,7 +89,7 @@ def compare(validator: Validator | None = None, ledger: Ledger | None = None) ->
     """The chapter's table, measured by the engine: v1 validated, then one round in which the
     three candidate patches are rival children, each validated and decided against v1."""
     from labkit.loop.engine import Task, run
-    from labkit.loop.strategies import Rivals
+    from labkit.loop.strategies.rewrite import Rivals
 
     c = case()
     names = ("composite_key", "disable_cache", "five_changes")
@@ -197,7 +197,7 @@ LEAK_PRICES = {("alice", "p1"): 100, ("bob", "p1"): 80}  # each user's own price
 
 def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int, int]]:
     """The leak itself, run in a subprocess: (user, product, price served, own price) for A then B."""
-    from labkit.loop.probe import Experiment, observe
+    from labkit.loop.engine.probe import Experiment, observe
 
     probe = (
         "from pricing import PriceDatabase, PriceService\n"

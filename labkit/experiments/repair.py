@@ -32,9 +32,10 @@ from labkit.core.types import Candidate, Patch, Usage
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import CaseError, load_case
 from labkit.grading.verdicts import Checker, VerdictCache
-from labkit.loop import accounting, engine
-from labkit.loop.decide import Keep
-from labkit.loop.stopping import (
+from labkit.loop import engine
+from labkit.loop.engine import accounting
+from labkit.loop.engine.decide import Keep
+from labkit.loop.engine.stopping import (
     Cap,
     History,
     MarginalNet,
@@ -44,9 +45,9 @@ from labkit.loop.stopping import (
     UnstableValidator,
     Verification,
 )
-from labkit.loop.strategies import Rewrite
-from labkit.loop.strategy import Child, Proposal, Situation, Strategy
-from labkit.loop.trace import EngineRun, Task
+from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
+from labkit.loop.engine.trace import EngineRun, Task
+from labkit.loop.strategies.rewrite import Rewrite
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger, new_run_id
 

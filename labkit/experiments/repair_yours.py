@@ -1,6 +1,6 @@
 """Try your own patch on a repair case: one round of the repair experiment, your diff as the child.
 
-`try_patch` is `repair.run` for one round with a `HandWritten` strategy (labkit.loop.handwritten):
+`try_patch` is `repair.run` for one round with a `HandWritten` strategy (labkit.loop.strategies.handwritten):
 the same engine, the same validator (the visible tests, real pytest), the same patch cap
 (the case's task: none — a model repairer rewrites whole modules) and the same decide mode
 (`keep="no_worse"`: keep unless the visible failures grow or a protective test breaks). As in
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from labkit.core import patch as patches
 from labkit.core.errors import LedgerError
 from labkit.experiments import repair
-from labkit.loop.handwritten import HandWritten
+from labkit.loop.strategies.handwritten import HandWritten
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 

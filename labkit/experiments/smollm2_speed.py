@@ -27,8 +27,8 @@ from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
 from labkit.experiments import cache_isolation as cache_case
 from labkit.grading.validator import Validator
-from labkit.loop.reflector import REPLY_SCHEMA
-from labkit.loop.strategy import Situation
+from labkit.loop.engine.strategy import Situation
+from labkit.loop.strategies.reflector import REPLY_SCHEMA
 from labkit.models import smollm2
 from labkit.models.call import request
 from labkit.models.providers import litellm

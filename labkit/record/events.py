@@ -78,7 +78,7 @@ class Kind(StrEnum):
     BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
     EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
-    # -- frontier search (labkit.loop.search) and the control plane's retries ----------------
+    # -- frontier search (labkit.loop.search.host) and the control plane's retries ----------------
     # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
     # search's own detail fields (labkit.record.search_events). EXECUTE and CONFIRM are also paid kinds.
     EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)

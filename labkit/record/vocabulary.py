@@ -30,7 +30,7 @@ from labkit.record.events import Kind, Role
 __all__ = ["MODEL_CALLS", "VOCABULARY", "check", "shape", "undeclared"]
 
 VOCABULARY: dict[tuple[Role, Kind], type] = {
-    # -- the engine (labkit.loop.runner, labkit.loop.steps) --------------------------------
+    # -- the engine (labkit.loop.engine.runner, labkit.loop.engine.steps) --------------------------------
     (Role.EXPERIMENT, Kind.START): ev.StartDetail,
     (Role.DECISION, Kind.DEFINE): ev.DefineDetail,
     (Role.EXECUTOR, Kind.GENERATE): ev.GenerateDetail,
@@ -66,7 +66,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.SELECT): xe.SelectDetail,  # the selector cascade (judging.cascade)
     (Role.HUMAN, Kind.EXPOSE): xe.ExposeDetail,  # a final set authorised as development material
     (Role.CONTROL, Kind.BATCH): xe.BatchDetail,  # batches of units (arms.incidents)
-    # -- the frontier search (labkit.loop.search) -------------------------------------------
+    # -- the frontier search (labkit.loop.search.host) -------------------------------------------
     (Role.SEARCH, Kind.DEFINE): se.SearchDefineDetail,
     (Role.SEARCH, Kind.EXPAND): se.ExpandDetail,
     (Role.SEARCH, Kind.BRANCH): se.BranchDetail,

@@ -2,7 +2,7 @@
 
 `notebooks/reflection_worth_it.py` (marimo) and `notebooks/reflection_worth_it.ipynb`
 (JupyterLab) call these functions and differ only in how they display the result. Every
-number comes from a ledger through `labkit.experiments.arms.metrics`: the SIMULATED sweep
+number comes from a ledger through `labkit.experiments.arms.arm_metrics`: the SIMULATED sweep
 (`simulated`: at the sliders' default setting the recorded run `data/arms/simulated_default.sqlite`,
 so the page opens at once; any other setting computed by `simulated_sweep` and cached per setting,
 so a slider only chooses which one to show) and the recorded real run (SmolLM2-135M, `data/arms/*.sqlite`, read
@@ -22,7 +22,7 @@ import altair as alt
 import polars as pl
 
 from labkit.core.paths import data_root
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.plans import budget_plan
 from labkit.experiments.arms.run import Plan
 from labkit.record.ledger import Ledger

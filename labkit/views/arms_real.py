@@ -4,7 +4,7 @@ Three suites were recorded with SmolLM2-135M (`data/arms/*.sqlite`, read offline
 from the stub, the repair cases, and the HumanEval *control*, which starts every job from the
 canonical (correct) solution. A control job that ends right has solved nothing: it measures
 whether an arm breaks a right answer. Every number here is counted from the ledgers
-(`labkit.experiments.arms.metrics`), and the commands that recorded them live in a collapsed
+(`labkit.experiments.arms.arm_metrics`), and the commands that recorded them live in a collapsed
 block, not in the prose.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from labkit.experiments.arms import metrics
+from labkit.experiments.arms import arm_metrics as metrics
 from labkit.record.ledger import Ledger
 from labkit.views.arms_page import ARM_ORDER, REAL_MODEL, arm_name, recorded_default
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from labkit.experiments.smollm2_speed import Speed
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.loop.engine import Trace
-    from labkit.loop.reflection import Experience
+    from labkit.loop.engine.reflection import Experience
     from labkit.views.downloads import Format
 
 __all__ = [
@@ -240,7 +240,7 @@ REAL_MODEL_ROUNDS = 2
 def real_model_expectation(speed: Speed | None = None, rounds: int = REAL_MODEL_ROUNDS) -> str:
     """What the button will do and how long SmolLM2 takes here, from the recorded measurement."""
     from labkit.experiments import smollm2_speed
-    from labkit.loop.reflector import ModelReflector
+    from labkit.loop.strategies.reflector import ModelReflector
 
     s = speed or smollm2_speed.load()
     limit = ModelReflector.timeout
@@ -282,7 +282,7 @@ def real_model_button() -> str:
 
 def _expected_seconds(s: Speed, rounds: int) -> float:
     """Start-up plus `rounds` replies, each at the measured speed or cut at the time limit."""
-    from labkit.loop.reflector import ModelReflector
+    from labkit.loop.strategies.reflector import ModelReflector
 
     return s.startup_seconds + rounds * min(s.round_seconds, ModelReflector.timeout)
 

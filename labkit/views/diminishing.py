@@ -2,7 +2,7 @@
 
 `notebooks/diminishing_returns.py` (marimo) and `notebooks/diminishing_returns.ipynb`
 (JupyterLab) call these functions and differ only in how they display the result. Numbers
-come from `labkit.loop.accounting` and `labkit.experiments.repair`; nothing here computes a loop.
+come from `labkit.loop.engine.accounting` and `labkit.experiments.repair`; nothing here computes a loop.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import polars as pl
 
 from labkit.experiments import repair, repair_yours
 from labkit.grading.verdicts import build_checker
-from labkit.loop import stopping
-from labkit.loop.stopping import RoundStats
-from labkit.views import rounds as views
+from labkit.loop.engine import stopping
+from labkit.loop.engine.stopping import RoundStats
+from labkit.views import rounds_page as views
 from labkit.views.controls import Slider
 from labkit.views.glossary import link_first_uses
 from labkit.views.report import step_view
@@ -79,7 +79,7 @@ the start). Rounds 1–3 fix **{", ".join(map(str, r["fixed"]))}** and break
 Count the fixes and the loop looks healthy — {" → ".join(map(str, cum))} cases fixed so far,
 still rising at round 3. Count the cases that are right *now*: {" → ".join(map(str, ok))}.
 Round 3 made things worse, and the cumulative curve hides it. (Computed by
-`labkit.loop.accounting` from per-case data built to match the chapter's table; intervals are
+`labkit.loop.engine.accounting` from per-case data built to match the chapter's table; intervals are
 95% bootstraps over cases.)"""], ["net"])[0]  # the page's first use of "net" links to the glossary
 
 

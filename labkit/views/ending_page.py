@@ -1,6 +1,6 @@
 """The "ending a task" section of memory (seed 002 §8), shared by both twins.
 
-It reads the committed run (`labkit.experiments.memory.ending.recorded()`): nothing runs on open.
+It reads the committed run (`labkit.experiments.memory.ending_run.recorded()`): nothing runs on open.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from labkit.experiments.memory.ending import recorded
+from labkit.experiments.memory.ending_run import recorded
 from labkit.views.tables import frame_html
 
 __all__ = ["INTRO", "candidates_html", "exposure_html", "summary_md"]

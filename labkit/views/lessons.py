@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     import altair as alt
 
     from labkit.experiments.lessons.coverage import Arm
-    from labkit.experiments.lessons.effects import Story
-    from labkit.experiments.lessons.test_change import Walkthrough
-    from labkit.loop.bound import ToolRun
-    from labkit.loop.effects import EffectStep
-    from labkit.loop.layer_metrics import LayerMetrics
+    from labkit.experiments.lessons.free_shipping import Walkthrough
+    from labkit.experiments.lessons.irreversible import Story
+    from labkit.loop.control.bound import ToolRun
+    from labkit.loop.control.effects import EffectStep
+    from labkit.loop.control.layer_metrics import LayerMetrics
     from labkit.record.ledger import Ledger
 
 __all__ = [

@@ -62,7 +62,7 @@ def load() -> dict[str, Any]:
 
 def smollm2() -> dict[str, Any]:
     """The recorded real SmolLM2-135M run."""
-    return _read(SMOLLM2, "python -m labkit.experiments.memory.humaneval --model labkit/smollm2 --sample 6 "
+    return _read(SMOLLM2, "python -m labkit.experiments.memory.on_humaneval --model labkit/smollm2 --sample 6 "
                           f"--sample-seed 15 --trials 3 --out {SMOLLM2}")  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from labkit.views.tables import frame_html
 if TYPE_CHECKING:
     from labkit.experiments.memory.counterexample import Run
     from labkit.experiments.memory.demo import Demo, Trial
-    from labkit.loop.memory.store import Retrieval
+    from labkit.loop.strategies.memory.store import Retrieval
 
 __all__ = [
     "COUNTEREXAMPLE", "INTRO", "REFLEXION", "REPLAY", "SKILLS", "counterexample_md", "counterexample_run",
@@ -60,7 +60,7 @@ SKILLS = """## 3. A verified skill library with progressive disclosure
 against an independent reference) before it may be stored. L1 is one metadata line per
 skill, always in the prompt; L2 the full text of the top retrieved skills; L3 one bundled
 file on demand. What grows with the library is L1 (recorded once, `python -m
-labkit.experiments.memory.skills`; the page reads the recording):"""
+labkit.experiments.memory.skills_measure`; the page reads the recording):"""
 
 REPLAY = """## 4. Raw transcript vs distilled lesson; replay and hindsight (simulated)
 
@@ -163,7 +163,7 @@ def skills_html() -> str:
     """Prompt tokens per disclosure level, then retrieval precision, as the library grows (one
     run, shown as two narrow tables so nothing is clipped at a laptop's width), read from its
     recording in data/memory/ (tests/test_memory_skills_record.py measures again and compares)."""
-    from labkit.experiments.memory import skills
+    from labkit.experiments.memory import skills_measure as skills
 
     m = skills.load()
     short = {c: c.replace(" tokens", "").replace(" (", ", ").rstrip(")") for c in m.columns if "tokens" in c}
@@ -179,7 +179,7 @@ def skills_html() -> str:
 def replay_html(run: Run) -> str:
     """Raw transcript vs distilled lesson, experience-following, hindsight: three SIMULATED runs."""
     from labkit.experiments.cache_isolation import case
-    from labkit.experiments.memory import replay
+    from labkit.experiments.memory import simulated_effects as replay
 
     p = replay.pollution(run.store, case().environment)
     rows = pl.DataFrame([

@@ -20,7 +20,7 @@ from labkit.experiments.published import gains
 from labkit.experiments.published import ladder as recording
 from labkit.experiments.published.calibration import Estimate, calibrate
 from labkit.experiments.published.gains import LABEL, RUNGS, LadderRow
-from labkit.experiments.published.reflexion import candidate_source, load_problems, load_runs
+from labkit.experiments.published.reflexion_logs import candidate_source, load_problems, load_runs
 from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 

@@ -14,7 +14,7 @@ import polars as pl
 
 from labkit.core.types import Verdict
 from labkit.loop.engine import Round, Trace
-from labkit.loop.reflector import CALL_FAILED
+from labkit.loop.strategies.reflector import CALL_FAILED
 
 if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite

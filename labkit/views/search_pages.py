@@ -3,7 +3,7 @@
 Each page shows the budget bar (search spent / confirmation spent / held for
 confirmation / left), the tree as it stood (every branch with its outcome and spend), the
 sealed candidates and the error-class decisions. Pages are built once from
-`labkit.loop.search_replay.steps`; the Stepper shows them without a kernel round trip.
+`labkit.loop.search.recorded.steps`; the Stepper shows them without a kernel round trip.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from labkit.loop.search_replay import SearchStep, Sweep
+from labkit.loop.search.recorded import SearchStep, Sweep
 from labkit.record.events import Kind
 from labkit.views.stepper import Stepper
 

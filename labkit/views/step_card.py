@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from labkit.loop.handwritten import YOU
+from labkit.loop.strategies.handwritten import YOU
 from labkit.views.glossary import link_first_uses
 from labkit.views.report import StepView, ledger_rows, step_view
 from labkit.views.tables import frame_html

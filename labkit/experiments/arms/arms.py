@@ -31,8 +31,8 @@ from typing import Any
 from labkit.core.types import Usage
 from labkit.experiments.arms.policy import Act, Policy, evidence_of
 from labkit.grading.acceptance import AcceptanceSuite, SuiteError
-from labkit.loop.decide import Keep
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.decide import Keep
+from labkit.loop.engine.strategy import Child, Proposal, Situation
 
 __all__ = ["ARMS", "Arm", "make_arm", "self_test_suite"]
 

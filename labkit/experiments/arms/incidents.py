@@ -31,7 +31,7 @@ from labkit.core.errors import InvalidSetting
 from labkit.core.paths import DATA
 from labkit.core.types import Usage, digest
 from labkit.core.versions import package_versions
-from labkit.experiments.arms.metrics import runs
+from labkit.experiments.arms.arm_metrics import runs
 from labkit.experiments.arms.run import Job, JobResult, Plan, jobs_for, merge, run_job
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger

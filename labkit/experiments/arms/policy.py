@@ -33,8 +33,8 @@ from typing import Any, Protocol
 
 from labkit.core.types import Candidate, Usage
 from labkit.experiments.arms.suites import ArmCase, StateKind
-from labkit.loop.strategies import module_of
-from labkit.loop.strategy import Situation
+from labkit.loop.engine.strategy import Situation
+from labkit.loop.strategies.rewrite import module_of
 
 __all__ = ["CODE_SCHEMA", "CRITIQUE_SCHEMA", "TESTS_SCHEMA", "Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
 

@@ -27,12 +27,12 @@ import polars as pl
 from labkit.core import patch as patches
 from labkit.core.paths import DATA
 from labkit.core.versions import package_versions
-from labkit.experiments.arms.metrics import runs
+from labkit.experiments.arms.arm_metrics import runs
 from labkit.experiments.arms.planning import compare
 from labkit.experiments.published.ladder import load_recording
 from labkit.grading.sealed import load_search_case
 from labkit.grading.verdicts import Checker
-from labkit.loop.search_case import search, spend
+from labkit.loop.search.search_case import search, spend
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 

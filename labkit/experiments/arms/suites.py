@@ -27,7 +27,7 @@ from labkit.core.types import Candidate
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import CaseError
 from labkit.grading.importers.humaneval import HIDDEN, STUB, VISIBLE, Example, split
-from labkit.loop.trace import Task
+from labkit.loop.engine.trace import Task
 
 __all__ = ["HIDDEN", "VISIBLE", "ArmCase", "StateKind", "humaneval_cases", "repair_arm_cases"]
 

@@ -23,8 +23,8 @@ from typing import Literal
 
 from labkit.experiments.arms.policy import Act, ModelPolicy
 from labkit.experiments.arms.suites import ArmCase, humaneval_cases
-from labkit.loop.strategies import module_of
-from labkit.loop.strategy import Situation
+from labkit.loop.engine.strategy import Situation
+from labkit.loop.strategies.rewrite import module_of
 
 __all__ = ["WellFormed", "measure", "sample"]
 

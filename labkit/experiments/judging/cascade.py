@@ -34,9 +34,9 @@ from labkit.core.types import Candidate, Patch, digest
 from labkit.core.versions import package_versions
 from labkit.grading.cases import Case, load_case
 from labkit.grading.verdicts import Checker
-from labkit.loop.search_case import byte_compile
-from labkit.loop.steps import Recorder
-from labkit.loop.trace import Task
+from labkit.loop.engine.steps import Recorder
+from labkit.loop.engine.trace import Task
+from labkit.loop.search.search_case import byte_compile
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.error_classes import ErrorClass
-from labkit.loop.bound import BoundReflection, Next, Observed, ToolRun, run_tool_task
+from labkit.loop.control.bound import BoundReflection, Next, Observed, ToolRun, run_tool_task
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import load_case
 from labkit.loop.engine import Task, run
-from labkit.loop.strategies import Rivals
+from labkit.loop.strategies.rewrite import Rivals
 from labkit.record.events import Kind
 
 if TYPE_CHECKING:

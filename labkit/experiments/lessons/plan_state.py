@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from labkit.core.types import Candidate, digest
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.loop.engine import Task, run
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ with the reply that asks for it):
 - **one discriminating experiment, then one patch**: a probe reproduces the minimal failure
   and checks the image and data digests against the manifest; its *prediction* ("the cause is
   the code": both digests match) is written to the ledger before the probe runs and scored
-  after (`labkit.loop.predictions`); then one change: restore the image or the data from the
+  after (`labkit.loop.control.predictions`); then one change: restore the image or the data from the
   manifest's copy, or else the first of the same three code patches.
 
 Correctness is the hidden suite: the visible tests plus a check that the image and data match
@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 from labkit.core.paths import data_root, read_recording
 from labkit.core.types import Candidate, Usage
 from labkit.grading.acceptance import AcceptanceSuite
+from labkit.loop.control.predictions import score
 from labkit.loop.engine import Task, run
-from labkit.loop.predictions import score
-from labkit.loop.probe import Experiment
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.probe import Experiment
+from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.record.budget import Budget, limits
 
 if TYPE_CHECKING:

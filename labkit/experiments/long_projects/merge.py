@@ -38,8 +38,8 @@ from labkit.experiments.long_projects.merge_case import MergeCase, Part, Repair,
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop import engine
-from labkit.loop.strategy import Child, Proposal, Situation
-from labkit.loop.trace import Task
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.trace import Task
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger

@@ -20,7 +20,7 @@ from labkit.core.types import Reply, Usage
 from labkit.experiments.long_projects.items import Item
 from labkit.experiments.long_projects.project import Project
 from labkit.experiments.long_projects.roles import Work
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child, Proposal, Situation
 
 __all__ = ["ModelDeveloper", "module_of", "prompt_for"]
 

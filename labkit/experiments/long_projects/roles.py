@@ -19,7 +19,7 @@ from labkit.core.errors import DigestMismatch, InvalidSetting
 from labkit.core.types import Candidate, Usage
 from labkit.experiments.long_projects.items import Item
 from labkit.experiments.long_projects.project import Project, QaCheck
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from labkit.experiments.long_projects.harness import Policy, ProjectRun, run_project
+from labkit.experiments.long_projects.iterations import Policy, ProjectRun, run_project
 from labkit.experiments.long_projects.project import Project
 from labkit.experiments.long_projects.roles import DeveloperParams, Prices, QaParams
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from labkit.core.types import Candidate, Usage
-from labkit.loop.memory.episodic import Window
-from labkit.loop.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.strategies.memory.episodic import Window
 
 __all__ = ["ModelActor", "Options", "SimActor"]
 
@@ -80,7 +80,7 @@ class SimActor:
 
 @dataclass
 class ModelActor:
-    """A REAL model rewrites the module (`labkit.loop.strategies.Rewrite`, with the visible
+    """A REAL model rewrites the module (`labkit.loop.strategies.rewrite.Rewrite`, with the visible
     failures); the memory window, when there is one, is prepended to its request."""
 
     model: str
@@ -88,7 +88,7 @@ class ModelActor:
     name: str = ""
 
     def __post_init__(self) -> None:
-        from labkit.loop.strategies import Rewrite
+        from labkit.loop.strategies.rewrite import Rewrite
 
         self.rewrite = Rewrite(
             self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})"

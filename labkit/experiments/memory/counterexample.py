@@ -31,15 +31,15 @@ from labkit.core.patch import apply
 from labkit.core.paths import DATA, read_recording
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.core.versions import package_versions
-from labkit.loop.memory.store import (
+from labkit.loop.engine.probe import Experiment, observe
+from labkit.loop.engine.reflection import Experience
+from labkit.loop.strategies.memory.store import (
     CandidateExplanation,
     Correction,
     ExperienceStore,
     Retrieval,
     find_correction,
 )
-from labkit.loop.probe import Experiment, observe
-from labkit.loop.reflection import Experience
 from labkit.record.ledger import Ledger
 
 __all__ = [

@@ -70,7 +70,7 @@ class Demo:
 
 def measure(setting: Setting = Setting()) -> dict[str, Any]:
     """Run the demo (every verdict from a real pytest run) and return its JSON record (no command)."""
-    from labkit.experiments.memory import reflexion
+    from labkit.experiments.memory import reflexion_repair as reflexion
     from labkit.grading.verdicts import Checker
     from labkit.record.ledger import Ledger
 
@@ -90,7 +90,7 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
         elif e.kind == Kind.DECIDE:
             decided[e.round] = (str(e.detail["decision"]), str(e.detail["reason"]))
     return {
-        "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor); verdicts: real pytest",
+        "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor); verdicts: real pytest",
         "setting": {"n_cases": setting.n_cases, "trials": setting.trials, "seed": setting.seed},
         "case": case.id,
         "title": case.title,

@@ -33,13 +33,19 @@ from typing import TYPE_CHECKING, Any
 
 from labkit.core.paths import DATA, read_recording
 from labkit.experiments import repair
-from labkit.experiments.memory.reflexion import SimActor
-from labkit.loop.memory.episodic import EpisodicBuffer, Reflection, Reflexion, Window, tokens
+from labkit.experiments.memory.reflexion_repair import SimActor
+from labkit.loop.strategies.memory.episodic import (
+    EpisodicBuffer,
+    Reflection,
+    Reflexion,
+    Window,
+    tokens,
+)
 from labkit.record.ledger import Ledger
 
 if TYPE_CHECKING:
     from labkit.grading.verdicts import Checker
-    from labkit.loop.strategy import Proposal, Situation
+    from labkit.loop.engine.strategy import Proposal, Situation
 
 __all__ = ["ARMS", "DEPENDS_ON", "RECORD", "MeteredActor", "SessionTranscript", "Setting", "SubTask", "load", "main",
            "measure", "raw_record", "session"]  # fmt: skip
@@ -173,7 +179,7 @@ class Setting:
 def measure(setting: Setting = Setting(), checker: Checker | None = None) -> dict[str, Any]:
     """Rows [arm, capacity, seed, position, case, calls, tokens, largest, verified, correct]. A
     session's first k sub-tasks do not depend on later ones: a shorter `n_cases` gives a prefix."""
-    from labkit.experiments.memory.reflexion import cases
+    from labkit.experiments.memory.reflexion_repair import cases
     from labkit.grading.verdicts import Checker
 
     checker = checker or Checker()
@@ -188,7 +194,7 @@ def measure(setting: Setting = Setting(), checker: Checker | None = None) -> dic
                     rows.append([arm, capacity, seed, i + 1, t.case, t.calls, t.tokens, t.largest, int(t.verified),
                                  int(t.correct)])  # fmt: skip
     return {
-        "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor); verdicts: real pytest",
+        "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor); verdicts: real pytest",
         "setting": {
             **asdict(setting),
             "seeds": list(setting.seeds),

@@ -30,7 +30,7 @@ from typing import Any
 from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
 from labkit.experiments import repair
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.experiments.memory import unified as un
 from labkit.grading.verdicts import Checker
 from labkit.record.events import Kind
@@ -103,8 +103,8 @@ def measure_unified(
     and per arm the cases whose skill seed `setting.seeds[0]` stored, each with whether it passes
     the hidden tests (self-critique has nothing verified: the store refuses it)."""
     from labkit.core.errors import MemoryRefused
-    from labkit.loop.memory.agent import commit
-    from labkit.loop.memory.skills import SkillLibrary
+    from labkit.loop.strategies.memory.agent import commit
+    from labkit.loop.strategies.memory.skills import SkillLibrary
 
     by_id = {c.id: c for c in cs}
     rows: list[list[Any]] = []
@@ -147,7 +147,7 @@ def measure(
     if cases is not None:
         cs = tuple(c for c in cs if c.id in cases)
     return {
-        "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor; unified: a simulated critic); verdicts: real pytest",
+        "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor; unified: a simulated critic); verdicts: real pytest",
         "setting": {**asdict(Setting()), **asdict(setting), "seeds": list(setting.seeds)},
         "cases": [[c.id, c.title] for c in cs],
         "belief": measure_belief(cs, setting, checker),

@@ -28,8 +28,8 @@ import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.core.versions import package_versions
-from labkit.experiments.memory import humaneval as he
-from labkit.experiments.memory import reflexion as rx
+from labkit.experiments.memory import on_humaneval as he
+from labkit.experiments.memory import reflexion_repair as rx
 from labkit.experiments.memory import truncation as tr
 from labkit.grading.verdicts import Checker
 
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tids, tframe, per_reflection = measure_truncation(ts, checker)
     record = {
         "command": "python -m labkit.experiments.memory.recording " + " ".join(args),
-        "actor": "SIMULATED (labkit.experiments.memory.reflexion.SimActor)",
+        "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor)",
         "seconds": round(time.monotonic() - start, 1),
         "versions": package_versions(DEPENDS_ON),
         "humaneval": {"setting": asdict(hs),

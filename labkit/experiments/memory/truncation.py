@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labkit.core.stats import Interval, bootstrap_mean
-from labkit.experiments.memory.humaneval import HumanEvalCase, load
 from labkit.experiments.memory.mutants import entry_point, mutants
-from labkit.experiments.memory.reflexion import Arm, Result, compare, run_arm
+from labkit.experiments.memory.on_humaneval import HumanEvalCase, load
+from labkit.experiments.memory.reflexion_repair import Arm, Result, compare, run_arm
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory.episodic import tokens
+from labkit.loop.strategies.memory.episodic import tokens
 
 __all__ = ["Setting", "arms", "measure", "problems", "reflection_tokens"]
 

@@ -14,11 +14,11 @@ import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.experiments import repair
-from labkit.experiments.memory.reflexion import SimActor, cases
+from labkit.experiments.memory.reflexion_repair import SimActor, cases
 from labkit.grading.verdicts import Checker
-from labkit.loop.memory.agent import ReflectiveAgent, commit
-from labkit.loop.memory.skills import SkillLibrary
-from labkit.loop.strategy import Situation
+from labkit.loop.engine.strategy import Situation
+from labkit.loop.strategies.memory.agent import ReflectiveAgent, commit
+from labkit.loop.strategies.memory.skills import SkillLibrary
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 

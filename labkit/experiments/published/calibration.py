@@ -30,9 +30,9 @@ import numpy as np
 
 from labkit.core.stats import Interval, bootstrap_mean, interval, resample_kind_counts
 from labkit.experiments.arms.policy import SimulatedPolicy
-from labkit.experiments.memory.reflexion import SimActor
+from labkit.experiments.memory.reflexion_repair import SimActor
 from labkit.experiments.published.gains import LadderRow, outcomes, self_test_accuracy
-from labkit.experiments.published.reflexion import load_runs
+from labkit.experiments.published.reflexion_logs import load_runs
 
 __all__ = ["DEFAULTS_FROM_LOGS", "Estimate", "calibrate", "tetrachoric"]
 

@@ -31,7 +31,7 @@ from labkit.core.errors import ReferenceDataMissing
 from labkit.core.paths import read_recording
 from labkit.core.stats import Interval, bootstrap_columns, bootstrap_mean
 from labkit.experiments.published.ladder import PUBLISHED, REGRADE, load_recording
-from labkit.experiments.published.reflexion import (
+from labkit.experiments.published.reflexion_logs import (
     load_problems,
     load_runs,
     load_self_tests,

@@ -19,7 +19,7 @@ from typing import Any
 
 from labkit.core.errors import ReferenceDataMissing
 from labkit.core.paths import read_recording
-from labkit.experiments.published.reflexion import RUNS, load_runs, tables_dir
+from labkit.experiments.published.reflexion_logs import RUNS, load_runs, tables_dir
 from labkit.experiments.published.regrade import RUNGS
 
 __all__ = [

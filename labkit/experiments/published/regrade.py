@@ -38,7 +38,7 @@ from typing import Any
 from labkit.core.errors import InvalidSetting
 from labkit.core.types import Candidate, Verdict
 from labkit.core.versions import package_versions
-from labkit.experiments.published.reflexion import (
+from labkit.experiments.published.reflexion_logs import (
     RUNS,
     candidate_source,
     load_problems,

@@ -1,0 +1,311 @@
+"""Harness-of-Harness (seed 002 §6): plan -> develop -> QA iterations on one project.
+
+Bounded iteration of one project with fixed roles and a fixed run policy, on the engine's own
+steps: the engine's `Recorder` pays every action through the budget and writes every event to
+the ledger; the developer is a `Strategy` asked by the engine's step 3 (`steps.propose`); its
+change is the engine's step 4 (`steps.prepare`); the keep decision is the engine's `decide`
+(keep="resolved": the items' dev tests pass and no passing dev test breaks). Candidate code runs
+only in labkit's validator. An iteration:
+
+    plan     the planner reads the role view (the dev tests' evidence on the held candidate,
+             QA's findings) and the items; files, closes, and picks the policy's work items
+    develop  the developer proposes one change for them; it is validated and kept or rolled back
+    freeze   the held candidate is frozen by digest
+    QA       QA re-reads the snapshot by digest (same bytes), runs its checks, files findings as
+             new or reopened items
+    score    the hidden benchmark scores the held candidate into the scorer's channel: a SCORE
+             event (role scorer, outside every role's view) and `ProjectRun.hidden`, which only
+             the reader's pages read. Nothing from it flows back into the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from labkit.core import patch as patches
+from labkit.core.errors import InvalidSetting
+from labkit.core.types import Candidate, Decision, DecisionRecord, Usage, Verdict
+from labkit.experiments.long_projects.items import Item, Tally, WorkItems
+from labkit.experiments.long_projects.project import Project, QaCheck
+from labkit.experiments.long_projects.roles import (
+    Developer,
+    DeveloperParams,
+    Prices,
+    QaParams,
+    SimulatedDeveloper,
+    Snapshots,
+    Work,
+    dev_failures,
+    role_view,
+    write_checks,
+)
+from labkit.loop.engine.decide import decide
+from labkit.loop.engine.steps import Payment, Recorder, candidate_json, detail_of, prepare, propose
+from labkit.loop.engine.strategy import Situation
+from labkit.loop.engine.trace import Task
+from labkit.record.events import Kind, Role
+
+if TYPE_CHECKING:
+    from labkit.grading.verdicts import Checker
+    from labkit.record.ledger import Ledger
+
+__all__ = ["DEVELOPER", "PRICES", "HiddenScore", "Iteration", "Policy", "ProjectRun", "run_project"]
+
+T = TypeVar("T")
+DEVELOPER = DeveloperParams()  # the stated defaults
+PRICES = Prices()
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The run policy: how many work items the developer takes per iteration, how often QA runs."""
+
+    name: str
+    items_per_iteration: int = 1
+    qa_every: int = 1
+
+
+@dataclass(frozen=True)
+class HiddenScore:
+    """The hidden benchmark on the held candidate after an iteration: the reader's only."""
+
+    iteration: int
+    passed: int
+    total: int
+    failing_requirements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One iteration as the roles saw it (plus its cost so far); no hidden result in here."""
+
+    index: int
+    plan: tuple[str, ...]  # the work items picked
+    variants: tuple[tuple[str, str], ...]  # (requirement, variant) the developer wrote
+    diff: str
+    decision: str
+    reason: str
+    snapshot: str  # the frozen candidate's digest
+    qa_ran: bool
+    qa_failing: tuple[str, ...]  # QA's failing checks (node ids)
+    qa_findings: tuple[str, ...]  # the requirements QA filed findings on
+    items: tuple[Item, ...]  # every item after the iteration
+    tally: Tally
+    usage: Usage  # cumulative: calls, tokens, cost units
+
+
+@dataclass(frozen=True)
+class ProjectRun:
+    run_id: str
+    policy: Policy
+    qa: QaParams
+    developer: DeveloperParams
+    seed: int
+    qa_checks: tuple[QaCheck, ...]  # what QA wrote from the requirements
+    iterations: tuple[Iteration, ...]
+    hidden: tuple[HiddenScore, ...]  # index 0: the start
+    role_inputs: tuple[str, ...] = field(default=(), repr=False)  # every text a role was handed
+
+
+def _planner_closes(items: WorkItems, project: Project, failing: set[str], i: int) -> None:
+    for item in items.open_items():
+        passes = not failing & set(project.requirement(item.id).dev_tests)
+        if passes and (item.origin == "dev" or item.worked):
+            items.close(item.id, i, "planner")
+
+
+@dataclass
+class _Run:
+    project: Project
+    rec: Recorder
+    policy: Policy
+    qa: QaParams
+    developer: Developer
+    prices: Prices
+    checks: tuple[QaCheck, ...]
+    status: Task  # every dev test, all required: the status check the planner reads
+    items: WorkItems = field(default_factory=WorkItems)
+    snapshots: Snapshots = field(default_factory=Snapshots)
+    inputs: list[str] = field(default_factory=list)
+    hidden: list[HiddenScore] = field(default_factory=list)
+
+    def status_check(self, i: int, candidate: Candidate) -> Verdict:
+        return self.rec.verified(
+            self.status, i, candidate, self.rec.check(self.status, i, candidate), None, "status"
+        )
+
+    def score(self, i: int, candidate: Candidate, visible: Verdict) -> None:
+        """The sealed channel: the scorer's event and the reader's list, nothing else."""
+        checked = self.rec.check(self.status, i, candidate, hidden=True)
+        self.rec.scored(self.status, i, candidate, checked, visible, candidate.label)
+        v = checked.verdict
+        failing = sorted(
+            {self.project.hidden_requirement[n] for n in v.fail_to_fail + v.pass_to_fail}
+        )
+        self.hidden.append(
+            HiddenScore(i, len(v.fail_to_pass), len(self.project.hidden.required), tuple(failing))
+        )
+
+    def plan(self, i: int, held: Candidate) -> Work:
+        view = role_view(self.rec.ledger, self.rec.run_id)
+        failing = set(dev_failures(view, held.digest) or ())
+        seen = json.dumps({"held": held.digest, "failing_dev_tests": sorted(failing),
+                           "qa_findings": [e.evidence_value for e in view if e.kind == Kind.QA]}, sort_keys=True)  # fmt: skip
+        self.inputs.append(seen)
+
+        def choose() -> Work:
+            for r in self.project.requirements:
+                bad = tuple(sorted(failing & set(r.dev_tests)))
+                if bad:
+                    self.items.file(r.id, r.title, "dev", bad, i, "planner")
+            _planner_closes(self.items, self.project, failing, i)
+            return Work(i, tuple(self.items.open_items()[: self.policy.items_per_iteration]))
+
+        work = self.call(Kind.PLAN, self.prices.planner_tokens, i, choose)
+        t = self.items.tally(i)
+        self.rec.log(self.status, i, Role.PLANNER, Kind.PLAN, inputs=seen, outputs=work.as_json(),
+                     usage=self.prices.usage(self.prices.planner_tokens),
+                     detail={"iteration": i, "items": [w.id for w in work.items], "added": t.added,
+                             "closed": t.closed, "reopened": t.reopened, "open": t.open})  # fmt: skip
+        return work
+
+    def call(self, kind: Kind, tokens: int, i: int, fn: Callable[[], T]) -> T:
+        """A role's (simulated) model call, paid through the budget at its stated price."""
+        return self.rec.pay(Payment(kind, self.prices.usage(tokens)), fn, i)
+
+    def develop(
+        self, i: int, held: Candidate, held_status: Verdict, work: Work
+    ) -> tuple[Candidate, Verdict, DecisionRecord, str]:
+        self.developer.work = work
+        self.inputs.append(work.as_json())
+        self.developer.choices = ()
+        situation = Situation(
+            i, held, held_status, case=self.project.name, state=held.label, suite=self.status.suite
+        )
+        proposal, _ = propose(self.rec, self.developer, situation, self.status, 0)
+        if not proposal.children:
+            return (
+                held,
+                held_status,
+                DecisionRecord(Decision.INVESTIGATE, "nothing to develop", "idle"),
+                "",
+            )
+        failing = set(held_status.fail_to_fail)
+        targets = [n for w in work.items for n in self.project.requirement(w.id).dev_tests]
+        protect = [n for n in self.project.dev_tests if n not in failing and n not in targets]
+        task = Task(self.project.name, held, self.project.dev_suite(targets, protect))
+        prep = prepare(self.rec, task, i, held, proposal.children[0])
+        diff = ""
+        if prep.refusal is not None or prep.patched is None:
+            d = prep.refusal or DecisionRecord(Decision.INVESTIGATE, "no candidate", "patch")
+        else:
+            diff = patches.make(held.files, prep.patched.files).diff
+            before = self.rec.verified(task, i, held, self.rec.check(task, i, held), None, "held")
+            after = self.rec.verified(
+                task, i, prep.patched, self.rec.check(task, i, prep.patched), before, "proposal"
+            )
+            d = decide(before, after, prep.size_problem, "resolved")
+        kept = d.decision is Decision.KEEP and prep.patched is not None
+        self.rec.log(task, i, Role.DECISION, Kind.DECIDE, outputs=candidate_json(prep.patched if kept and prep.patched else held),
+                     detail={**detail_of(d), "candidate": (prep.patched if kept and prep.patched else held).digest,
+                             "proposal": proposal.note, "cost_so_far": self.rec.usage.cost_units})  # fmt: skip
+        if not kept or prep.patched is None:
+            return held, held_status, d, diff
+        for w in work.items:
+            self.items.worked_on(w.id)
+        new = prep.patched
+        status = self.status_check(i, new)
+        _planner_closes(self.items, self.project, set(status.fail_to_fail), i)
+        return new, status, d, diff
+
+    def review(self, i: int, digest: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """QA on the frozen snapshot `digest`: the same bytes re-read, its checks run, findings filed."""
+        candidate = self.snapshots.get(digest)
+        self.inputs.append(
+            json.dumps({"snapshot": digest, "checks": [c.nodeid for c in self.checks]})
+        )
+        self.call(Kind.QA, self.prices.qa_review_tokens, i, lambda: None)
+        if not self.checks:
+            failing: tuple[str, ...] = ()
+        else:
+            task = Task(self.project.name, candidate, self.project.qa_suite(self.checks))
+            v = self.rec.verified(
+                task, i, candidate, self.rec.check(task, i, candidate), None, "qa"
+            )
+            failing = tuple(v.fail_to_fail)
+        by_req: dict[str, list[str]] = {}
+        for c in self.checks:
+            if c.nodeid in failing:
+                by_req.setdefault(c.requirement, []).append(c.nodeid)
+        filed = [
+            self.items.file(r, self.project.requirement(r).title, "qa", tuple(ids), i, "qa")
+            for r, ids in sorted(by_req.items())
+        ]
+        self.rec.log(self.status, i, Role.QA, Kind.QA, inputs=digest, evidence={"failing": list(failing)},
+                     usage=self.prices.usage(self.prices.qa_review_tokens),
+                     detail={"iteration": i, "snapshot": digest, "source": self.qa.source, "checks": len(self.checks),
+                             "findings": sorted(by_req), "added": filed.count("added"), "reopened": filed.count("reopened")})  # fmt: skip
+        return failing, tuple(sorted(by_req))
+
+
+def run_project(
+    project: Project, checker: Checker, ledger: Ledger, *, policy: Policy, qa: QaParams,
+    developer: DeveloperParams = DEVELOPER, prices: Prices = PRICES, seed: int = 0,
+    iterations: int = 10, run_id: str = "", strategy: Developer | None = None,
+) -> ProjectRun:  # fmt: skip
+    """Run `policy` on `project` for up to `iterations` plan -> develop -> QA iterations.
+
+    The developer is simulated with `developer`'s stated parameters unless a `strategy` is given
+    (e.g. `model_developer.ModelDeveloper("labkit/smollm2", project)`); `developer` still states
+    the blind spots a same-source QA shares."""
+    from labkit.record.budget import Budget, limits
+    from labkit.record.ledger import new_run_id
+
+    if iterations < 1 or policy.items_per_iteration < 1 or policy.qa_every < 1:
+        raise InvalidSetting("iterations, items_per_iteration and qa_every must be at least 1")
+    run_id = run_id or new_run_id("long")
+    budget = Budget(limits(), ledger=ledger, run_id=run_id)
+    simulated = strategy is None or strategy.simulated
+    rec = Recorder(run_id, ledger, checker, budget, prices.validation, simulated)
+    status = Task(
+        project.name, project.start, project.dev_suite(project.dev_tests, ()), hidden=project.hidden
+    )
+    dev = strategy if strategy is not None else SimulatedDeveloper(project, developer, seed, prices)
+    run = _Run(
+        project, rec, policy, qa, dev, prices, write_checks(project, qa, developer, seed), status
+    )
+    rec.pay(Payment(Kind.QA, prices.usage(prices.qa_write_tokens)), lambda: None, 0)
+    rec.log(status, 0, Role.QA, Kind.QA, outputs=json.dumps([c.nodeid for c in run.checks]),
+            usage=prices.usage(prices.qa_write_tokens), detail={"iteration": 0, "source": qa.source, "checks": len(run.checks)})  # fmt: skip
+    held = project.start
+    held_status = run.status_check(0, held)
+    run.score(0, held, held_status)
+    out: list[Iteration] = []
+    for i in range(1, iterations + 1):
+        work = run.plan(i, held)
+        held, held_status, d, diff = run.develop(i, held, held_status, work)
+        digest = run.snapshots.freeze(held)
+        qa_ran = i % policy.qa_every == 0
+        failing, findings = run.review(i, digest) if qa_ran else ((), ())
+        run.score(i, held, held_status)
+        out.append(Iteration(i, tuple(w.id for w in work.items), dev.choices, diff, d.decision.value, d.reason, digest,
+                             qa_ran, failing, findings, tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
+                             run.items.tally(i), rec.usage))  # fmt: skip
+        if not run.items.open_items() and qa_ran:
+            break
+    rec.log(status, len(out), Role.DECISION, Kind.STOP, detail={"decision": "stop", "rule": "iterations",
+            "reason": f"{len(out)} iteration(s); {len(run.items.open_items())} item(s) open"})  # fmt: skip
+    return ProjectRun(
+        run_id,
+        policy,
+        qa,
+        developer,
+        seed,
+        run.checks,
+        tuple(out),
+        tuple(run.hidden),
+        tuple(run.inputs),
+    )

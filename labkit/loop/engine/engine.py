@@ -1,0 +1,184 @@
+"""The engine: six strictly ordered steps, for one case or a suite of cases, one trace each.
+
+    (1) protected acceptance is fixed before anything runs   -> suite digest in every event
+    (2) run the candidate, collect external failure evidence  -> validator (one verdict cache)
+    (3) compress evidence into a proposal                     -> a Strategy (may observe first)
+    (4) apply each proposed change                            -> patch (size-capped)
+    (5) re-run failing + protective tests, SAME validator     -> validator
+    (6) keep / roll back / keep investigating / stop          -> decide + stop rules
+
+Roles only see what they need: the validator gets a candidate and returns evidence, the
+strategy gets *visible* evidence and a read-only candidate and returns children, the
+decision only reads verdicts. A case's hidden tests score the held candidate after every
+round (for accounting) and never reach a strategy. Cases run in lockstep rounds; after each
+round per-case rules may stop a case and run rules (reading per-round counts rebuilt from
+the ledger) may stop the run. Every ending records a stop with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from labkit.core.errors import InvalidSetting, RunInterrupted
+from labkit.core.types import Candidate
+from labkit.grading.verdicts import Checker, VerdictCache
+from labkit.loop.engine import resume as resuming
+from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
+from labkit.loop.engine.runner import Runner
+from labkit.loop.engine.steps import Recorder, candidate_from_json, checker_for
+from labkit.loop.engine.stopping import Rule
+from labkit.loop.engine.strategy import Proposal, Situation, Strategy
+from labkit.loop.engine.trace import EngineRun, Round, Task, Trace
+
+if TYPE_CHECKING:
+    from labkit.grading.acceptance import AcceptanceSuite
+    from labkit.grading.validator import Validator
+    from labkit.record.budget import Budget
+    from labkit.record.ledger import Ledger
+
+__all__ = [
+    "EngineRun", "Proposal", "Reflection", "Round", "Situation", "Task", "Trace",
+    "as_strategy", "assess", "candidate_from_json", "decide", "resume_point", "run", "run_loop",
+]  # fmt: skip
+
+Reflection = Proposal  # the name the single-case loop used for a reflector's answer
+resume_point = resuming.resume_point
+
+
+def as_strategy(obj: Any) -> Strategy:
+    if hasattr(obj, "propose"):
+        return obj
+    if hasattr(obj, "reflect"):
+        return _Reflecting(obj)
+    raise TypeError(f"{type(obj).__name__} is not a Strategy: it has no propose(situation)")
+
+
+@dataclass(frozen=True)
+class _Reflecting:
+    """A reflector (reflect(situation) -> Proposal) used as a strategy."""
+
+    reflector: Any
+
+    @property
+    def name(self) -> str:
+        return str(self.reflector.name)
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.reflector.simulated)
+
+    def propose(self, situation: Situation) -> Proposal:
+        return self.reflector.reflect(situation)
+
+
+def run(
+    tasks: Sequence[Task],
+    strategy: Strategy | Any,
+    validator: Validator | Checker | None = None,
+    *,
+    rounds: int = 5,
+    rules: Sequence[Rule] = (),
+    case_rules: Sequence[Rule] = (),
+    keep: Keep = "progress",
+    stop_at_green: bool = True,
+    observe: Literal["hidden", "visible"] = "hidden",
+    recheck: int = 0,
+    max_experiments: int = 2,
+    ledger: Ledger | None = None,
+    budget: Budget | None = None,
+    cache: VerdictCache | None = None,
+    run_id: str = "",
+    validation_cost: float = 1.0,
+    resume: bool = False,
+    workers: int = 1,
+    on_alarm: Literal["continue", "stop"] = "continue",
+) -> EngineRun:
+    """Run every task through up to `rounds` rounds of the six steps; record everything.
+
+    `keep` is the decide mode (see `labkit.loop.engine.decide`). With `stop_at_green` a case stops
+    once its visible suite passes; without it, passing cases are still offered to the
+    strategy (how over-editing shows). `rules` read the whole run's history (per-round
+    counts from the ledger: hidden scoring, or visible with observe="visible"); `case_rules`
+    one case's. A run rule whose outcome is roll back restores the previous round's states.
+    `recheck` re-runs each start uncached that many times (an unstable validator shows).
+    With `resume=True` the run continues from what `ledger` holds for `run_id`; a run that
+    already stopped is returned as recorded. Without it, a `run_id` that `ledger` already holds
+    events for is refused (RunIdInUse), and while another live process writes `run_id`, both
+    ways are refused (RunLeaseHeld); a resume takes over the lease of an owner that died.
+    Errors other than an exhausted budget record a stop and raise RunInterrupted carrying the
+    run so far. A proposal whose verdict raises an integrity alarm is quarantined and recorded;
+    `on_alarm="continue"` (the default) rolls it back and goes on with the next proposal,
+    `"stop"` ends its case there.
+    """
+    if on_alarm not in ("continue", "stop"):
+        raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
+    if rounds < 0:
+        raise InvalidSetting(f"rounds must be >= 0, got {rounds}")
+    if not tasks:
+        raise InvalidSetting("run needs at least one task")
+    if len({t.id for t in tasks}) != len(tasks):
+        raise InvalidSetting("task ids must be unique")
+    if keep not in KEEP_MODES:
+        raise InvalidSetting(f"keep must be one of {KEEP_MODES}, got {keep!r}")
+    if keep == "severity" and any(t.checks is None for t in tasks):
+        raise InvalidSetting('keep="severity" needs every task to carry its checks (Task.checks: versions, severities)')
+    from labkit.record.lease import acquire
+    from labkit.record.ledger import Ledger, new_run_id
+
+    strat = as_strategy(strategy)
+    ledger = ledger if ledger is not None else Ledger()
+    run_id = run_id or new_run_id("run")
+    rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
+    engine = Runner(rec, tuple(tasks), strat, rounds, tuple(rules), tuple(case_rules), keep,
+                     stop_at_green, observe, recheck, max_experiments, workers, on_alarm)  # fmt: skip
+    recorded = resuming.read(ledger, run_id) if resume else None
+    if recorded is not None and recorded.stop is not None:
+        return engine.as_recorded(recorded)
+    # One writer per run id: refused if the id has events (unless resuming) or a live owner.
+    with acquire(ledger, run_id, resume=resume):
+        if resume:  # read again under the lease: a dead owner may have recorded more meanwhile
+            recorded = resuming.read(ledger, run_id)
+            if recorded is not None and recorded.stop is not None:
+                return engine.as_recorded(recorded)
+        return engine.go(recorded)
+
+
+# ---------------------------------------------------------------------------- one case
+
+
+def run_loop(
+    start: Candidate,
+    suite: AcceptanceSuite,
+    validator: Validator,
+    reflector: Strategy | Any,
+    *,
+    max_rounds: int = 5,
+    max_experiments: int = 2,
+    patch_cap: dict[str, int] | None = None,
+    stop_rules: Sequence[Rule] = (),
+    ledger: Ledger | None = None,
+    budget: Budget | None = None,
+    run_id: str = "",
+    validation_cost: float = 1.0,
+    resume: bool = False,
+    on_alarm: Literal["continue", "stop"] = "continue",
+) -> Trace:
+    """One case through the engine until resolved, a stop rule fires, the budget runs out or
+    `max_rounds`. `patch_cap` limits patch size, e.g. {"max_hunks": 2, "max_lines": 8}: a larger
+    patch is validated but rolled back as not attributable. With `resume=True` the run continues
+    from `ledger` (the returned trace holds the new rounds only; a finished run returns as recorded).
+    """
+    from labkit.record.ledger import new_run_id
+
+    task = Task(suite.name, start, suite, patch_cap=dict(patch_cap or {}))
+    try:
+        out = run([task], reflector, validator, rounds=max_rounds, rules=stop_rules, max_experiments=max_experiments,
+                  ledger=ledger, budget=budget, run_id=run_id or new_run_id("run"),
+                  validation_cost=validation_cost, resume=resume, on_alarm=on_alarm)  # fmt: skip
+    except RunInterrupted:
+        raise
+    if task.id not in out.traces:  # e.g. the budget could not pay for the first validation
+        raise RunInterrupted(f"run {out.run_id} ended before its start was validated: {out.stop.reason}", out)
+    return out.traces[task.id]

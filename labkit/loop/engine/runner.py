@@ -1,0 +1,406 @@
+"""The engine's run of a suite of cases: lockstep rounds, case and run stop rules, endings.
+
+`labkit.loop.engine.run` builds a `Runner` and calls `go` (or `as_recorded` for a finished
+run being resumed). The steps of one case are in `labkit.loop.engine.steps`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from labkit.core import patch as patches
+from labkit.core.errors import BudgetExhausted, InvalidSetting, LedgerError, RunInterrupted
+from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
+from labkit.grading.verdicts import Checked, rerun
+from labkit.loop.engine import accounting
+from labkit.loop.engine import resume as resuming
+from labkit.loop.engine.decide import Keep, assess, best, decide
+from labkit.loop.engine.probe import Observation
+from labkit.loop.engine.steps import (
+    Paid,
+    Prepared,
+    Recorder,
+    candidate_json,
+    detail_of,
+    prepare,
+    situation_for,
+    unit_end,
+)
+from labkit.loop.engine.steps import propose as ask
+from labkit.loop.engine.stopping import History, Rule, Step, Stop, StopRecord, Verification, check
+from labkit.loop.engine.strategy import Proposal, Strategy
+from labkit.loop.engine.trace import Attempt, EngineRun, Round, Task, Trace
+from labkit.record.events import Kind, Role
+
+__all__ = ["Runner"]
+
+_CAP_KEYS = frozenset(p for p in inspect.signature(patches.check_size).parameters if p != "patch")
+
+
+@dataclass
+class _Case:
+    """One case's mutable state during a run."""
+
+    task: Task
+    candidate: Candidate
+    verdict: Verdict
+    state: str
+    start: Candidate
+    start_verdict: Verdict
+    done: int = 0  # last decided round
+    rejected: list[str] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)
+    stop: StopRecord | None = None
+    scored: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Runner:
+    rec: Recorder
+    tasks: tuple[Task, ...]
+    strategy: Strategy
+    rounds: int
+    rules: tuple[Rule, ...]
+    case_rules: tuple[Rule, ...]
+    keep: Keep
+    stop_at_green: bool
+    observe: str
+    recheck: int
+    max_experiments: int
+    workers: int
+    on_alarm: str = "continue"  # an alarmed child is quarantined and rolled back; "stop" ends its case
+    cases: dict[str, _Case] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    verifications: list[Verification] = field(default_factory=list)
+    stops: list[StopRecord] = field(default_factory=list)
+    risk: dict[int, float] = field(default_factory=dict)
+    reached: int = 0
+    _before: dict[str, tuple[Candidate, Verdict, str]] = field(default_factory=dict)
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def go(self, recorded: resuming.Recorded | None) -> EngineRun:
+        stop: DecisionRecord | None = None
+        try:
+            for task in self.tasks:
+                bad = sorted(set(task.patch_cap) - _CAP_KEYS)
+                if bad:
+                    raise InvalidSetting(f"case {task.id!r}: unknown patch_cap key(s) {bad}; use {sorted(_CAP_KEYS)}")
+            first = self._begin(recorded)
+            for r in range(first, self.rounds + 1):
+                active = [c for c in self.cases.values() if c.stop is None and c.done < r]
+                for c in active:
+                    self._halt_if_done(c, r)
+                active = [c for c in active if c.stop is None]
+                if not active:
+                    break
+                self.reached = r
+                history = self._round(r, active)
+                fired = check(self.rules, history)
+                if fired is not None:
+                    stop = self._run_stop(r, fired)
+                    break
+                if all(c.stop is not None for c in self.cases.values()):
+                    break
+        except BudgetExhausted as exc:
+            stop = DecisionRecord(Decision.STOP, f"budget exhausted: {exc}", "budget")
+        except Exception as exc:
+            why = StopRecord(Decision.STOP, f"{resuming.INTERRUPTED}: {type(exc).__name__}: {exc}", resuming.INTERRUPTED)
+            out = self._finish(why, error=exc)
+            trace = next(iter(out.traces.values()), None) if len(self.tasks) == 1 else None
+            raise RunInterrupted(f"run {self.rec.run_id} interrupted: {type(exc).__name__}: {exc}", out, trace) from exc
+        return self._finish(stop if stop is not None else self._ending())
+
+    def _begin(self, recorded: resuming.Recorded | None) -> int:
+        """Step 1 and step 2 on each start (or pick each case up where the ledger left it)."""
+        held = recorded.cases if recorded is not None else {}
+        if recorded is not None:
+            self.rec.usage = recorded.usage
+            self.rec.paid_before(recorded.paid)  # the same run: what it validated before stays paid
+        else:
+            self.rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
+                "strategy": self.strategy.name, "cases": [t.id for t in self.tasks], "rounds": self.rounds,
+                "keep": self.keep, "observe": self.observe, "recheck": self.recheck,
+                "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
+                "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
+            })  # fmt: skip
+        fresh = [t for t in self.tasks if t.id not in held]
+        for task in self.tasks:
+            if task.id in held:
+                h = held[task.id]
+                c = _Case(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round,
+                          list(h.rejected), stop=h.stop, scored=set(h.scored))  # fmt: skip
+                self.cases[task.id] = c
+                self.rec.log(task, h.round, Role.DECISION, Kind.RESUME, outputs=candidate_json(h.candidate),
+                             detail={"candidate": h.candidate.digest, "state": h.state})  # fmt: skip
+                self.steps.append(Step.of(task.id, h.round, h.verdict.evidence))
+        for task in fresh:  # step 1: the acceptance is fixed before the first run
+            self.rec.log(task, 0, Role.DECISION, Kind.DEFINE, outputs=task.suite.digest,
+                         evidence={"fail_to_pass": list(task.suite.fail_to_pass), "pass_to_pass": list(task.suite.pass_to_pass)},
+                         detail={"strategy": self.strategy.name, "hidden": task.hidden.digest if task.hidden else ""})  # fmt: skip
+            self.rec.log(task, 0, Role.EXECUTOR, Kind.GENERATE, outputs=candidate_json(task.start),
+                         detail={"candidate": task.start.digest, "label": task.start.label, "state": task.start_state})  # fmt: skip
+        checks = self._map(self._start_checks, fresh)
+        scores = self._map(lambda t: self._score_check(t, t.start), fresh)
+        for task, runs, score in zip(fresh, checks, scores, strict=True):
+            verdicts = [
+                self.rec.verified(task, 0, task.start, ch, None, "start" if i == 0 else f"re-run {i} (uncached)")
+                for i, ch in enumerate(runs)
+            ]
+            self.verifications += [Verification.of(v.evidence, task.id) for v in verdicts]
+            c = _Case(task, task.start, verdicts[0], task.start_state, task.start, verdicts[0])
+            self.cases[task.id] = c
+            self.steps.append(Step.of(task.id, 0, verdicts[0].evidence))
+            self.rec.scored(task, 0, task.start, score, verdicts[0], c.state)
+            c.scored.add(0)
+        if fresh:
+            self._case_rules(0, fresh_only={t.id for t in fresh})
+        # Cases decided in the last recorded round but not scored yet: score them now.
+        for c in self.cases.values():
+            if c.done not in c.scored:
+                self.rec.scored(c.task, c.done, c.candidate, self._score_check(c.task, c.candidate), c.verdict, c.state)
+                c.scored.add(c.done)
+        done = [c.done for c in self.cases.values() if c.stop is None] or [0]
+        self.reached = max(c.done for c in self.cases.values()) if self.cases else 0
+        return min(done) + 1
+
+    def _start_checks(self, task: Task) -> list[Paid]:
+        again = partial(self.rec.check, task, 0, task.start, fresh=True)  # each re-run paid, uncached
+        return rerun(self.rec.check(task, 0, task.start), again, self.recheck, lambda p: p.verdict.evidence)
+
+    def _score_check(self, task: Task, candidate: Candidate) -> Checked | None:
+        return self.rec.check(task, 0, candidate, hidden=True) if task.hidden is not None else None
+
+    def _map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
+        """Validation work in parallel when nothing is paid through a budget (it is not shared)."""
+        if self.workers <= 1 or self.rec.budget is not None or len(items) < 2:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(fn, items))
+
+    def _halt_if_done(self, c: _Case, r: int) -> None:
+        a = assess(c.verdict)
+        if c.verdict.quarantined or (self.stop_at_green and a.decision is Decision.STOP):
+            self._case_stop(c, r - 1, StopRecord(a.decision, a.reason, a.rule, Stop.REPORT_UNKNOWNS, c.task.id))
+
+    def _case_stop(self, c: _Case, r: int, record: StopRecord) -> None:
+        c.stop = record
+        if len(self.tasks) > 1:  # a one-case run's stop is the run's stop
+            self.rec.log(c.task, r, Role.DECISION, Kind.STOP, outputs=candidate_json(c.candidate),
+                         detail={**detail_of(record), "outcome": str(record.outcome), "candidate": c.candidate.digest})  # fmt: skip
+
+    # -- one round -------------------------------------------------------------------------
+
+    def _round(self, r: int, active: list[_Case]) -> History:
+        before = {cid: (c.candidate, c.verdict, c.state) for cid, c in self.cases.items()}
+        work: list[tuple[_Case, Proposal, tuple[Observation, ...], list[Prepared]]] = []
+        for c in active:
+            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state)
+            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments)
+            if proposal.sequence:  # dependent steps: validated one after another, below
+                work.append((c, proposal, obs, []))
+                continue
+            prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
+            work.append((c, proposal, obs, prepared))
+        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None]
+        checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
+        results = {id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)}
+        risk = 0.0
+        for c, proposal, obs, prepared in work:
+            if proposal.sequence:
+                risk += self._checkpoints(r, c, proposal, obs)
+            else:
+                risk += self._decide(r, c, proposal, obs, prepared, results)
+        self.risk[r] = risk
+        scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
+        for c, score in zip(active, scores, strict=True):
+            self.rec.scored(c.task, r, c.candidate, score, c.verdict, c.state)
+            c.scored.add(r)
+        self._before = before
+        return self._case_rules(r)
+
+    def _decide(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...],
+                prepared: list[Prepared], results: dict[int, Paid]) -> float:  # fmt: skip
+        """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
+        attempts: list[Attempt] = []
+        for p in prepared:
+            if p.refusal is not None:
+                attempts.append(Attempt(p.child, None, None, None, self._policy(p.refusal)))
+                continue
+            assert p.patched is not None
+            retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
+            self.verifications.append(Verification.of(retest.evidence, c.task.id))
+            d = self._policy(decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks))
+            attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
+            self.steps.append(Step.of(c.task.id, r, retest.evidence, kept=d.decision is Decision.KEEP))
+        if not attempts:
+            return self._hold(r, c, proposal, obs, attempts, None, None)
+        i = best([(a.decision, a.retest) for a in attempts])
+        return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
+
+    def _checkpoints(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...]) -> float:
+        """A proposal whose children are dependent steps: each is applied to the last green
+        checkpoint, validated and recorded; the first that does not apply or is not green
+        (a protective test breaks, visible failures grow, an alarm) ends the sequence, and the
+        case returns to the last green checkpoint, which is then decided as one change."""
+        base, base_verdict = c.candidate, c.verdict
+        attempts: list[Attempt] = []
+        green: Attempt | None = None
+        for i, child in enumerate(proposal.children, start=1):
+            p = prepare(self.rec, c.task, r, base, child)
+            if p.refusal is not None:
+                attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
+                self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
+                             "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
+                break
+            assert p.patched is not None
+            after = self.rec.verified(c.task, r, p.patched, self.rec.check(c.task, r, p.patched), base_verdict, f"step {i}")
+            self.verifications.append(Verification.of(after.evidence, c.task.id))
+            d = self._policy(decide(base_verdict, after, p.size_problem, "no_worse"))
+            ok = d.decision is Decision.KEEP
+            attempts.append(Attempt(child, p.patched, p.size, after, d))
+            self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
+            self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": True, "green": ok,
+                         "resolved": after.resolved, "reason": d.reason, "candidate": (p.patched if ok else base).digest})  # fmt: skip
+            if not ok:
+                break
+            base, base_verdict, green = p.patched, after, attempts[-1]
+        if green is None or green.retest is None:
+            first = attempts[0] if attempts else None
+            return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
+        decision = self._policy(decide(c.verdict, green.retest, "", self.keep, c.task.checks))
+        return self._hold(r, c, proposal, obs, attempts, green, decision)
+
+    def _policy(self, d: DecisionRecord) -> DecisionRecord:
+        """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
+        alarm are recorded) and rolled back, and the case goes on with the next proposal."""
+        if d.decision is Decision.STOP and d.rule == "integrity" and self.on_alarm == "continue":
+            return DecisionRecord(Decision.ROLL_BACK, f"{d.reason} (quarantined: rolled back, the run goes on)", "integrity")
+        return d
+
+    def _hold(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
+              chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
+        """Step 6: hold the chosen child if it is kept, record the decision, stop the case if asked."""
+        held, held_verdict = c.candidate, c.verdict
+        if decision is None:
+            if proposal.idle:
+                decision = DecisionRecord(Decision.INVESTIGATE, "nothing proposed: the case holds", "idle")
+            else:
+                why = proposal.failure or "strategy gave no patch"
+                decision = DecisionRecord(Decision.INVESTIGATE, f"reflection unusable: {why}", "reflection")
+        risk = 0.0
+        if decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None and chosen.retest is not None:
+            c.candidate, c.verdict = chosen.patched, chosen.retest
+            c.state = chosen.child.name or chosen.patched.label or f"round-{r}"
+            risk = float(sum(a.size.lines for a in attempts if a.size is not None and a.decision.decision is Decision.KEEP))
+        else:
+            self.steps.append(Step.of(c.task.id, r, c.verdict.evidence))
+        cause = proposal.record.hypothesis.cause if proposal.record else ""
+        if decision.decision is Decision.ROLL_BACK and cause:
+            c.rejected.append(cause)
+        rnd = Round(r, held, held_verdict, proposal, obs,
+                    chosen.patched if chosen else None, chosen.size if chosen else None,
+                    chosen.retest if chosen else None, decision, self.rec.usage, c.task.id, tuple(attempts), c.state)  # fmt: skip
+        c.rounds.append(rnd)
+        c.done = r
+        self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(c.candidate),
+                     detail={**detail_of(decision), "candidate": c.candidate.digest, "proposal": c.state,
+                             "offered": chosen.child.name if chosen else "", "cause": cause, "lines": risk,
+                             "cost_so_far": self.rec.usage.cost_units,
+                             "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts]})  # fmt: skip
+        if decision.decision is Decision.STOP:
+            self._case_stop(c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id))
+        return risk
+
+    def _case_rules(self, r: int, fresh_only: set[str] | None = None) -> History:
+        history = History(self._observed(), tuple(self.steps), tuple(self.verifications))
+        for c in self.cases.values():
+            if c.stop is not None or (fresh_only is not None and c.task.id not in fresh_only):
+                continue
+            fired = check(self.case_rules, history.for_case(c.task.id))
+            if fired is not None:
+                record = StopRecord(fired.decision, fired.reason, fired.rule, fired.outcome, c.task.id)
+                self.stops.append(record)
+                self._case_stop(c, r, record)
+        return history
+
+    def _observed(self) -> tuple[Any, ...]:
+        """Per-round counts the run rules read, rebuilt from the ledger, plus risk per round."""
+        frame = accounting.from_ledger(self.rec.ledger.frame(self.rec.run_id), field="correct" if self.observe == "hidden" else "visible")
+        stats = accounting.round_stats(frame)
+        return tuple(type(s)(s.round, s.fixed, s.broken, s.wrong_before, s.right_before, s.cost, s.seconds,
+                             self.risk.get(s.round, 0.0)) for s in stats)  # fmt: skip
+
+    def _run_stop(self, r: int, fired: StopRecord) -> StopRecord:
+        self.stops.append(fired)
+        if fired.outcome is Stop.ROLL_BACK:  # the round did more harm than good: restore it
+            for cid, (cand, verdict, state) in self._before.items():
+                c = self.cases[cid]
+                if c.candidate.digest != cand.digest:
+                    c.candidate, c.verdict, c.state = cand, verdict, state
+                    self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(cand),
+                                 detail={"decision": Decision.ROLL_BACK.value, "reason": f"run stop: {fired.reason}",
+                                         "rule": fired.rule, "candidate": cand.digest, "proposal": state, "delta_f": 0,
+                                         "cost_so_far": self.rec.usage.cost_units})  # fmt: skip
+        return fired
+
+    # -- the ending ------------------------------------------------------------------------
+
+    def _ending(self) -> DecisionRecord:
+        cases = list(self.cases.values())
+        if len(cases) == 1 and cases[0].stop is not None:
+            return cases[0].stop
+        if cases and all(c.stop is not None for c in cases):
+            return DecisionRecord(Decision.STOP, "every case stopped", "all-stopped")
+        if self.stop_at_green and cases and all(assess(c.verdict).decision is Decision.STOP for c in cases):
+            return assess(cases[0].verdict)
+        return DecisionRecord(Decision.STOP, f"round cap reached ({self.rounds}); report unknowns", "round-cap")
+
+    def _finish(self, stop: DecisionRecord, error: BaseException | None = None) -> EngineRun:
+        record = stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
+        single = self.tasks[0] if len(self.tasks) == 1 else None
+        held = next(iter(self.cases.values()), None) if single else None
+        try:
+            rid = self.rec.run_id
+            unit = unit_end(self.rec.ledger, rid, held.candidate.digest, record.rule, error is not None) if held else {}
+            self.rec.log(single, self.reached, Role.DECISION, Kind.STOP,
+                         outputs=candidate_json(held.candidate) if held else None,
+                         detail={**detail_of(record), "outcome": str(record.outcome), "run": True,
+                                 "candidate": held.candidate.digest if held else "",
+                                 "error": f"{type(error).__name__}: {error}" if error else "", **unit})  # fmt: skip
+        except LedgerError:
+            if error is None:
+                raise
+        return self._result(stop)
+
+    def _result(self, stop: DecisionRecord) -> EngineRun:
+        traces = {}
+        for cid, c in self.cases.items():
+            rolled = c.rounds and c.rounds[-1].kept.digest != c.candidate.digest
+            traces[cid] = Trace(
+                self.rec.run_id, c.task.suite.digest, self.rec.checker.id, self.strategy.name, self.strategy.simulated,
+                c.start, c.start_verdict, tuple(c.rounds), c.stop or stop, cid, c.state,
+                c.candidate if rolled else None, c.verdict if rolled else None,
+            )  # fmt: skip
+        return EngineRun(
+            self.rec.run_id, self.rec.ledger, self.tasks, traces, self.reached, tuple(self.stops), stop,
+            self.strategy.simulated, self.strategy.name, {cid: c.state for cid, c in self.cases.items()},
+        )  # fmt: skip
+
+    def as_recorded(self, recorded: resuming.Recorded) -> EngineRun:
+        """A finished run, as its ledger records it: nothing runs, nothing is paid or appended."""
+        assert recorded.stop is not None
+        for task in self.tasks:
+            h = recorded.cases.get(task.id)
+            if h is not None:
+                self.cases[task.id] = _Case(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round, stop=h.stop)
+        self.reached = recorded.last_round
+        self.stops = [h.stop for h in recorded.cases.values() if h.stop is not None]
+        return self._result(recorded.stop)
+
+

@@ -1,0 +1,394 @@
+"""The engine's steps for one case, and the one place that writes the ledger and pays the budget.
+
+`Recorder` logs every event (kinds from `labkit.record.events`) and charges every paid
+action; `propose` is step 3 (the strategy, with discriminating experiments first if it asks);
+`prepare` is step 4 for each child (protected paths, size cap, apply); `Recorder.validate`
+is steps 2 and 5 through the one verdict cache; `Recorder.confirm` runs a case's sealed
+final set (its hidden suite) through the one sealed confirmation, `SealedCheckSet`, and lets
+only pass/fail out.
+
+A `Payment` says how a step is billed: its budget kind, its upper bound (the cap) and how
+its actual use is measured. `propose` bills REFLECT at `REFLECT_UPPER` unless told
+otherwise; `prepare` is unpaid unless given one (a host that declares an "execute" cost).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from labkit.core import patch as patches
+from labkit.core.errors import ModelError, PatchError, PatchTooLarge, ValidatorMismatch
+from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
+from labkit.grading.sealed import SealedCheckSet
+from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
+from labkit.loop.engine.probe import Observation, observe
+from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
+from labkit.loop.engine.trace import Task
+from labkit.record.events import Kind, Role
+from labkit.record.exposure import refuse_exposed
+
+if TYPE_CHECKING:
+    from labkit.grading.validator import Validator
+    from labkit.record.budget import Budget
+    from labkit.record.ledger import Ledger
+
+T = TypeVar("T")
+REFLECT_UPPER = Usage(tokens=4096, calls=1, wall_seconds=120, cost_units=1)
+
+
+@dataclass(frozen=True)
+class Payment:
+    """How one step is billed: reserve `upper` as `kind`, settle `measure(result)`.
+
+    `measure=None` settles the declared `upper` itself (a fixed price, e.g. a declared cost
+    model's "generate 3"). `Payment.fixed(kind, units)` is that price in cost units."""
+
+    kind: Kind
+    upper: Usage
+    measure: Callable[[Any], Usage] | None = None
+
+    @classmethod
+    def fixed(cls, kind: Kind, cost_units: float) -> Payment:
+        return cls(kind, Usage(cost_units=cost_units))
+
+    def measured(self, out: Any) -> Usage:
+        return self.upper if self.measure is None else self.measure(out)
+
+
+REFLECT = Payment(Kind.REFLECT, REFLECT_UPPER, lambda p: p.usage)
+
+
+def candidate_json(c: Candidate) -> str:
+    return json.dumps({"label": c.label, "parent": c.parent, "files": dict(c.files)}, sort_keys=True)
+
+
+def candidate_from_json(text: str) -> Candidate:
+    data = json.loads(text)
+    return Candidate(files=data["files"], label=data.get("label", ""), parent=data.get("parent"))
+
+
+@dataclass(frozen=True)
+class Paid(Checked):
+    """A validation's verdict and what this run paid for it in cost units (see `Recorder.check`)."""
+
+    cost_units: float = 0.0
+
+
+@dataclass
+class Recorder:
+    """Ledger writes, budget charges and validation for one run."""
+
+    run_id: str
+    ledger: Ledger
+    checker: Checker
+    budget: Budget | None
+    validation_cost: float
+    simulated: bool
+    usage: Usage = field(default_factory=Usage)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _paid: set[tuple[str, str, str]] = field(default_factory=set, repr=False)  # (candidate, suite, validator)
+
+    def paid_before(self, keys: Iterable[tuple[str, str, str]]) -> None:
+        """Keys this run paid for before (a resumed run's, read from its ledger): repeats are free."""
+        with self._lock:
+            self._paid.update(keys)
+
+    def log(
+        self,
+        task: Task | None,
+        rnd: int,
+        role: Role,
+        kind: Kind,
+        *,
+        inputs: str | None = None,
+        outputs: str | None = None,
+        evidence: object = None,
+        usage: Usage | None = None,
+        started: float | None = None,
+        detail: Mapping[str, object] | None = None,
+    ) -> None:
+        base: dict[str, object] = {}
+        if task is not None:
+            base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
+        base["simulated"] = self.simulated  # the ledger refuses a field the vocabulary does not declare
+        self.ledger.record(
+            self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
+            evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),
+            detail={**base, **(detail or {})},
+        )  # fmt: skip
+
+    def charge(
+        self, kind: Kind, fn: Callable[[], T], upper: Usage, measure: Callable[[T], Usage], rnd: int,
+        *, for_confirmation: bool = False,
+    ) -> T:  # fmt: skip
+        """Run `fn` under the budget (reserve `upper`, settle `measure(result)`), if there is one.
+
+        `for_confirmation=True` may draw on the budget's confirmation reserve."""
+        if self.budget is None:
+            out = fn()
+        else:
+            from labkit.record.budget import Operation
+
+            op = Operation(fn, upper=upper, measure=measure)
+            out = self.budget.paid(str(kind), op, for_confirmation=for_confirmation, round=rnd)
+        with self._lock:  # validations may run on a thread pool
+            self.usage = self.usage + measure(out)
+        return out
+
+    def check(
+        self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False
+    ) -> Paid:
+        """One validation through the cache, paid through the budget as this run's own.
+
+        The price depends on this run alone, never on what the shared cache holds: the first
+        time this run validates a (candidate, suite, validator) it pays `validation_cost`, even
+        when the verdict comes from the cache (another run's, another arm's); otherwise a job's
+        cost units, and whether it can afford its next step, would depend on job order and on
+        which jobs shared a process. A repeat of the same key within this run is free: the run
+        already paid for that verdict (best-of-N's identical samples cost one validation), and
+        it stays free even if the verdict was not cached (a timeout or alarm is never stored) so
+        that the price never depends on the cache's state. A `fresh` re-run (probing
+        flakiness) is a deliberate extra validation: always paid. The hidden suite is the lab's
+        scoring: never paid. Wall time is measured as spent (0 on a cache hit)."""
+        suite = task.hidden if hidden and task.hidden is not None else task.suite
+        if hidden:  # the lab's scoring, not something the loop pays for
+            ch = self.checker.check(candidate, suite, use_cache=not fresh)
+            return Paid(ch.verdict, ch.cached, 0.0)
+        key = (candidate.digest, suite.digest, self.checker.id)
+        with self._lock:  # claimed here so two threads validating the same key pay once
+            first = fresh or key not in self._paid
+            self._paid.add(key)
+        cost = self.validation_cost if first else 0.0
+        hit = None if fresh else self.checker.cache.get(self.checker.key(candidate, suite))
+        if hit is not None and cost == 0.0:
+            return Paid(hit, True, 0.0)
+
+        def validate() -> Paid:
+            ch = Checked(hit, True) if hit is not None else self.checker.check(candidate, suite, use_cache=False)
+            return Paid(ch.verdict, ch.cached, cost)
+
+        lim = self.checker.validator.limits.wall_seconds
+        try:
+            return self.charge(
+                Kind.VERIFY, validate, Usage(wall_seconds=lim + 30, cost_units=cost),
+                lambda c: Usage(wall_seconds=c.seconds, cost_units=c.cost_units), rnd,
+            )  # fmt: skip
+        except BaseException:
+            if first and not fresh:  # not paid after all (e.g. the budget refused): not this run's yet
+                with self._lock:
+                    self._paid.discard(key)
+            raise
+
+    def pay(self, payment: Payment, fn: Callable[[], T], rnd: int, *, for_confirmation: bool = False) -> T:
+        """`charge` with a Payment."""
+        return self.charge(payment.kind, fn, payment.upper, payment.measured, rnd, for_confirmation=for_confirmation)
+
+    def confirm(self, task: Task, rnd: int, candidate: Candidate, *, payment: Payment | None = None) -> bool:
+        """The case's sealed final check set (its hidden suite) on `candidate`: pass/fail only.
+
+        The verdict never leaves this method: it is not returned, cached, or written to the
+        ledger (no failing test names, messages or output), so it can never become a repair
+        context. With a `payment`, the run is paid from the confirmation reserve. A final set
+        authorised as development material (`labkit.record.exposure`) raises ExposedFinalSet."""
+        if task.hidden is None:
+            raise ValueError(f"case {task.id!r} has no sealed final check set (no hidden suite)")
+        refuse_exposed(self.ledger, task.hidden.digest, task.id)  # an exposed final set confirms nothing
+        run = partial(SealedCheckSet(task.hidden, self.checker.validator).confirm, candidate)
+        return run() if payment is None else self.pay(payment, run, rnd, for_confirmation=True)
+
+    def verified(
+        self, task: Task, rnd: int, candidate: Candidate, checked: Paid, before: Verdict | None, why: str
+    ) -> Verdict:
+        """Record a visible validation (steps 2 and 5) and return its verdict."""
+        verdict = checked.verdict
+        if before is not None and (
+            before.evidence.suite != verdict.evidence.suite
+            or before.evidence.validator != verdict.evidence.validator
+        ):
+            raise ValidatorMismatch("re-test on a different suite or validator than the failure")
+        cost = checked.cost_units  # what this run paid (see `check`); `cached` is wall time saved
+        self.log(
+            task, rnd, Role.VALIDATOR, Kind.VERIFY, inputs=candidate_json(candidate),
+            outputs=verdict.evidence.digest,
+            evidence=verdict.report() | {"alarms": list(verdict.evidence.alarms), "verdict": verdict_json(verdict)},
+            usage=Usage(wall_seconds=checked.seconds, cost_units=cost),
+            detail={"candidate": candidate.digest, "label": candidate.label, "validator": self.checker.id,
+                    "resolved": verdict.resolved, "cross_checked": verdict.cross_checked, "retest": before is not None, "cached": checked.cached, "why": why},
+        )  # fmt: skip
+        if verdict.quarantined:
+            self.log(
+                task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=candidate_json(candidate),
+                evidence=list(verdict.evidence.alarms), detail={"candidate": candidate.digest, "quarantined": True},
+            )  # fmt: skip
+        return verdict
+
+    def scored(self, task: Task, rnd: int, candidate: Candidate, checked: Checked | None, visible: Verdict, state: str) -> None:
+        """Record one case's correctness after a round: hidden scoring if it has hidden tests."""
+        correct = checked.verdict.resolved if checked is not None else visible.resolved
+        evidence = None
+        if checked is not None:
+            e = checked.verdict.evidence
+            evidence = {"candidate": e.candidate, "suite": e.suite, "validator": e.validator, "digest": e.digest,
+                        "resolved": correct, "failing": [r.nodeid for r in e.failures]}  # fmt: skip
+        self.log(
+            task, rnd, Role.SCORER, Kind.SCORE, evidence=evidence,
+            usage=Usage(wall_seconds=checked.seconds if checked is not None else 0.0),
+            detail={"candidate": candidate.digest, "correct": correct, "visible": visible.resolved, "state": state,
+                    "scored_on": "hidden" if checked is not None else "visible",
+                    "cached": checked.cached if checked is not None else True},
+        )  # fmt: skip
+
+
+def propose(
+    rec: Recorder, strategy: Strategy, situation: Situation, task: Task | None, max_experiments: int,
+    *, payment: Payment = REFLECT, model_errors: Literal["record", "raise"] = "record",
+) -> tuple[Proposal, tuple[Observation, ...]]:  # fmt: skip
+    """Step 3: ask the strategy (observing first, up to `max_experiments` times, if it asks).
+
+    `payment` bills each ask (default: REFLECT, the reply's own usage, capped at
+    REFLECT_UPPER). A model error is recorded as an ERROR event and, by default, becomes
+    this round's proposal failure; with `model_errors="raise"` it is re-raised after being
+    recorded, so the caller can classify it (an INFRASTRUCTURE error may be retried)."""
+    observations: list[Observation] = []
+    rnd = situation.round
+    while True:
+        t0 = time.time()
+        here = Situation(
+            rnd, situation.candidate, situation.verdict, tuple(observations), situation.rejected,
+            situation.case, situation.state, situation.suite,
+        )  # fmt: skip
+        try:
+            bill = payment if payment is not REFLECT else Payment(Kind.REFLECT, upper_of(strategy), REFLECT.measure)
+            proposal = rec.pay(bill, partial(strategy.propose, here), rnd)
+        except ModelError as exc:  # recorded, not fatal: the case holds this round
+            rec.log(task, rnd, Role.REFLECTOR, Kind.ERROR, detail={"error": f"{type(exc).__name__}: {exc}"})
+            if model_errors == "raise":
+                raise
+            proposal = Proposal(failure=f"model call failed: {type(exc).__name__}: {exc}")
+        kind = Kind.IDLE if proposal.idle else Kind.REFLECT
+        rec.log(
+            task, rnd, Role.REFLECTOR, kind, inputs=situation.verdict.evidence.digest,
+            outputs=proposal.raw or None, usage=proposal.usage, started=t0,
+            evidence=proposal.record.as_dict() if proposal.record else None,
+            detail={"strategy": strategy.name, "failure": proposal.failure, "children": len(proposal.children),
+                    "experiment": proposal.experiment.question if proposal.experiment else "",
+                    **({"prediction": list(proposal.experiment.prediction)}  # only when made: old ledgers unchanged
+                       if proposal.experiment and proposal.experiment.prediction else {}),
+                    "state": situation.state, "note": proposal.note},
+        )  # fmt: skip
+        if proposal.experiment is None or len(observations) >= max_experiments:
+            return proposal, tuple(observations)
+        obs = observe(situation.candidate, proposal.experiment)
+        rec.log(
+            task, rnd, Role.REFLECTOR, Kind.EXPERIMENT, inputs=proposal.experiment.probe, outputs=obs.output,
+            usage=Usage(wall_seconds=obs.wall_seconds),
+            detail={"question": proposal.experiment.question, "exit_code": obs.exit_code, "candidate": situation.candidate.digest},
+        )  # fmt: skip
+        observations.append(obs)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Step 4 for one child: the patched candidate (or why there is none) and its size."""
+
+    child: Child
+    patched: Candidate | None
+    size: PatchSize | None
+    size_problem: str = ""
+    refusal: DecisionRecord | None = None  # set when the child is decided without validation
+
+
+def prepare(
+    rec: Recorder, task: Task, rnd: int, current: Candidate, child: Child,
+    *, payment: Payment | None = None, build: Callable[[Candidate], object] | None = None,
+) -> Prepared:  # fmt: skip
+    """Step 4: one reversible change. Protected paths are never the candidate's to edit.
+
+    With a `payment` the whole step is one paid action (reserved before anything runs;
+    charged also when the child is refused or `build` raises). `build`, if given, runs on
+    the patched candidate inside the step (e.g. byte-compile it); what it raises is the
+    candidate's failure and propagates to the caller."""
+    if payment is not None:
+        return rec.pay(payment, partial(prepare, rec, task, rnd, current, child, build=build), rnd)
+    try:
+        if child.target is not None:
+            patch = patches.make(current.files, child.target.files, child.name)
+            if not patch.diff:
+                why = DecisionRecord(Decision.INVESTIGATE, "the proposal changes nothing", "no-change")
+                return Prepared(child, None, None, refusal=why)
+        else:
+            assert child.patch is not None
+            patch = child.patch
+        protected = sorted(set(patches.touched(patch)) & set(task.suite.protected_paths))
+        if protected:
+            rec.log(task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=patch.diff,
+                    evidence=[f"patch touches protected path {p}" for p in protected], detail={"quarantined": True})  # fmt: skip
+            why = DecisionRecord(Decision.STOP, f"integrity alarm: patch edits protected {', '.join(protected)}", "integrity")
+            return Prepared(child, None, None, refusal=why)
+        size = patches.size(patch)
+        problem = ""
+        if task.patch_cap:
+            try:
+                patches.check_size(patch, **dict(task.patch_cap))
+            except PatchTooLarge as exc:
+                problem = str(exc)
+        patched = child.target if child.target is not None else patches.apply(current, patch)
+    except PatchError as exc:
+        return Prepared(child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, f"patch does not apply: {exc}", "patch"))
+    rec.log(
+        task, rnd, Role.EXECUTOR, Kind.GENERATE, inputs=patch.diff, outputs=candidate_json(patched),
+        detail={"candidate": patched.digest, "parent": current.digest, "files": size.files, "hunks": size.hunks,
+                "lines": size.lines, "proposal": child.name, "source": child.source},
+    )  # fmt: skip
+    if build is not None:
+        build(patched)
+    return Prepared(child, patched, size, problem)
+
+
+def upper_of(strategy: Strategy) -> Usage:
+    """What one proposal may cost at most: the strategy's own `upper` (several calls per
+    proposal, e.g. a critic and a reviser), else one call of REFLECT_UPPER."""
+    upper = getattr(strategy, "upper", None)
+    return upper if isinstance(upper, Usage) else REFLECT_UPPER
+
+
+def situation_for(rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str) -> Situation:
+    """What a strategy may read: the held candidate and its *visible* verdict, never hidden results."""
+    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite)
+
+
+def checker_for(validator: Validator | Checker | None, cache: VerdictCache | None) -> Checker:
+    """The validator behind the one verdict cache (a Checker passes through)."""
+    if isinstance(validator, Checker):
+        return validator
+    return Checker(validator, cache)
+
+
+def detail_of(d: DecisionRecord) -> dict[str, Any]:
+    return {"decision": d.decision.value, "reason": d.reason, "rule": d.rule}
+
+
+def unit_end(ledger: Ledger, run_id: str, held: str, rule: str, error: bool) -> dict[str, Any]:
+    """A one-task run is one experimental unit: its stop says how the unit ended, in the layer
+    vocabulary (`StopDetail`: unit, status, confirmed) that `loop.layer_metrics` reads (and, for
+    a run recorded before stops carried it, derives with this same function from the stop's
+    candidate, rule and error). `held` is the held candidate's digest.
+
+    status: "success" when the held candidate was scored correct (on the hidden tests where the
+    task has them — a check its author never saw, so `confirmed`), else "incomplete" when the
+    budget or an error ended the run, else "failed"."""
+    score = next((e.detail for e in reversed(ledger.events(run_id))
+                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held), None)  # fmt: skip
+    correct = bool(score and score.get("correct"))
+    status = "success" if correct else "incomplete" if error or rule == "budget" else "failed"
+    out: dict[str, Any] = {"unit": run_id, "status": status}
+    if score is not None and score.get("scored_on") == "hidden":
+        out["confirmed"] = correct
+    return out
+

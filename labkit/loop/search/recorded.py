@@ -1,0 +1,136 @@
+"""A recorded search, step by step, read back from its ledger (for the notebook's stepper).
+
+Each search event (define, expand, branch, seal, decision, quarantine, confirm, stop) is
+one step. For each step this computes, from the budget events recorded before it, what
+was spent on search, spent on confirmation, still held for confirmation, and left; and
+the tree, sealed candidates and error-class decisions as they stood. Nothing is re-run.
+
+`sweep` runs the real search at several total budgets (same case, same reserve) and says,
+for each, how the task ended — where it turns incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from labkit.core.types import Verdict
+from labkit.grading.sealed import SearchCase
+from labkit.grading.verdicts import Checker
+from labkit.loop.search.search_case import search
+from labkit.record.events import BudgetStatus, Kind, Role
+from labkit.record.ledger import Ledger
+
+if TYPE_CHECKING:
+    from labkit.loop.search.frontier import SearchResult
+
+__all__ = ["SearchStep", "Sweep", "steps", "sweep"]
+
+_SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
+
+
+@dataclass(frozen=True)
+class SearchStep:
+    index: int
+    kind: Kind
+    title: str
+    detail: dict[str, Any]
+    limit: float
+    reserve: float
+    search_spent: float
+    confirm_spent: float
+    branches: tuple[dict[str, Any], ...]  # every branch event so far (detail)
+    sealed: tuple[str, ...]
+    decisions: tuple[dict[str, Any], ...]  # error-class decisions so far
+
+    @property
+    def held(self) -> float:
+        """The part of the reserve not yet used by confirmation."""
+        return max(self.reserve - self.confirm_spent, 0.0)
+
+    @property
+    def left(self) -> float:
+        return self.limit - self.search_spent - self.confirm_spent
+
+    @property
+    def search_left(self) -> float:
+        return max(self.left - self.held, 0.0)
+
+
+def _title(kind: Kind, d: dict[str, Any]) -> str:
+    if kind == Kind.DEFINE:
+        return f"rule registered before any candidate: {d.get('rule')}; reserve {d.get('reserve'):g}"
+    if kind == Kind.EXPAND:
+        return (f"expand {d.get('hypothesis') or 'start'}: proposed {d.get('proposed')}, "
+                f"kept {d.get('kept')} (generate {d.get('spent'):g})")  # fmt: skip
+    if kind == Kind.BRANCH:
+        return f"{d.get('name')}: {d.get('outcome')} — {d.get('reason')} (spent {d.get('spent'):g})"
+    if kind == Kind.SEAL:
+        return f"sealed {d.get('name')} (seal {d.get('seal')})"
+    if kind == Kind.ERROR_DECISION:
+        return f"{d.get('error_class')} at {d.get('where')}: {d.get('action')}"
+    if kind == Kind.CONFIRM:
+        ok = d.get("confirmed")
+        return "confirmation not funded" if ok is None else f"confirmation on the sealed set: {'pass' if ok else 'fail'}"
+    if kind == Kind.STOP:
+        return f"task {d.get('status')}; the search ended on: {d.get('reason')}"
+    return f"{kind}: {d.get('reason', '')}"
+
+
+def steps(ledger: Ledger, run_id: str) -> list[SearchStep]:
+    """One SearchStep per search event of `run_id`, with the accounts as they stood."""
+    events = ledger.events(run_id)
+    define = next((e for e in events if e.role == Role.SEARCH and e.kind == Kind.DEFINE), None)
+    if define is None:
+        raise ValueError(f"run {run_id!r} has no search in {ledger.path}")
+    raw = define.detail.get("limit")
+    limit = math.inf if raw is None else float(raw)
+    reserve = float(define.detail.get("reserve", 0.0))
+    search = confirm = 0.0
+    branches: list[dict[str, Any]] = []
+    sealed: list[str] = []
+    decisions: list[dict[str, Any]] = []
+    out: list[SearchStep] = []
+    for e in events:
+        if e.role == Role.BUDGET and e.detail.get("status") in _SETTLED:
+            if e.detail.get("from_reserve"):
+                confirm += e.cost_units
+            else:
+                search += e.cost_units
+            continue
+        if e.role != Role.SEARCH:
+            continue
+        d = dict(e.detail)
+        if e.kind == Kind.BRANCH:
+            branches.append(d)
+        elif e.kind == Kind.SEAL:
+            sealed.append(str(d.get("name")))
+        elif e.kind == Kind.ERROR_DECISION:
+            decisions.append(d)
+        out.append(SearchStep(len(out), Kind(e.kind), _title(Kind(e.kind), d), d, limit, reserve, search, confirm,
+                              tuple(branches), tuple(sealed), tuple(decisions)))  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class Sweep:
+    total: float
+    reserve: float
+    result: SearchResult
+    steps: tuple[SearchStep, ...]
+    ledger: Ledger | None = None  # the run's own ledger, kept open (the evidence card reads it)
+
+
+def sweep(
+    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float
+) -> list[Sweep]:
+    """The real search on `case` at each total budget (same reserve, same scripted routes)."""
+    out = []
+    for total in totals:
+        run_id = f"sweep-{total:g}"
+        led = Ledger()
+        result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
+        out.append(Sweep(total, reserve, result, tuple(steps(led, run_id)), led))
+    return out
