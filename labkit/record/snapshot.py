@@ -77,6 +77,7 @@ class Snapshot:
     where: Path
     chain: list[Chunk]
     frames: list[pl.DataFrame]
+    rejected: list[Chunk]  # found wrong on this read: a writer removes them
 
     @property
     def upto(self) -> int:
@@ -88,6 +89,7 @@ class Snapshot:
         """The chunks in `where` that agree with the ledger (see the module's rules), in seq order."""
         chain: list[Chunk] = []
         frames: list[pl.DataFrame] = []
+        rejected: list[Chunk] = []
         on_disk = _chunks(where)
         upto = 0
         while True:
@@ -95,16 +97,19 @@ class Snapshot:
             # to shorter ones covering the same events
             for chunk in sorted((c for c in on_disk if c.after == upto), key=lambda c: -c.upto):
                 df = _checked(chunk, row_at)
-                if df is not None:
-                    chain.append(chunk)
-                    frames.append(df)
-                    upto = chunk.upto
-                    break
+                if df is None:
+                    rejected.append(chunk)
+                    continue
+                chain.append(chunk)
+                frames.append(df)
+                upto = chunk.upto
+                break
             else:
                 break
         if chain and count_upto(upto) != sum(df.height for df in frames):
-            chain, frames = [], []  # SQLite holds events the chunks do not: trust none of them
-        return cls(where, chain, frames)
+            rejected += chain  # SQLite holds events the chunks do not: trust none of them
+            chain, frames = [], []
+        return cls(where, chain, frames, rejected)
 
     def extend(self, tail: pl.DataFrame) -> None:
         """Write `tail` (the events after `upto`, as read) as the next chunk, merging past MAX_CHUNKS.
@@ -127,9 +132,9 @@ class Snapshot:
                 new = Chunk(self.upto, end, self.where / _name(self.upto, end))
                 _write(tail, new.path)
                 keep = {c.path for c in self.chain} | {new.path}
-            # what the new chain makes redundant or was found wrong; later chunks stay
-            for c in _chunks(self.where):
-                if c.upto <= end and c.path not in keep:
+            # what the new chain makes redundant, and what this read found wrong
+            for c in [*_chunks(self.where), *self.rejected]:
+                if (c.upto <= end or c in self.rejected) and c.path not in keep:
                     c.path.unlink(missing_ok=True)
             for stale in self.where.glob(".tmp-*"):  # a writer killed mid-write (the lock is ours)
                 stale.unlink(missing_ok=True)
