@@ -74,18 +74,22 @@ def best_and_median(times: list[float]) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def figure(name: str, value: float, goal: str, met: bool | None, *, unit: str = "") -> None:
+def figure(
+    name: str, value: float, goal: str, met: bool | None, *, unit: str = "", why: str = ""
+) -> None:
     """Report one headline figure: printed now, collected into the summary table by ./run bench.
 
-    `met=None` marks a figure shown for context, with no goal of its own (not counted).
+    `met=None` marks a figure shown for context, with no goal of its own (not counted). `why`
+    says, with the same run's numbers, where the time of a missed goal goes; the summary
+    repeats it under the table.
     """
     bench = Path(sys.argv[0]).stem
     shown = f"{value:,.3g}{unit}" if abs(value) < 1000 else f"{value:,.0f}{unit}"
     verdict = "context" if met is None else "MET" if met else "NOT MET"
-    print(f"  -> {name}: {shown}   goal {goal}   {verdict}")
+    print(f"  -> {name}: {shown}   goal {goal}   {verdict}" + (f"\n     why: {why}" if why and met is False else ""))
     out = os.environ.get(RESULTS_ENV)
     if out:
-        line = {"bench": bench, "figure": name, "value": shown, "goal": goal, "met": met}
+        line = {"bench": bench, "figure": name, "value": shown, "goal": goal, "met": met, "why": why}
         with open(out, "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
 
@@ -109,6 +113,9 @@ def summary(path: str) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)))
     goals = [r for r in rows if r["met"] is not None]
     print(f"{sum(r['met'] for r in goals)} of {len(goals)} goals met")
+    missed = [r for r in goals if not r["met"]]
+    for r in missed:
+        print(f"  NOT MET {r['bench']}: {r['figure']}: {r.get('why') or 'no explanation given'}")
     return 0
 
 

@@ -105,6 +105,15 @@ def calls_a_model(notebook: Path) -> bool:
     return said[-1].endswith("True")
 
 
+def _where_it_goes(first: float, reopen: float, base: float) -> str:
+    """A first open's seconds split by this run's own measurements (said when the goal is missed)."""
+    own = f"{reopen - base:.1f} s the notebook's own imports and work on every open (a reopen takes {reopen:.1f} s)"
+    if reopen >= first:
+        return f"first open {first:.1f} s = baseline {base:.1f} s + {own}; validating on a fresh clone cost nothing measurable"
+    return (f"first open {first:.1f} s = baseline {base:.1f} s + {own} + {first - reopen:.1f} s validating "
+            "on a fresh clone (kept in build/, so later opens skip it)")  # fmt: skip
+
+
 def main(paths: list[str]) -> int:
     notebooks = [Path(p).resolve() for p in paths] or sorted(NOTEBOOKS.glob("*.py"))
     print(f"load average at start: {Path('/proc/loadavg').read_text().split()[:3]}")
@@ -117,11 +126,19 @@ def main(paths: list[str]) -> int:
             # machine drifts over a run, and both sides of the ratio should see the same moment
             base = export_seconds(base_nb, out_dir)
             figure(f"{nb.stem}: baseline, export of a one-cell notebook", base, "context", None, unit=" s")
-            seconds = export_seconds(nb, out_dir)
-            shared = Path(tempfile.mkdtemp(dir=out_dir, prefix="reopen-"))
-            export_seconds(nb, out_dir, shared)  # fills the saved verdicts; then timed as a reopen
-            reopen = export_seconds(nb, out_dir, shared)
-            model = calls_a_model(nb)
+            try:
+                seconds = export_seconds(nb, out_dir)
+                shared = Path(tempfile.mkdtemp(dir=out_dir, prefix="reopen-"))
+                export_seconds(nb, out_dir, shared)  # fills the saved verdicts; then timed as a reopen
+                reopen = export_seconds(nb, out_dir, shared)
+                model = calls_a_model(nb)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                # one notebook that cannot be measured is a missed goal, said with its reason;
+                # the other notebooks are still measured
+                why = str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else type(exc).__name__
+                print(f"{nb.name}: NOT MEASURED: {exc}")
+                figure(f"{nb.stem}: first open NOT MEASURED ({why})", float("nan"), f"<= {GOAL_X:g}x", False, unit="x")
+                continue
             print(f"{nb.name}: first open {seconds:.2f} s ({seconds / base:.1f}x the baseline), "
                   f"reopen {reopen:.2f} s ({reopen / base:.1f}x), "
                   f"calls a model on open: {'yes' if model else 'no'}")  # fmt: skip
@@ -130,7 +147,8 @@ def main(paths: list[str]) -> int:
             if model:
                 figure(f"{first}, calls a model", seconds / base, "context", None, unit="x")
             else:
-                figure(first, seconds / base, f"<= {GOAL_X:g}x", seconds / base <= GOAL_X, unit="x")
+                figure(first, seconds / base, f"<= {GOAL_X:g}x", seconds / base <= GOAL_X, unit="x",
+                       why=_where_it_goes(seconds, reopen, base))  # fmt: skip
     print(f"load average at end: {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0
 

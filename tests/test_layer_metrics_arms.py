@@ -84,3 +84,23 @@ def test_the_recorded_smollm2_arms_ledgers_are_read_through_the_same_unit_end(na
         assert r.status == ("success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed")
     assert m.trusted == int(frame["correct"].sum()) and m.cost == pytest.approx(frame["cost"].sum())
     assert m.candidates_per_task > 0
+
+
+def test_a_ledgers_jobs_are_counted_once_per_length(tmp_path: Path) -> None:
+    """`metrics.runs` (and `ledger_table`) keep their result per ledger and length (a page asks many times): the
+    same ledger unchanged gives the same frame, a fresh reader counts the same, and an append
+    makes it count again."""
+    from labkit.core.paths import DATA
+
+    copy = tmp_path / "smollm2_repair.sqlite"
+    shutil.copy(DATA / "arms" / "smollm2_repair.sqlite", copy)
+    with Ledger(copy) as ledger:
+        first = metrics.runs(ledger)
+        assert metrics.runs(ledger) is first
+        table = metrics.ledger_table(ledger)
+        with Ledger(copy, read_only=True) as fresh:
+            assert metrics.runs(fresh).equals(first)
+            assert table == metrics.ledger_table(ledger) == metrics.table(metrics.runs(fresh))
+        ledger.record("not-an-arms-job", 0, "executor", "generate", outputs="x")
+        again = metrics.runs(ledger)
+        assert again is not first and again.equals(first)

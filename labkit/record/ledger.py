@@ -8,7 +8,9 @@ it already recorded. Files use WAL mode with a busy timeout, so several processe
 append to the same ledger at once. UPDATE and DELETE are refused by triggers inside the
 database itself, not by politeness in this module. `record_many` appends several events
 in one transaction (all or none). `frame()` on a file reads through SQLite's ADBC driver
-straight into Arrow columns, on a second, read-only connection.
+straight into Arrow columns, on a second, read-only connection, and keeps what it read as
+Arrow chunks beside the file (labkit.record.snapshot) so that a large ledger's next frame()
+reads from SQLite only the events recorded since.
 
 Someone else's SQLite database, or one of a newer schema, is refused before
 anything is written to it. `read_only=True` opens a ledger on storage this process cannot
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from labkit.core.errors import LedgerError
 from labkit.core.types import Usage, digest
+from labkit.record import snapshot as frame_snapshot
 from labkit.record.events import Event
 from labkit.record.ledger_file import LedgerFile
 from labkit.record.rows import (
@@ -235,14 +238,34 @@ class Ledger(LedgerFile):
         """All events (of one run, if given) in the order they were recorded."""
         return [_event(row) for row in self._rows(run_id)]
 
-    def frame(self, run_id: str | None = None) -> pl.DataFrame:
-        """One row per event: Int64/Float64/Utf8 columns, `detail` and `evidence` as JSON text."""
+    def frame(self, run_id: str | None = None, *, snapshot: bool = True) -> pl.DataFrame:
+        """One row per event: Int64/Float64/Utf8 columns, `detail` and `evidence` as JSON text.
+
+        On a file, the events already in its snapshot (labkit.record.snapshot: Arrow chunks
+        beside the ledger, trusted only where they agree with it) are not read from SQLite
+        again; a ledger opened for writing adds a chunk once CHUNK_MIN_ROWS new events have
+        come. `snapshot=False` reads every row from SQLite: the same frame, more slowly.
+        """
         import polars as pl
 
         if self.path == ":memory:":  # only this connection can see it: rows through Python
             return pl.DataFrame(self._rows(run_id), schema=frame_schema(), orient="row")
         self._read("SELECT 1")  # a closed ledger says so here, like every other read
-        return arrow_frame(self._uri(), f"{SELECT}{literal_where(run_id)} ORDER BY seq")
+        where = frame_snapshot.folder(self.path)
+        small = run_id is not None and (
+            not where.is_dir()
+            or self._read("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,))[0][0]
+            < frame_snapshot.CHUNK_MIN_ROWS
+        )  # a run's few events: its index finds them faster than a snapshot is read
+        if not snapshot or small:
+            return arrow_frame(self._uri(), f"{SELECT}{literal_where(run_id)} ORDER BY seq")
+        kept = frame_snapshot.Snapshot.load(where, self._row_at, self._count_upto)
+        after = f" WHERE seq > {kept.upto}" if kept.chain else ""
+        tail = arrow_frame(self._uri(), f"{SELECT}{after} ORDER BY seq")
+        if not self.read_only and tail.height >= frame_snapshot.CHUNK_MIN_ROWS:
+            kept.extend(tail)
+        df = pl.concat([*kept.frames, tail], how="vertical", rechunk=False)
+        return df if run_id is None else df.filter(pl.col("run_id") == run_id)
 
     def to_parquet(self, path: str | Path, run_id: str | None = None) -> Path:
         """Write `frame(run_id)` to a Parquet file and return its path."""
@@ -308,6 +331,16 @@ class Ledger(LedgerFile):
     def _rows(self, run_id: str | None) -> list[tuple[Any, ...]]:
         where, params = _where(run_id)
         return self._read(f"{SELECT}{where} ORDER BY seq", params)
+
+    def _row_at(self, seq: int) -> tuple[Any, ...] | None:
+        rows = self._read(f"{SELECT} WHERE seq = ?", (seq,))
+        return rows[0] if rows else None
+
+    def _count_upto(self, seq: int) -> int:
+        # the whole count walks the small (run_id, seq) index; seq <= ? would walk the table
+        sql = "SELECT (SELECT COUNT(*) FROM events) - (SELECT COUNT(*) FROM events WHERE seq > ?)"
+        return int(self._read(sql, (seq,))[0][0])
+
 
 _REQUIRED = frozenset({"run_id", "round", "role", "kind"})
 

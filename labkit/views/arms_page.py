@@ -206,7 +206,7 @@ def arms_frame(ledger: Ledger) -> pl.DataFrame:
     and the acceptance's test coverage proxy (shares of jobs, with 95% bootstrap intervals where they
     are not a single point)."""
     rows = []
-    for r in _ordered(metrics.table(metrics.runs(ledger))):
+    for r in _ordered(metrics.ledger_table(ledger)):
         rows.append({
             "arm": arm_name(r.arm), "jobs": r.jobs, "solved on hidden tests [95% CI]": r.status or estimate(r.success),
             "passes visible tests": estimate(r.visible), "visible − hidden": estimate(r.gap),
@@ -224,7 +224,7 @@ def _mean(x: float) -> str:
 def spend_frame(ledger: Ledger) -> pl.DataFrame:
     """One row per arm: rounds worked, jobs out of budget (still counted), spend per job beside the
     limit (the limit once, in the header)."""
-    table = _ordered(metrics.table(metrics.runs(ledger)))
+    table = _ordered(metrics.ledger_table(ledger))
     limit = next((r.spend for r in table if r.spend and "limit_calls" in r.spend), {})
     calls = f"calls: mean, max (limit {limit['limit_calls']:.0f})" if limit else "calls: mean, max"
     tokens = f"tokens: mean, max (limit {limit['limit_tokens']:.0f})" if limit else "tokens: mean, max"
@@ -245,7 +245,7 @@ def spend_frame(ledger: Ledger) -> pl.DataFrame:
 def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
     """Hidden-test success per arm with its 95% bootstrap interval (arms not available are left out)."""
     rows = [{"arm": arm_name(r.arm), "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
-            for r in _ordered(metrics.table(metrics.runs(ledger))) if r.success is not None]  # fmt: skip
+            for r in _ordered(metrics.ledger_table(ledger)) if r.success is not None]  # fmt: skip
     frame = pl.DataFrame(rows)
     order = [str(r["arm"]) for r in rows]
     y = alt.Y("arm:N", sort=order, title=None)
@@ -291,7 +291,7 @@ def flips_md(frame: pl.DataFrame) -> str:
 def budget_md(ledger: Ledger, calls: int, label: str = "SIMULATED") -> str:
     """The simulated sweep at this budget, in words, every number read from its table; `label` says
     whether it is the recorded default run or computed now."""
-    rows = {r.arm: r for r in metrics.table(metrics.runs(ledger)) if r.success is not None}
+    rows = {r.arm: r for r in metrics.ledger_table(ledger) if r.success is not None}
     best = max(rows.values(), key=lambda r: r.success.estimate if r.success else 0.0)
     direct, reflect = rows.get("direct"), rows.get("reflect")
     said = (f"reflect on failing tests solves **{estimate(reflect.success)}**, one draft **{estimate(direct.success)}**"

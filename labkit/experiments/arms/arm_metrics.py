@@ -25,6 +25,7 @@ events). `table` aggregates per arm with percentile-bootstrap intervals over job
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,7 @@ from labkit.loop.engine import accounting
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 
-__all__ = ["ArmRow", "flips", "runs", "self_test_judgements", "table"]
+__all__ = ["ArmRow", "flips", "ledger_table", "runs", "self_test_judgements", "table"]
 
 
 def _parts(run_id: str) -> tuple[str, str, str, int]:
@@ -76,7 +77,42 @@ def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
 
 
 def runs(ledger: Ledger) -> pl.DataFrame:
-    """One row per job run id (`arms/<suite>/<case>/<arm>/<seed>`) found in the ledger."""
+    """One row per job run id (`arms/<suite>/<case>/<arm>/<seed>`) found in the ledger.
+
+    Counted once per ledger and length: a page asks for the same recorded ledger's jobs many
+    times (one table, several captions), and an append-only ledger of unchanged length holds
+    the same events. Polars frames are not changed in place, so the same frame is returned.
+    """
+    return _kept(ledger).runs
+
+
+def ledger_table(ledger: Ledger) -> list[ArmRow]:
+    """`table(runs(ledger))`, kept like `runs` (its bootstrap is seeded: the same rows every time)."""
+    kept = _kept(ledger)
+    if kept.table is None:
+        kept.table = table(kept.runs)
+    return list(kept.table)
+
+
+@dataclass
+class _Kept:
+    count: int
+    runs: pl.DataFrame
+    table: list[ArmRow] | None = None
+
+
+_KEPT: weakref.WeakKeyDictionary[Ledger, _Kept] = weakref.WeakKeyDictionary()
+
+
+def _kept(ledger: Ledger) -> _Kept:
+    count = len(ledger)  # counted before reading: an event appended meanwhile is read next time
+    kept = _KEPT.get(ledger)
+    if kept is None or kept.count != count:
+        kept = _KEPT[ledger] = _Kept(count, _runs(ledger))
+    return kept
+
+
+def _runs(ledger: Ledger) -> pl.DataFrame:
     groups: dict[str, list[Event]] = {}
     for e in ledger.events():
         if e.run_id.startswith("arms/"):

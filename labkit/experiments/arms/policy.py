@@ -29,12 +29,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from labkit.core.types import Candidate, Usage
-from labkit.experiments.arms.suites import ArmCase, StateKind
 from labkit.loop.engine.strategy import Situation
 from labkit.loop.strategies.rewrite import module_of
+
+if TYPE_CHECKING:  # annotations only: the suites (and the case loader behind them) load when a sweep builds cases
+    from labkit.experiments.arms.suites import ArmCase, StateKind
 
 __all__ = ["CODE_SCHEMA", "CRITIQUE_SCHEMA", "TESTS_SCHEMA", "Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
 

@@ -28,15 +28,17 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from labkit.core.errors import BackendUnavailable, InvalidSetting
 from labkit.core.types import Usage
 from labkit.experiments.arms.arms import ARMS, make_arm
 from labkit.experiments.arms.policy import ModelPolicy, Policy, SimulatedPolicy
-from labkit.experiments.arms.suites import ArmCase, humaneval_cases, repair_arm_cases
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
+
+if TYPE_CHECKING:  # the suites (and the case loader behind them) load when a job needs its cases
+    from labkit.experiments.arms.suites import ArmCase
 
 __all__ = ["Job", "JobResult", "Plan", "Workers", "batches", "jobs_for", "merge", "run_batch", "run_job", "sweep"]
 
@@ -81,6 +83,8 @@ class JobResult:
 
 @cache
 def _cases(suite: str) -> dict[str, ArmCase]:
+    from labkit.experiments.arms.suites import humaneval_cases, repair_arm_cases
+
     if suite == "repair":
         return {c.id: c for c in repair_arm_cases()}
     if suite in ("humaneval", "humaneval-control"):
