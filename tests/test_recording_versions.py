@@ -24,6 +24,7 @@ from labkit.experiments.memory import (
     humaneval,
     loops,
     recording,
+    repair_record,
     skills,
 )
 from labkit.experiments.published import regrade
@@ -42,6 +43,7 @@ RECORDERS = {
     "memory/counterexample.json": counterexample.DEPENDS_ON,
     "memory/reflexion_demo.json": demo.DEPENDS_ON,
     "memory/simulated_reflexion.json": recording.DEPENDS_ON,
+    "memory/reflexion_repair.json": repair_record.DEPENDS_ON,
     "memory/skills.json": skills.DEPENDS_ON,
     "models/smollm2_speed.json": smollm2.DISTRIBUTIONS,
     "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,

@@ -9,8 +9,10 @@ actor picks among them), so the notebook shows a recording made once by
 
 The record holds every (arm, seed, case, trial, correct) row, the per-arm success intervals and
 the paired differences computed from those rows with `labkit.core.stats.bootstrap_mean`;
-tests/test_memory_recording.py recomputes a slice of the rows in-process and the intervals from
-the rows, and compares them exactly.
+tests/test_memory_recording.py (HumanEval) and tests/test_memory_truncation.py (truncation)
+recompute a slice of the rows in-process, test_memory_recording.py the intervals from the rows,
+and compare them exactly; tests/test_memory_humaneval.py and test_memory_truncation.py assert
+the chapter's directions on the recorded rows.
 """
 
 from __future__ import annotations
