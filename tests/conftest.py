@@ -197,7 +197,7 @@ def _stop_shared_servers() -> Any:
         browser.stop_shared_servers()
 
 
-# Tests that each run a whole notebook (headless, in nbclient or in a real browser): spread one by
+# Tests that each run a whole notebook (its export, or in a real browser): spread one by
 # one over the xdist workers and started first, so no worker is left with a queue of them at the end.
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
 
