@@ -401,6 +401,12 @@ def _jupyter_lab_server() -> Iterator[Server]:
         settings / "apputils-extension" / "notification.jupyterlab-settings",
         {"fetchNews": "false", "checkForUpdates": False},
     )
+    # a saved notebook keeps its widgets' state (what they show), as nbconvert --execute does:
+    # tests/e2e/test_jupyter_browser.py checks the notebook as JupyterLab ran and saved it
+    _write(
+        settings.parent / "@jupyter-widgets" / "jupyterlab-manager" / "plugin.jupyterlab-settings",
+        {"saveState": True},
+    )
     token = uuid.uuid4().hex
     port = free_port()
     env = {

@@ -2,8 +2,10 @@
 
 A notebook run costs seconds of real loops; every test that needs what a notebook computed
 or showed reads it from this one run (per notebook and environment) instead of running it
-again. The run happens in a fresh interpreter, exactly as `python notebooks/<nb>.py` would,
-and reports the values its probe expressions (NOTEBOOK_PROBES) evaluate to.
+again. The run is the notebook's static export, made as an instructor makes it (`python -m
+labkit.views.export`: `marimo export html` in a fresh interpreter, every cell run in marimo's
+kernel, any cell that raises fails it), and it reports the values its probe expressions
+(NOTEBOOK_PROBES) evaluate to in that kernel; tests/e2e/test_export.py opens its HTML offline.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
-# Expressions evaluated after `outputs, defs = app.run()` (names: defs, outputs, shown, json).
+# Expressions evaluated in the notebook's kernel once every cell has run (tests/marimo_probes.py;
+# names: defs, shown, json).
 NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
     "cache_isolation": {
         "reflector": "defs['trace'].reflector",
@@ -79,17 +82,20 @@ NOTEBOOK_PROBES: dict[str, dict[str, str]] = {
     },
 }
 
-_PROBE = """
-import importlib.util, json, sys
-path, probes = sys.argv[1], json.loads(sys.argv[2])
-spec = importlib.util.spec_from_file_location("notebook_under_test", path)
-nb = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(nb)
-outputs, defs = nb.app.run()
-shown = " ".join(str(getattr(o, "text", "")) for o in outputs if o is not None)
-scope = {"defs": defs, "outputs": outputs, "shown": shown, "json": json}
-values = {k: eval(expr, scope) for k, expr in probes.items()}
-print("LABKIT-PROBE " + json.dumps(values, default=str))
+PROBES_WRAPPER = ROOT / "tests" / "marimo_probes.py"
+
+# One run of a notebook, made the way an instructor exports it (labkit.views.export), with marimo's
+# command line started through the probes wrapper: the static copy and the probe values come from
+# the same kernel. (A check that a cell raised fails the export: marimo exits non-zero.)
+_RUN = """
+import sys
+from pathlib import Path
+from labkit.views.export import OfflineExportError, export_offline
+notebook, html, wrapper, probes, result = sys.argv[1:]
+try:
+    export_offline(Path(notebook), Path(html), marimo=[wrapper, probes, result])
+except OfflineExportError as e:
+    sys.exit(f"labkit.views.export: {e}")
 """
 
 
@@ -99,10 +105,13 @@ class HeadlessRun:
     returncode: int
     stderr: str
     values: dict[str, object] = field(default_factory=dict)
+    html: Path | None = None  # the run's static copy (labkit.views.export), opened by tests/e2e/test_export.py
+    probe_error: str = ""  # a probe that raised: its traceback
 
     def check(self) -> dict[str, object]:
         """The probe values, after asserting the run exited cleanly (stderr tail otherwise)."""
-        assert self.returncode == 0, f"{self.notebook.name} failed headless:\n{self.stderr[-4000:]}"
+        assert self.returncode == 0, f"{self.notebook.name} failed:\n{self.stderr[-4000:]}"
+        assert not self.probe_error, f"{self.notebook.name}: a probe failed:\n{self.probe_error[-4000:]}"
         return self.values
 
 
@@ -115,21 +124,26 @@ def notebook_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_headless(notebook: Path, **extra_env: str) -> HeadlessRun:
-    probes = NOTEBOOK_PROBES.get(notebook.stem, {})
+def run_headless(
+    notebook: Path, html: Path, probes: dict[str, str] | None = None, **extra_env: str
+) -> HeadlessRun:
+    """Export `notebook` to `html` (a static copy, labkit.views.export) and read its probes
+    (by default its NOTEBOOK_PROBES)."""
+    probes = NOTEBOOK_PROBES.get(notebook.stem, {}) if probes is None else probes
+    result = html.with_suffix(".probes.json")
+    result.unlink(missing_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(notebook), json.dumps(probes)],
+        [sys.executable, "-c", _RUN, str(notebook), str(html), str(PROBES_WRAPPER), json.dumps(probes), str(result)],
         cwd=ROOT,
         env=notebook_env(**extra_env),
         capture_output=True,
         text=True,
         timeout=900,
     )
-    values: dict[str, object] = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("LABKIT-PROBE "):
-            values = json.loads(line.removeprefix("LABKIT-PROBE "))
-    return HeadlessRun(notebook, proc.returncode, proc.stderr, values)
+    got = json.loads(result.read_text()) if result.is_file() else {"error": "the probes never reported"}
+    return HeadlessRun(
+        notebook, proc.returncode, proc.stderr, got.get("values", {}), html, got.get("error", "")
+    )
 
 
 def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -159,10 +173,12 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
             done = shared / f"{name}.json"
             with FileLock(str(done) + ".lock"):
                 if done.exists():
-                    runs[key] = HeadlessRun(**{**json.loads(done.read_text()), "notebook": NOTEBOOKS / f"{stem}.py"})
+                    fields = json.loads(done.read_text())
+                    runs[key] = HeadlessRun(NOTEBOOKS / f"{stem}.py", **{**fields, "html": Path(fields["html"])})
                 else:
-                    run = run_headless(NOTEBOOKS / f"{stem}.py", **extra_env)
-                    fields = {"returncode": run.returncode, "stderr": run.stderr, "values": run.values}
+                    run = run_headless(NOTEBOOKS / f"{stem}.py", shared / f"{name}.html", **extra_env)
+                    fields = {"returncode": run.returncode, "stderr": run.stderr, "values": run.values,
+                              "html": str(run.html), "probe_error": run.probe_error}  # fmt: skip
                     done.write_text(json.dumps(fields))
                     runs[key] = run
         return runs[key]
@@ -181,7 +197,7 @@ def _stop_shared_servers() -> Any:
         browser.stop_shared_servers()
 
 
-# Tests that each run a whole notebook (headless, in nbclient or in a real browser): spread one by
+# Tests that each run a whole notebook (its export, or in a real browser): spread one by
 # one over the xdist workers and started first, so no worker is left with a queue of them at the end.
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
 

@@ -1,6 +1,6 @@
 """The diminishing-returns notebook runs headless, lints clean, and shows numbers it computed.
 
-(`python notebooks/diminishing_returns.py` exiting 0 is also checked by tests/test_notebooks.py.)"""
+(Its run exiting cleanly is also checked by tests/test_notebooks.py.)"""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -135,8 +136,15 @@ _LOADER = """(() => {
 })();"""
 
 
-def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
-    """Run the notebook with `marimo export html` and write the offline page to `out`."""
+def export_offline(
+    notebook: Path, out: Path, *, timeout: float = 1800, marimo: Sequence[str] = ("-m", "marimo")
+) -> Path:
+    """Run the notebook with `marimo export html` and write the offline page to `out`.
+
+    `marimo`: the interpreter's arguments that start marimo's command line. The tests start it
+    through a wrapper (tests/marimo_probes.py) that also reads what the run computed, so one
+    run of a notebook serves both its checks and its static copy.
+    """
     notebook = Path(notebook)
     if not notebook.is_file():
         raise OfflineExportError(f"no notebook at {notebook}")
@@ -161,8 +169,7 @@ def export_offline(notebook: Path, out: Path, *, timeout: float = 1800) -> Path:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         cmd = [
             sys.executable,
-            "-m",
-            "marimo",
+            *marimo,
             "export",
             "html",
             str(notebook.resolve()),

@@ -1,12 +1,16 @@
 """Exported static HTML opens offline: every marimo notebook, exported the way an instructor
 would (`python -m labkit.views.export notebooks/<nb>.py -o <file>.html`), opened from file:// in
-Chromium with every non-file request aborted, shows the notebook's content."""
+Chromium with every non-file request aborted, shows the notebook's content.
+
+The export of each notebook is the session's one run of it (tests/conftest.py: headless), whose
+probes the notebook's own tests read; the command line itself is run here on a small notebook."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,17 +41,11 @@ def chromium():
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the export runs the notebook for real
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
-def test_exported_notebook_opens_offline(chromium, notebook):
-    out = e2e.BUILD / "export" / f"{notebook.stem}.html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "labkit.views.export", str(notebook), "-o", str(out)],
-        cwd=e2e.ROOT,
-        env=e2e.notebook_env(),
-        capture_output=True,
-        text=True,
-        timeout=e2e.RENDER_TIMEOUT,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_exported_notebook_opens_offline(chromium, notebook, headless):
+    run = headless(notebook.stem)  # the offline default; exported once a session (conftest.py)
+    run.check()
+    assert run.html is not None and run.html.is_file(), f"{notebook.name}: the export wrote no page"
+    out = run.html
 
     source = notebook.read_text(encoding="utf-8")
     title = _H1.search(source) or _APP_TITLE.search(source)
@@ -97,6 +95,44 @@ def test_exported_notebook_opens_offline(chromium, notebook):
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()
+
+
+_TINY = """import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    mo.md("# A tiny notebook")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+@pytest.mark.slow
+def test_the_command_line_exports_a_notebook(tmp_path: Path):
+    # what an instructor types; the notebooks above are exported through the same export_offline
+    notebook, out = tmp_path / "tiny.py", tmp_path / "out" / "tiny.html"
+    notebook.write_text(_TINY)
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.views.export", str(notebook), "-o", str(out)],
+        cwd=e2e.ROOT,
+        env=e2e.notebook_env(),
+        capture_output=True,
+        text=True,
+        timeout=e2e.RENDER_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(f"wrote {out} (") and proc.stdout.rstrip().endswith("opens offline")
+    page = out.read_text(encoding="utf-8")
+    assert "A tiny notebook" in page and "Static copy of a labkit notebook" in page
+    assert 'id="labkit-marimo-assets"' in page  # the frontend inside the page (offline_html)
 
 
 def test_offline_html_rewrites_every_asset_reference():

@@ -1,13 +1,19 @@
-"""Every Jupyter notebook, opened in a real JupyterLab in Chromium: run all, then step.
+"""Every Jupyter notebook, opened in a real JupyterLab in Chromium: run all, save, then step.
 
 Known trap: right after a notebook opens, its kernel can restart, and a "Run All" sent
 then silently drops cells. So the test waits until exactly one kernel is idle and stays
 so, runs all once, and fails (never retries) if any code cell did not run or errored.
+
+This Run All is each twin's one execution in the suite: the notebook as JupyterLab saved it
+then (outputs and widget state) is held to what an nbconvert/nbclient run was checked for
+(`check_executed`): no error output, a widget displayed, charts that need no network.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +86,48 @@ def open_and_run_all(page, server, name):
     assert not failed, f"cells not run or raised: {failed}"
 
 
+# text a twin's executed outputs must show (sections added later than the test)
+SHOWN = {"judge_bias.ipynb": ("Real judges (LLMBar)", "re-scored by labkit", "changed its verdict with the order")}
+
+
+def check_executed(nb, name: str) -> None:  # noqa: ANN001
+    """An executed notebook (nbformat): no error output, a widget shown, no chart needing the network."""
+    import nbformat
+
+    errors = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.output_type == "error"
+    ]
+    assert not errors, json.dumps(errors)[:4000]
+    widgets = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert widgets, "the stepper widget was not displayed"
+    assert nb.metadata.get("widgets"), f"{name}: saved without its widgets' state"
+    # charts render offline: altair's own renderer (vega from a CDN) shows nothing here;
+    # outputs inside widgets (ipywidgets Output) are part of the stored widget state
+    executed = nbformat.writes(nb)
+    for online in ("application/vnd.vegalite", "cdn.jsdelivr.net"):
+        assert online not in executed, f"{name}: a chart needs the network ({online})"
+    for text in SHOWN.get(name, ()):
+        assert text in executed, f"{name}: {text!r} not in its executed outputs"
+
+
+def save_and_read(page, server, name: str):  # noqa: ANN001, ANN201
+    """Save the open notebook (with its widgets' state) and read the saved file back."""
+    import nbformat
+
+    page.evaluate("() => jupyterapp.commands.execute('docmanager:save')")
+    return nbformat.read(Path(server.root) / name, as_version=4)
+
+
 @pytest.mark.parametrize("notebook", e2e.jupyter_notebooks(), ids=lambda p: p.name)
 def test_jupyterlab_runs_all_and_steps(chromium, notebook):
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
@@ -111,6 +159,7 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
             assert not failed, f"cells raised: {failed}"
             silent = [c for c in cells if not c["outputs"]]
             assert not silent, f"cells ran but show nothing (outputs missing): {silent}"
+            check_executed(save_and_read(page, server, notebook.name), notebook.name)
             page.screenshot(path=str(e2e.BUILD / f"jupyter-{notebook.stem}.png"))
             steppers = page.locator(".labkit-stepper")
             e2e.wait_until(steppers.count, e2e.STEP_TIMEOUT, "a round stepper in the outputs")
@@ -121,3 +170,29 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()
+
+
+def test_check_executed_fails_on_an_error_a_missing_widget_or_a_network_chart():
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def notebook(*outputs, widgets=True):  # noqa: ANN001, ANN202
+        view = new_output("display_data", {"application/vnd.jupyter.widget-view+json": {"model_id": "m"}})
+        nb = new_notebook(cells=[new_code_cell("x", outputs=[view, *outputs])])
+        if widgets:
+            nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+        return nbformat.from_dict(nb)
+
+    check_executed(notebook(), "ok.ipynb")
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        check_executed(notebook(new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])), "e.ipynb")
+    with pytest.raises(AssertionError, match="widgets' state"):
+        check_executed(notebook(widgets=False), "w.ipynb")
+    with pytest.raises(AssertionError, match="needs the network"):
+        check_executed(notebook(new_output("display_data", {"application/vnd.vegalite.v5+json": {}})), "v.ipynb")
+    with pytest.raises(AssertionError, match="not in its executed outputs"):
+        check_executed(notebook(), "judge_bias.ipynb")
+    bare = notebook()
+    bare.cells[0].outputs = []
+    with pytest.raises(AssertionError, match="stepper widget was not displayed"):
+        check_executed(bare, "b.ipynb")
