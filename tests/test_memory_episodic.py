@@ -3,11 +3,11 @@ revision rule strikes a refuted belief. Unit level; the measured run is in test_
 
 from __future__ import annotations
 
-from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflection, tokens
+from labkit.loop.strategies.memory.episodic import Episode, EpisodicBuffer, tokens
 
 
-def r(trial: int, action: str, err: str = "test failure: protective regression", recommends: str = "") -> Reflection:
-    return Reflection(trial, action, err, "m.py", ("fix", "other"), recommends=recommends)
+def r(trial: int, action: str, err: str = "test failure: protective regression", recommends: str = "") -> Episode:
+    return Episode(trial, action, err, "m.py", ("fix", "other"), recommends=recommends)
 
 
 def test_a_reflection_with_an_error_class_rules_its_action_out_a_sparse_one_does_not() -> None:
@@ -65,6 +65,31 @@ def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() 
         assert ("Reflections on your earlier failed trials" in prompts[1]) is memory
         assert ("TEST_FAILURE: protective regression" in prompts[1]) is memory
         assert all("test_hidden" not in p for p in prompts)
+
+
+def test_the_wrapper_reads_the_engines_verdict_and_never_validates() -> None:
+    # the wrapper's checker shares no cache with the engine's: it finds no verdict, so it
+    # reflects on nothing (counted as unseen) and never runs a validation of its own
+    from labkit.experiments import repair
+    from labkit.experiments.memory.reflexion_repair import ModelActor
+    from labkit.grading.verdicts import Checker
+    from labkit.loop.strategies.memory.episodic import Reflexion
+    from labkit.models.replay import script
+
+    case = repair.load_cases(ids=["slugify"])[0]
+    wrong = case.candidate("drop_spaces").files[case.module]
+    prompts: list[str] = []
+
+    def reply(messages, params):  # type: ignore[no-untyped-def]
+        prompts.append(messages[-1]["content"])
+        return f"```python\n{wrong}```"
+
+    engine_checker, own = Checker(), Checker()
+    strategy = Reflexion(ModelActor(script(reply, name="recorder")), own, EpisodicBuffer())
+    repair.run([case], strategy, rounds=2, rules=(), case_rules=(), checker=engine_checker)
+    assert engine_checker.runs > 0 and own.runs == 0
+    assert [(c, t) for c, t, _ in strategy.unseen] == [(case.id, 1)]
+    assert len(prompts) == 2 and "Reflections on your earlier failed trials" not in prompts[1]
 
 
 def test_the_three_truncations_keep_different_reflections_under_one_budget() -> None:

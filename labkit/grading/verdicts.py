@@ -166,6 +166,10 @@ class Checker:
     def key(self, candidate: Candidate, suite: AcceptanceSuite) -> str:
         return VerdictCache.key(candidate, suite, self.validator)
 
+    def lookup(self, candidate: Candidate, suite: AcceptanceSuite) -> Verdict | None:
+        """The cached verdict, or None: a read, never a validation (a timeout or an alarm is never cached)."""
+        return self.cache.get(self.key(candidate, suite))
+
     def check(self, candidate: Candidate, suite: AcceptanceSuite, *, use_cache: bool = True) -> Checked:
         key = self.key(candidate, suite)
         if use_cache:

@@ -218,11 +218,13 @@ class _Merge:
             self.case.suite("integration", self.variants),
             self.case.hidden_suite(),
         )
-        engine.run([task], Refuter(self.case, self.variants), self.checker, rounds=0, ledger=self.ledger,
-                   run_id=f"{self.run_id}/aggregate")  # fmt: skip
-        integration = self.checker.check(final, task.suite).verdict
+        out = engine.run([task], Refuter(self.case, self.variants), self.checker, rounds=0, ledger=self.ledger,
+                         run_id=f"{self.run_id}/aggregate")  # fmt: skip
+        integration = out.traces[task.id].start_verdict  # the engine's validation of the merged candidate
         assert task.hidden is not None
-        hidden = self.checker.check(final, task.hidden).verdict  # the score the engine just cached
+        hidden = self.checker.lookup(final, task.hidden)  # the engine's hidden score: read, not re-run
+        if hidden is None:
+            raise ValueError(f"{self.run_id}: the engine kept no hidden verdict for the merged candidate (timed out?)")
         return _receipts(integration), _receipts(hidden)
 
 

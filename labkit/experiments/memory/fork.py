@@ -6,8 +6,8 @@ same trials in both arms. What differs is the context the actor reads before eac
 
 - **fresh fork**: a subagent per sub-task whose context holds only what the sub-task needs —
   its own distilled reflections (`EpisodicBuffer`: action, error class, what is not yet
-  ruled out) — and which returns its final state; the parent re-checks it on the visible tests
-  (a real validation) and accepts only a verified result;
+  ruled out) — and which returns its final state; the parent accepts it only if the engine's
+  verdict on the visible tests (a real validation, made in the sub-task's run) passes;
 - **polluted context**: the actor continues in the parent's context, which holds the session's
   raw transcript: for every earlier trial of every earlier sub-task, the module as proposed and
   the failing tests' raw messages (`SessionTranscript`).
@@ -35,17 +35,19 @@ from labkit.core.paths import DATA, read_recording
 from labkit.experiments import repair
 from labkit.experiments.memory.reflexion_repair import SimActor
 from labkit.loop.strategies.memory.episodic import (
+    Episode,
     EpisodicBuffer,
-    Reflection,
     Reflexion,
     Window,
     tokens,
 )
+from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 if TYPE_CHECKING:
     from labkit.grading.verdicts import Checker
     from labkit.loop.engine.strategy import Proposal, Situation
+    from labkit.loop.engine.trace import EngineRun
 
 __all__ = ["ARMS", "DEPENDS_ON", "RECORD", "MeteredActor", "SessionTranscript", "Setting", "SubTask", "load", "main",
            "measure", "raw_record", "session"]  # fmt: skip
@@ -53,11 +55,14 @@ __all__ = ["ARMS", "DEPENDS_ON", "RECORD", "MeteredActor", "SessionTranscript", 
 ARMS = ("fresh fork", "polluted context")
 
 
-def raw_record(case: repair.RepairCase, r: Reflection, checker: Checker) -> str:
+def raw_record(case: repair.RepairCase, r: Episode, checker: Checker) -> str:
     """One trial as a raw transcript holds it: the module as proposed and the failing tests' messages
-    (the real verdict, read back through the cache)."""
+    (the engine's real verdict, looked up in the verdict cache: nothing is validated here)."""
     cand = case.candidate(r.action)
-    failures = checker.check(cand, case.visible).verdict.evidence.failures
+    verdict = checker.lookup(cand, case.visible)
+    if verdict is None:  # a reflection is only written on a verdict the engine kept
+        raise ValueError(f"case {case.id!r}: the engine kept no verdict for trial {r.trial} ({r.action})")
+    failures = verdict.evidence.failures
     said = (
         "\n".join(f"FAILED {f.nodeid}: {f.message.strip()}" for f in failures)
         or "(no failure message)"
@@ -72,15 +77,15 @@ class SessionTranscript(EpisodicBuffer):
 
     cases: dict[str, repair.RepairCase] = field(default_factory=dict)
     checker: Checker | None = None
-    log: list[tuple[Reflection, str]] = field(default_factory=list)
+    log: list[tuple[Episode, str]] = field(default_factory=list)
 
-    def append(self, case: str, r: Reflection) -> None:
+    def append(self, case: str, r: Episode) -> None:
         super().append(case, r)
         assert self.checker is not None
         self.log.append((r, raw_record(self.cases[case], r, self.checker)))
 
     def window(self, case: str) -> Window:
-        kept: list[tuple[Reflection, str]] = []
+        kept: list[tuple[Episode, str]] = []
         used = 0
         for r, text in reversed(self.log):
             cost = tokens(text) + 1
@@ -129,8 +134,16 @@ class SubTask:
     calls: int
     tokens: int  # summed over the calls
     largest: int  # the largest single call
-    verified: bool  # the returned state passes the visible tests (the parent's re-check)
+    verified: bool  # the returned state passes the visible tests (the engine's verdict the parent reads)
     correct: bool  # verified, and it passes the hidden tests
+
+
+def _hidden_correct(run: EngineRun, case: str, digest: str) -> bool:
+    """The engine's last hidden score of `case` (its SCORE event), which must be of `digest`."""
+    last = [e for e in run.ledger.events(run.run_id) if e.kind == Kind.SCORE and e.detail.get("case") == case][-1]
+    if last.detail.get("scored_on") != "hidden" or last.detail.get("candidate") != digest:
+        raise ValueError(f"case {case!r}: the last score is not the hidden score of the returned state {digest}")
+    return bool(last.detail["correct"])
 
 
 def _artifacts(case: repair.RepairCase) -> int:
@@ -152,9 +165,9 @@ def session(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, seed
         before = len(actor.calls)
         run = repair.run([case], Reflexion(actor, checker, context), rounds=trials, checker=checker, ledger=Ledger(),
                          run_id=f"fork-{arm}-{seed}-{case.id}", rules=(), case_rules=(), workers=1)  # fmt: skip
-        final = run.traces[case.id].final
-        verified = checker.check(final, case.visible).verdict.resolved  # the parent's re-check
-        correct = verified and checker.check(final, case.hidden).verdict.resolved
+        trace = run.traces[case.id]
+        verified = trace.final_verdict.resolved  # the parent's check: the engine's verdict on the returned state
+        correct = verified and _hidden_correct(run, case.id, trace.final.digest)
         mine = [t for _, t in actor.calls[before:]]
         out.append(SubTask(case.id, len(mine), sum(mine), max(mine, default=0), verified, correct))
     return out

@@ -12,8 +12,9 @@ rendered window, not the whole history. How it is cut (`Truncation`):
 
 The external signal is the engine's own validation of the last trial's child on the visible
 suite (rolled back, or kept as progress that still fails), read back through the verdict cache
-(`Checker.check` hits the entry the engine wrote): the wrapper never sees hidden tests and runs
-no validation of its own.
+(`Checker.lookup`, a read that cannot validate): the wrapper never sees hidden tests and runs
+no validation of its own. A trial whose verdict the engine did not keep (a timeout or an integrity
+alarm is never cached) gets no reflection; it is counted in `Reflexion.unseen`.
 
 Two failure modes (seed 001) are parameters, not accidents:
 - `signal="sparse"`: the reflection gets pass/fail only — no failing test, no message — so it
@@ -33,10 +34,12 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from labkit.loop.engine.strategy import Proposal, Situation
 
 if TYPE_CHECKING:
-    from labkit.core.types import Verdict
+    from labkit.core.types import Candidate, Verdict
     from labkit.grading.verdicts import Checker
 
-__all__ = ["Actor", "EpisodicBuffer", "Reflection", "Reflexion", "Truncation", "Window", "error_class", "tokens"]
+__all__ = [
+    "Actor", "Episode", "EpisodicBuffer", "Reflexion", "Truncation", "Window", "error_class", "tokens",
+]  # fmt: skip
 
 Signal = Literal["message", "sparse"]
 Truncation = Literal["newest", "oldest", "summarise"]
@@ -49,8 +52,9 @@ def tokens(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class Reflection:
-    """One verbal reflection on a failed trial."""
+class Episode:
+    """One verbal reflection on a failed trial: an episode of the buffer (not the engine's
+    `Reflection`, which is its name for a strategy's `Proposal`)."""
 
     trial: int
     action: str  # what was tried (the child's name)
@@ -82,7 +86,7 @@ class Reflection:
 class Window:
     """What the actor reads this trial: the newest reflections that fit the budget."""
 
-    reflections: tuple[Reflection, ...]
+    reflections: tuple[Episode, ...]
     text: str
     tokens: int
     dropped: int  # reflections not shown in full (truncated away, or only summarised)
@@ -103,10 +107,10 @@ class EpisodicBuffer:
     """The persistent buffer of reflections, per case, rendered under `budget` tokens, cut as `truncate` says."""
 
     budget: int = 400
-    items: dict[str, list[Reflection]] = field(default_factory=dict)
+    items: dict[str, list[Episode]] = field(default_factory=dict)
     truncate: Truncation = "newest"
 
-    def append(self, case: str, r: Reflection) -> None:
+    def append(self, case: str, r: Episode) -> None:
         self.items.setdefault(case, []).append(r)
 
     def window(self, case: str) -> Window:
@@ -120,7 +124,7 @@ class EpisodicBuffer:
         text = "\n".join(r.text() for r in kept)
         return Window(tuple(kept), text, tokens(text) if text else 0, len(items) - len(kept))
 
-    def _summarised(self, items: list[Reflection]) -> Window:
+    def _summarised(self, items: list[Episode]) -> Window:
         """The most recent reflections in full, and what every older one ruled out in one line."""
         for k in range(len(items), -1, -1):  # show k newest in full, summarise the rest
             older, newer = items[: len(items) - k], items[len(items) - k :]
@@ -148,9 +152,9 @@ class EpisodicBuffer:
         self.items[case] = out
 
 
-def _fit(order: list[Reflection], budget: int) -> list[Reflection]:
+def _fit(order: list[Episode], budget: int) -> list[Episode]:
     """The leading reflections of `order` whose texts fit in `budget` tokens (one per line break)."""
-    kept: list[Reflection] = []
+    kept: list[Episode] = []
     used = 0
     for r in order:
         cost = tokens(r.text()) + 1
@@ -208,8 +212,9 @@ class Reflexion:
     signal: Signal = "message"
     believe: Believe | None = None
     revise_after: int | None = None
-    last: dict[str, tuple[str, object]] = field(default_factory=dict)  # case -> (action, child target)
+    last: dict[str, tuple[str, Candidate]] = field(default_factory=dict)  # case -> (action, child target)
     windows: list[tuple[str, int, Window]] = field(default_factory=list)  # what each trial read
+    unseen: list[tuple[str, int, str]] = field(default_factory=list)  # (case, trial, action) with no engine verdict kept
 
     @property
     def name(self) -> str:
@@ -240,7 +245,10 @@ class Reflexion:
         if prev is None or s.suite is None:
             return
         action, target = prev
-        verdict = self.checker.check(target, s.suite).verdict  # type: ignore[arg-type]
+        verdict = self.checker.lookup(target, s.suite)  # the engine's verdict: a read, never a validation
+        if verdict is None:
+            self.unseen.append((s.case, s.round - 1, action))
+            return
         if verdict.resolved:
             return
         window = self.buffer.window(s.case)
@@ -251,7 +259,7 @@ class Reflexion:
         open_ = tuple(sorted(set(self._explanations(s)) - ruled))
         believe = bool(err) and self.believe is not None and self.believe(s.case, s.round - 1, action)
         already = any(r.struck and r.action == action for r in self.buffer.items.get(s.case, []))
-        self.buffer.append(s.case, Reflection(s.round - 1, action, err, _artifact(s), open_,
+        self.buffer.append(s.case, Episode(s.round - 1, action, err, _artifact(s), open_,
                                               recommends=action if believe and not already else ""))  # fmt: skip
 
     def _explanations(self, s: Situation) -> tuple[str, ...]:
