@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_columns
-from labkit.core.types import Candidate, digest
+from labkit.core.types import Candidate, Usage, digest
 from labkit.experiments.judging.answer_check import (
     ANSWER_FILE,
     AnswerCheck,
@@ -39,6 +39,7 @@ from labkit.experiments.judging.answer_check import (
 from labkit.experiments.judging.pairs import Question, extract_number
 from labkit.loop import engine
 from labkit.loop.engine import EngineRun, Proposal, Situation
+from labkit.loop.engine.steps import REFLECT_UPPER
 from labkit.loop.engine.strategy import Child
 from labkit.models.role import ModelRole
 
@@ -159,6 +160,12 @@ class IntrinsicCritique:
     def simulated(self) -> bool:
         return self.answerer.simulated
 
+    @property
+    def upper(self) -> Usage:
+        """A proposal is two calls (review, revise): what the engine reserves for it."""
+        return Usage(tokens=2 * REFLECT_UPPER.tokens, calls=2, wall_seconds=2 * REFLECT_UPPER.wall_seconds,
+                     cost_units=2 * REFLECT_UPPER.cost_units)  # fmt: skip
+
     def first(self, q: Question) -> str:
         """Round 0: the answer the loop starts from."""
         self.talks[q.id] = [{"role": "user", "content": ASK.format(question=q.text)}]
@@ -188,7 +195,9 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
     """Intrinsic self-correction over `questions` through `labkit.loop.engine.run`: round 0 is
     each question's first answer (the start), every later round the strategy's revision, kept
     without a gate (keep="always"); the hidden gold check scores every round (for accounting only,
-    never shown). `progress(k)` after the k-th answer (of n × (rounds + 1))."""
+    never shown). `progress(k)` after the k-th answer (of n × (rounds + 1)). The answerer's own
+    calls are recorded and paid where its `ModelRole` says; `budget` pays the engine's steps
+    (reading an answer costs nothing: validation_cost 0)."""
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     said = count()
@@ -196,7 +205,7 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
                                  (lambda: progress(next(said) + 1)) if progress is not None else None)  # fmt: skip
     tasks = answer_tasks(questions, [strategy.first(q) for q in questions])
     out = engine.run(tasks, strategy, AnswerCheck(), rounds=rounds, keep="always", stop_at_green=False,
-                     ledger=ledger, budget=budget)  # fmt: skip
+                     ledger=ledger, budget=budget, validation_cost=0.0)  # fmt: skip
     correct = {(row["case"], row["round"]): row["correct"] for row in out.correctness().iter_rows(named=True)}
     rows = []
     for q in questions:
