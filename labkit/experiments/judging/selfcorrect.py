@@ -47,7 +47,30 @@ if TYPE_CHECKING:
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
-Step = Literal["answer", "review", "revise"]
+__all__ = [
+    "ASK",
+    "Answerer",
+    "HUANG_CSV",
+    "IntrinsicCritique",
+    "ModelAnswerer",
+    "PublishedPoint",
+    "REVIEW",
+    "REVISE",
+    "RandomReanswerer",
+    "RoundAnswer",
+    "SelfCorrectionRun",
+    "Transition",
+    "Turn",
+    "accuracy",
+    "expected_random",
+    "load_huang",
+    "oracle_stopping",
+    "own_answers",
+    "run_intrinsic",
+    "transitions",
+]
+
+Turn = Literal["answer", "review", "revise"]  # which turn of the conversation a call is
 
 HUANG_CSV = DATA / "huang2024_intrinsic.csv"
 
@@ -67,7 +90,7 @@ class Answerer(Protocol):
     @property
     def simulated(self) -> bool: ...
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str: ...
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +101,7 @@ class ModelAnswerer(ModelRole):
     max_tokens: int = 256
     temperature: float = 0.0
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str:
         reply = self.ask(messages, role=step, round=round, max_tokens=self.max_tokens,
                          temperature=self.temperature)
         return str(reply.text)
@@ -97,7 +120,7 @@ class RandomReanswerer:
     def simulated(self) -> bool:
         return True
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str:
         if step == "review":
             return "(simulated: a random re-answerer does not review)"
         u = int(digest(f"{self.seed}:{question.id}:{round}"), 16) / 16**16
@@ -182,7 +205,7 @@ class IntrinsicCritique:
         child = Child(target=Candidate({ANSWER_FILE: text}, label=f"{q.id}:revise-{r}"), name=f"revise-{r}", source="revise")
         return Proposal(children=(child,), raw=review, note="intrinsic: no external evidence")
 
-    def _say(self, q: Question, messages: list[dict[str, str]], step: Step, r: int) -> str:
+    def _say(self, q: Question, messages: list[dict[str, str]], step: Turn, r: int) -> str:
         text = self.answerer.respond(q, messages, step, r)
         if self.progress is not None:
             self.progress()
