@@ -1,12 +1,10 @@
-"""Best-of-N (simulated, labelled) and the selector cascade."""
+"""Best-of-N: simulated (labelled), and on a real model through the engine."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from labkit.experiments.best_of_n import SIMULATED, BestOfNError, cascade, simulate
+from labkit.experiments.best_of_n import SIMULATED, BestOfNError, simulate
 
 
 def test_the_simulation_matches_the_independent_case_in_closed_form() -> None:
@@ -47,68 +45,6 @@ def test_bad_parameters_are_refused() -> None:
         simulate(p=0.0)
 
 
-# -- the cascade -------------------------------------------------------------------------
-
-CANDIDATES = [("fails tests, looks great", False), ("passes, plain", True), ("passes, tidy", True)]
-
-
-def text(c: tuple[str, bool]) -> str:
-    return c[0]
-
-
-def test_a_reviewer_score_never_overrides_a_hard_check_failure() -> None:
-    def reviewer(texts: Sequence[str]) -> list[float]:
-        return [100.0 if "looks great" in t else 1.0 for t in texts]
-
-    sel = cascade(CANDIDATES, lambda c: c[1], reviewer, text)
-    assert sel.chosen is not None and sel.chosen[1] is True
-    assert 0 not in sel.passed and all(i != 0 for i, _ in sel.scores)  # never even reviewed
-
-
-def test_nothing_passing_means_nothing_selected() -> None:
-    sel = cascade(CANDIDATES, lambda c: False, lambda ts: [1.0] * len(ts), text)
-    assert sel.chosen is None and "nothing selected" in sel.reason
-
-
-def test_the_reviewer_sees_a_blinded_order_so_position_bias_cannot_pick() -> None:
-    def first_wins(texts: Sequence[str]) -> list[float]:  # a reviewer with pure position bias
-        return [1.0] + [0.0] * (len(texts) - 1)
-
-    passing = [(f"candidate {i}", True) for i in range(4)]
-    picks = {cascade(passing, lambda c: c[1], first_wins, text, seed=s).chosen for s in range(40)}
-    assert len(picks) == 4  # the input's first candidate does not always win
-    sel = cascade(passing, lambda c: c[1], first_wins, text, seed=7)
-    assert sel.chosen == passing[sel.shown_order[0]]
-    assert len(sel.scores) == 4  # every score is kept
-
-
-def test_a_reviewer_returning_the_wrong_number_of_scores_is_refused() -> None:
-    with pytest.raises(BestOfNError, match="returned 1 scores for 2"):
-        cascade(CANDIDATES, lambda c: c[1], lambda ts: [1.0], text)
-
-
-def test_the_cascade_on_the_api_change_routes_uses_real_hard_checks() -> None:
-    from labkit.core.patch import apply
-    from labkit.core.types import Candidate
-    from labkit.grading.sealed import load_search_case
-    from labkit.grading.validator import Validator
-
-    case = load_search_case("api_change")
-    validator = Validator()
-    routes = [apply(case.case.start, p) for p in case.case.patches.values()]  # A, B, C
-
-    def longest_wins(texts: Sequence[str]) -> list[float]:  # scripted reviewer: "more is better"
-        return [float(len(t)) for t in texts]
-
-    def show(c: Candidate) -> str:
-        return "\n".join(c.files.values())
-
-    sel = cascade(routes, lambda c: validator.run(c, case.suite).resolved, longest_wins, show)
-    assert sel.passed == (2,) and sel.chosen is routes[2]  # only C passes the dev checks
-    scores = dict(sel.scores)
-    assert set(scores) == {2}  # A and B, however long, never reach the reviewer
-
-
 def test_best_of_n_on_the_real_model_is_scored_from_its_replies() -> None:
     from labkit.experiments.best_of_n_model import run_model
 
@@ -121,3 +57,18 @@ def test_best_of_n_on_the_real_model_is_scored_from_its_replies() -> None:
     assert list(r.hard_check) == sorted(r.hard_check)  # an external check only gains with N
     assert all(m <= h for m, h in zip(r.majority, r.hard_check, strict=True))
     assert 0.0 <= r.rho <= 1.0
+    # one engine round: each task's 4 samples are one proposal's children, each validated and decided
+    from labkit.record.events import Kind, Role
+
+    assert r.engine is not None and r.engine.rounds_run == 1
+    events = r.engine.ledger.events(r.engine.run_id)
+    for t in range(len(r.answers)):
+        mine = [(e.round, e.role, e.kind) for e in events if e.detail.get("case") == f"add{t}"]
+        assert mine[:3] == [(0, Role.DECISION, Kind.DEFINE), (0, Role.EXECUTOR, Kind.GENERATE), (0, Role.VALIDATOR, Kind.VERIFY)]
+        one = [(role, kind) for rnd, role, kind in mine if rnd == 1]
+        assert one[0] == (Role.REFLECTOR, Kind.REFLECT) and one.count((Role.EXECUTOR, Kind.GENERATE)) == 4
+        assert one.count((Role.VALIDATOR, Kind.VERIFY)) == 4 and one[-2:] == [(Role.DECISION, Kind.DECIDE), (Role.SCORER, Kind.SCORE)]
+        decided = next(e.detail for e in events if e.kind == Kind.DECIDE and e.detail.get("case") == f"add{t}")
+        assert [c["decision"] for c in decided["children"]] == ["keep" if c else "roll back" for c in correct[t]]
+        assert r.engine.traces[f"add{t}"].final_verdict.resolved == any(correct[t])  # the engine held a passing one
+    assert events[-1].kind == Kind.STOP

@@ -39,7 +39,7 @@ def test_attempts_are_a_table_with_numbers_not_latex() -> None:
     assert set(frame["right"]) <= {"yes", "no"}
     first = run.attempts[0][0]
     assert frame["answer"][0] == ("—" if first.value is None else f"{first.value:g}")
-    boxed = sc.Attempt(
+    boxed = sc.RoundAnswer(
         "q", 1, "so \\boxed{361}", 361.0, True, review="I think \\boxed{361} is right"
     )
     shown = attempts_frame(sc.SelfCorrectionRun("m", False, 1, ((boxed,),))).row(0, named=True)

@@ -146,6 +146,36 @@ def test_the_bound_controller_refuses_an_unbound_reflector() -> None:
                       budget=Budget(limits(cost_units=6), ledger=led, run_id="r"), require_bound=True)  # fmt: skip
 
 
+def test_a_tool_task_records_through_the_engine_recorder_and_stops_by_the_engine_rule() -> None:
+    from labkit.loop.control.bound import run_tool_task
+    from labkit.loop.engine.stopping import NoNewEvidence
+    from labkit.record.budget import Budget, limits
+
+    br, led = bound_reflection, Ledger()
+
+    def capped(k: int | None) -> list:
+        run_id = f"capped-{k}"
+        rules = (NoNewEvidence(k),) if k else ()
+        run = run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, run_id=run_id, unit=run_id,
+                            ledger=led, budget=Budget(limits(cost_units=br.BUDGET), ledger=led, run_id=run_id),
+                            rules=rules)  # fmt: skip
+        return [run, led.events(run_id)]
+
+    (run, events), (free, _) = capped(3), capped(None)
+    # the guard is the engine's NoNewEvidence rule: action 1 is the start, actions 2-4 add nothing new
+    assert (run.outcome, run.actions, free.outcome, free.actions) == ("no_progress", 4, "budget_exhausted", 6)
+    assert events[-1].kind == Kind.STOP and events[-1].detail["rule"] == "no_new_evidence"
+    # the engine's Recorder wrote and paid: every event says whether it is simulated, each action
+    # was reserved and settled by the budget (under its kind; "unknown": a raising tool measured nothing)
+    # before its TOOL event
+    mine = [e for e in events if e.role != "budget"]
+    assert all(e.detail["simulated"] is True for e in mine)
+    shapes = [(e.role, e.kind, e.detail.get("status")) for e in events if e.kind == Kind.TOOL]
+    assert shapes[:3] == [("budget", Kind.TOOL, "reserved"), ("budget", Kind.TOOL, "unknown"), (Role.TOOL, Kind.TOOL, None)]
+    assert [e.detail["action"] for e in mine if e.kind == Kind.TOOL] == [1, 2, 3, 4]
+    _declared(led)
+
+
 # -- 4. side effects a rollback cannot undo ---------------------------------------------------
 
 

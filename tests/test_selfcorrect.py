@@ -36,7 +36,7 @@ def test_loop_has_no_oracle_and_follows_the_huang_prompts():
     steps = [(qid, step, r) for qid, step, r, _ in a.seen if qid == QS[0].id]
     assert steps == [(QS[0].id, "answer", 0), (QS[0].id, "review", 1), (QS[0].id, "revise", 1),
                      (QS[0].id, "review", 2), (QS[0].id, "revise", 2)]
-    last = a.seen[4][3]
+    last = [m for qid, step, r, m in a.seen if qid == QS[0].id][4]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user", "assistant", "user",
                                          "assistant", "user"]
     assert last[2]["content"] == sc.REVIEW and last[4]["content"] == sc.REVISE
@@ -93,15 +93,34 @@ def test_model_answerer_passes_round_and_role():
     assert all(c["max_tokens"] == 64 and c["temperature"] == 0.0 for c in calls)
 
 
-def test_iter_intrinsic_keeps_finished_questions_and_rejects_negative_rounds():
-    got = []
-    for row in sc.iter_intrinsic(QS, Scripted(PLAN), rounds=1):
-        got.append(row)
-        if len(got) == 2:
-            break
-    assert [len(r) for r in got] == [2, 2]
+def test_negative_rounds_are_refused():
     with pytest.raises(ValueError, match="rounds"):
-        list(sc.iter_intrinsic(QS, Scripted(PLAN), rounds=-1))
+        sc.run_intrinsic(QS, Scripted(PLAN), rounds=-1)
+
+
+def test_the_loop_is_an_engine_run_and_its_ledger_shows_the_engine_steps():
+    from labkit.record.events import Kind, Role
+
+    run = sc.run_intrinsic(QS, Scripted(PLAN), rounds=2)
+    assert run.engine is not None
+    ev = [(e.round, e.role, e.kind, e.detail.get("case")) for e in run.engine.ledger.events(run.engine.run_id)]
+    for q in QS:
+        mine = [(r, role, kind) for r, role, kind, case in ev if case == q.id]
+        assert mine[:2] == [(0, Role.DECISION, Kind.DEFINE), (0, Role.EXECUTOR, Kind.GENERATE)]
+        for r in (1, 2):  # each revision: proposed, (applied and validated if new), decided, scored
+            steps = [(role, kind) for rr, role, kind in mine if rr == r]
+            changed = PLAN[int(q.id[1:])][r] != PLAN[int(q.id[1:])][r - 1]
+            want = [(Role.REFLECTOR, Kind.REFLECT)]
+            want += [(Role.EXECUTOR, Kind.GENERATE), (Role.VALIDATOR, Kind.VERIFY)] if changed else []
+            assert steps == [*want, (Role.DECISION, Kind.DECIDE), (Role.SCORER, Kind.SCORE)]
+    decided = [e.detail for e in run.engine.ledger.events(run.engine.run_id) if e.kind == Kind.DECIDE]
+    # no gate: a new answer is kept as given; the same answer again changes nothing
+    changes = sum(row[r] != row[r - 1] for row in PLAN for r in (1, 2))
+    assert changes == 3 and sorted(d["rule"] for d in decided) == ["always"] * 3 + ["no-change"] * 5
+    assert ev[-1][1:3] == (Role.DECISION, Kind.STOP) and run.engine.rounds_run == 2
+    # the hidden check scored every round; the loop only ever saw the visible suite (no evidence)
+    scores = [e.detail for e in run.engine.ledger.events(run.engine.run_id) if e.kind == Kind.SCORE]
+    assert len(scores) == 4 * 3 and {s["scored_on"] for s in scores} == {"hidden"} and all(s["visible"] for s in scores)
 
 
 def test_huang_table_ships_the_spec_numbers_with_its_source():
@@ -141,3 +160,19 @@ def test_model_answerer_through_the_scripted_provider():
     run = sc.run_intrinsic([q], answerer, rounds=1)
     assert run.simulated and run.correct().tolist() == [[False, True]]
     assert run.attempts[0][1].review == "Looks wrong."
+
+
+def test_the_answer_check_reads_the_reply_and_the_visible_suite_gives_no_evidence():
+    from labkit.core.errors import SuiteError
+    from labkit.core.types import Candidate
+    from labkit.experiments.judging import answer_check as ac
+    from labkit.grading.acceptance import AcceptanceSuite
+
+    q, check = QS[0], ac.AnswerCheck()
+    right, wrong = (Candidate({ac.ANSWER_FILE: f"so \\boxed{{{v}}}"}) for v in (q.answer, q.wrong_answer))
+    assert [check.run(c, ac.hidden_suite(q)).resolved for c in (right, wrong)] == [True, False]
+    assert [check.run(c, ac.visible_suite()).resolved for c in (right, wrong)] == [True, True]
+    assert not check.run(Candidate({"other.md": "1"}), ac.visible_suite()).resolved
+    plain = AcceptanceSuite("p", {"test_a.py": "def test_a(): ..."}, ("test_a.py::test_a",), ())
+    with pytest.raises(SuiteError, match="not an answer check"):
+        check.run(right, plain)

@@ -8,28 +8,24 @@ per N, how often the selected candidate is correct, the oracle ceiling (any corr
 the cost per correct answer. Raising N buys little when candidates are correlated (they
 fail together) or the selector is unreliable (it cannot find the good one) — seed 002 §2.
 
-`cascade` is the selector cascade: hard checks first (compile, tests, constraints); only
-candidates that pass them reach the model reviewer, which sees them in a blinded (shuffled,
-unlabelled) order; its score can never override a hard-check failure, and with nothing
-passing there is no selection at all. Every reviewer score is kept (disagreement stays
-visible).
+The real runs are elsewhere: best-of-N on a model through the engine
+(`labkit.experiments.best_of_n_model`, strategy `labkit.loop.strategies.best_of_n.BestOfN`) and
+the selector cascade with real hard checks (`labkit.experiments.judging.cascade`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Generic, TypeVar
 
 import numpy as np
 
 from labkit.core.errors import BestOfNError
 
-__all__ = ["BestOfN", "BestOfNError", "Selection", "cascade", "simulate"]
+__all__ = ["BestOfN", "BestOfNError", "simulate"]
 
-T = TypeVar("T")
 SIMULATED = "simulated: correlated candidates and a noisy selector (labkit.experiments.best_of_n)"
 
 
@@ -84,38 +80,3 @@ def simulate(
         ceiling.append(float(correct[:, :n].any(axis=1).mean()))
         cost.append(n * (generate_cost + verify_cost) / hit if hit else math.inf)
     return BestOfN(tuple(ns), tuple(selected), tuple(ceiling), tuple(cost), p, rho, signal, tasks)
-
-
-@dataclass(frozen=True)
-class Selection(Generic[T]):
-    chosen: T | None  # None: nothing passed the hard checks, nothing is selected
-    reason: str
-    passed: tuple[int, ...]  # indices (into the input) that passed the hard checks
-    scores: tuple[tuple[int, float], ...]  # (input index, reviewer score), every one kept
-    shown_order: tuple[int, ...]  # the blinded order the reviewer saw (input indices)
-
-
-def cascade(
-    candidates: Sequence[T],
-    hard_check: Callable[[T], bool],
-    reviewer: Callable[[Sequence[str]], Sequence[float]],
-    show: Callable[[T], str],
-    *,
-    seed: int = 0,
-) -> Selection[T]:
-    """Hard checks first; a blinded reviewer ranks only what passed; ties go to input order.
-
-    `show(candidate)` is what the reviewer may read (no labels, no position); the reviewer
-    returns one score per text, in the order shown.
-    """
-    passed = tuple(i for i, c in enumerate(candidates) if hard_check(c))
-    if not passed:
-        return Selection(None, "no candidate passes the hard checks: nothing selected", (), (), ())
-    order = tuple(int(i) for i in np.random.default_rng(seed).permutation(passed))
-    raw = list(reviewer([show(candidates[i]) for i in order]))
-    if len(raw) != len(order):
-        raise BestOfNError(f"reviewer returned {len(raw)} scores for {len(order)} candidates")
-    scores = tuple(sorted(zip(order, (float(s) for s in raw), strict=True)))
-    best = max(scores, key=lambda s: (s[1], -s[0]))[0]
-    return Selection(candidates[best], f"highest reviewer score among {len(passed)} passing the hard checks",
-                     passed, scores, order)  # fmt: skip

@@ -2,7 +2,10 @@
 
 REAL (whatever `model` says: the default is SmolLM2-135M in-process, offline). Each task is
 an addition "a + b"; the model continues "a + b = " N times at temperature > 0 under a
-grammar that only allows digits; the hard check is the exact sum. Per N (nested: the first n samples):
+grammar that only allows digits; the hard check is the exact sum. The run is one round of
+`labkit.loop.engine.run` with the `BestOfN` strategy: the N samples are that round's children,
+each validated by the hard check and decided by the engine, which holds the best (so the
+ledger records every sample, verdict and decision). Per N (nested: the first n samples):
 
 - `hard_check`: some sample passes the hard check (an external verifier: the ceiling);
 - `majority`: the most frequent answer (self-consistency: no external verifier; ties go
@@ -28,11 +31,23 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
-from labkit.core.types import Usage
-from labkit.models import choice, gateway
+from labkit.core.types import Candidate, Usage
+from labkit.experiments.judging.answer_check import (
+    ANSWER_FILE,
+    AnswerCheck,
+    answer_of,
+    hidden_suite,
+)
+from labkit.experiments.judging.pairs import Question
+from labkit.loop import engine
+from labkit.loop.engine import EngineRun, Situation, Task
+from labkit.loop.strategies.best_of_n import BestOfN, Sample
+from labkit.models import choice
+from labkit.models.role import ModelRole
 
-__all__ = ["ModelBestOfN", "addition_tasks", "run_model"]
+__all__ = ["Adder", "ModelBestOfN", "addition_tasks", "run_model"]
 
 DEFAULT_MODEL = "labkit/smollm2"
 _DIGITS = "root ::= [0-9] [0-9]? [0-9]?"
@@ -50,10 +65,28 @@ class ModelBestOfN:
     random: tuple[float, ...]
     rho: float
     usage: Usage
+    engine: EngineRun | None = None  # the run that drew, validated and kept the samples
 
     @property
     def pass_at_1(self) -> float:
         return self.random[0]
+
+
+@dataclass(frozen=True)
+class Adder(ModelRole):
+    """The model continues "a + b = " under a digits-only grammar: one sample per call."""
+
+    ROLE: ClassVar[str] = "sampler"
+    temperature: float = 0.9
+    seed: int = 0
+
+    def sample(self, t: int, a: int, b: int, i: int) -> Sample:
+        prompt = [{"role": "user", "content": f"{a} + {b} = ?"},
+                  {"role": "assistant", "content": f"{a} + {b} = "}]  # continued from here
+        reply = self.ask(prompt, max_tokens=4, temperature=self.temperature, grammar=_DIGITS,
+                         seed=self.seed * 100_003 + t * 1_009 + i)  # fmt: skip
+        text = reply.text.strip()
+        return Sample(Candidate({ANSWER_FILE: text}, label=f"sample-{i}"), reply.usage, text)
 
 
 def addition_tasks(k: int, seed: int = 0, largest: int = 29) -> list[tuple[int, int]]:
@@ -82,34 +115,44 @@ def run_model(
     seed: int = 0,
     largest: int = 29,
 ) -> ModelBestOfN:
-    """Sample `n` answers for each of `tasks` additions and score the three selectors."""
+    """Sample `n` answers for each of `tasks` additions and score the three selectors.
+
+    One round of `labkit.loop.engine.run` with `BestOfN`: each addition is a task whose
+    visible check is the exact sum (`answer_check`); the n samples are the round's children,
+    each validated by that check and decided (keep="resolved"), and the engine holds the best.
+    Every figure is read from what the engine recorded for each child, in sampling order."""
     problems = addition_tasks(tasks, seed, largest)
+    questions = [Question(f"add{t}", "arithmetic", f"{a} + {b} = ?", str(a + b), "", "", "")
+                 for t, (a, b) in enumerate(problems)]  # fmt: skip
+    adder = Adder(model, temperature=temperature, seed=seed)
+
+    def draw(s: Situation, i: int) -> Sample:
+        t = int(s.case.removeprefix("add"))
+        return adder.sample(t, *problems[t], i)
+
+    start = Candidate({ANSWER_FILE: ""}, label="no answer yet")
+    run = engine.run([Task(q.id, start, hidden_suite(q)) for q in questions],
+                     BestOfN(draw, n, name=f"best of {n} ({model})", simulated=adder.simulated),
+                     AnswerCheck(), rounds=1, keep="resolved")  # fmt: skip
     answers: list[tuple[str, ...]] = []
+    correct: list[list[bool]] = []
     usage = Usage()
-    for t, (a, b) in enumerate(problems):
-        row = []
-        for i in range(n):
-            prompt = [{"role": "user", "content": f"{a} + {b} = ?"},
-                      {"role": "assistant", "content": f"{a} + {b} = "}]  # continued from here
-            reply = gateway.complete(
-                model, prompt,
-                max_tokens=4, temperature=temperature, grammar=_DIGITS, seed=seed * 100_003 + t * 1_009 + i,
-            )  # fmt: skip
-            row.append(reply.text.strip())
-            usage = usage + reply.usage
-        answers.append(tuple(row))
-    correct = [[ans == str(a + b) for ans in row] for (a, b), row in zip(problems, answers, strict=True)]
+    for q in questions:
+        (rnd,) = run.traces[q.id].rounds
+        answers.append(tuple(answer_of(a.child.target) if a.child.target else "" for a in rnd.attempts))
+        correct.append([a.retest is not None and a.retest.resolved for a in rnd.attempts])
+        usage = usage + rnd.reflection.usage
     ns = tuple(k for k in (1, 2, 4, 8, 16, 32) if k <= n) or (n,)
     hard, major, rand = [], [], []
     for k in ns:
         hard.append(sum(any(c[:k]) for c in correct) / tasks)
         rand.append(sum(sum(c[:k]) / k for c in correct) / tasks)
         hits = 0
-        for (a, b), sampled in zip(problems, answers, strict=True):
+        for sampled, ok in zip(answers, correct, strict=True):
             counts = Counter(sampled[:k])
             top = max(counts.values())
-            pick = next(x for x in sampled[:k] if counts[x] == top)  # ties: the earliest
-            hits += pick == str(a + b)
+            pick = next(j for j, x in enumerate(sampled[:k]) if counts[x] == top)  # ties: the earliest
+            hits += ok[pick]
         major.append(hits / tasks)
     return ModelBestOfN(model, choice.label(model), tuple(problems), tuple(answers), ns, tuple(hard),
-                        tuple(major), tuple(rand), _icc(correct), usage)  # fmt: skip
+                        tuple(major), tuple(rand), _icc(correct), usage, run)  # fmt: skip

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
@@ -93,7 +94,7 @@ class AcceptanceSuite:
                     f"suite {self.name!r}: {nodeid!r}: no def, class or assignment of {bare!r} in {path}"
                 )
 
-    @property
+    @cached_property  # computed once per suite: every engine event names it
     def digest(self) -> str:
         """Names what grades: test texts and required node ids (not the name or display groups)."""
         payload: dict[str, object] = {

@@ -311,7 +311,7 @@ def self_correction(model: str, cache: Any, n: int, progress: Progress | None = 
     qs = pairs.make_questions(n, seed=3)
 
     def loop(answerer: Any) -> sc.SelfCorrectionRun:
-        with _bar(progress, f"{answerer.name}: answer, review, revise ×2", len(qs)) as bar:
+        with _bar(progress, f"{answerer.name}: answer, review, revise ×2", len(qs) * 3) as bar:  # 3 answers each
             return sc.run_intrinsic(qs, answerer, rounds=2, progress=(lambda _k: bar.update()) if bar else None)
 
     run, _, why = with_fallback(

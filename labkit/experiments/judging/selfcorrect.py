@@ -3,8 +3,10 @@ answer with no oracle, and we count what the revisions did.
 
 Round 0 is the first answer. Each later round asks the model to find problems with its
 previous answer, then to improve it; nothing outside the model's own text enters the
-conversation. Every round's answer is checked against the computed answer *after* the
-run, by us, never shown to the model.
+conversation. The loop is `labkit.loop.engine.run` with the `IntrinsicCritique` strategy: an
+answer is a candidate (`answer_check`), the visible suite gives no evidence, every revision is
+kept without a gate (keep="always"), and the engine's hidden scoring checks every round's answer
+against the computed answer, never shown to the model; the ledger records every step.
 
 The per-round 2×2 transition (right→right, right→wrong, wrong→right, wrong→wrong) says
 where accuracy went. "Oracle stopping" — stop as soon as the answer is correct — uses
@@ -16,21 +18,59 @@ al. found in earlier self-correction results.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_columns
-from labkit.core.types import digest
+from labkit.core.types import Candidate, Usage, digest
+from labkit.experiments.judging.answer_check import (
+    ANSWER_FILE,
+    AnswerCheck,
+    answer_of,
+    answer_tasks,
+)
 from labkit.experiments.judging.pairs import Question, extract_number
+from labkit.loop import engine
+from labkit.loop.engine import EngineRun, Proposal, Situation
+from labkit.loop.engine.steps import REFLECT_UPPER
+from labkit.loop.engine.strategy import Child
 from labkit.models.role import ModelRole
 
-Step = Literal["answer", "review", "revise"]
+if TYPE_CHECKING:
+    from labkit.record.budget import Budget
+    from labkit.record.ledger import Ledger
+
+__all__ = [
+    "ASK",
+    "Answerer",
+    "HUANG_CSV",
+    "IntrinsicCritique",
+    "ModelAnswerer",
+    "PublishedPoint",
+    "REVIEW",
+    "REVISE",
+    "RandomReanswerer",
+    "RoundAnswer",
+    "SelfCorrectionRun",
+    "Transition",
+    "Turn",
+    "accuracy",
+    "expected_random",
+    "load_huang",
+    "oracle_stopping",
+    "own_answers",
+    "run_intrinsic",
+    "transitions",
+]
+
+Turn = Literal["answer", "review", "revise"]  # which turn of the conversation a call is
 
 HUANG_CSV = DATA / "huang2024_intrinsic.csv"
 
@@ -50,7 +90,7 @@ class Answerer(Protocol):
     @property
     def simulated(self) -> bool: ...
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str: ...
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +101,7 @@ class ModelAnswerer(ModelRole):
     max_tokens: int = 256
     temperature: float = 0.0
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str:
         reply = self.ask(messages, role=step, round=round, max_tokens=self.max_tokens,
                          temperature=self.temperature)
         return str(reply.text)
@@ -80,7 +120,7 @@ class RandomReanswerer:
     def simulated(self) -> bool:
         return True
 
-    def respond(self, question: Question, messages: list[dict[str, str]], step: Step, round: int) -> str:
+    def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str:
         if step == "review":
             return "(simulated: a random re-answerer does not review)"
         u = int(digest(f"{self.seed}:{question.id}:{round}"), 16) / 16**16
@@ -89,8 +129,8 @@ class RandomReanswerer:
 
 
 @dataclass(frozen=True)
-class Attempt:
-    """One round's answer to one question, checked against the computed answer afterwards."""
+class RoundAnswer:
+    """One round's answer to one question, as the engine held it and its hidden check scored it."""
 
     question_id: str
     round: int
@@ -102,12 +142,13 @@ class Attempt:
 
 @dataclass(frozen=True)
 class SelfCorrectionRun:
-    """Every question's attempts, rounds 0..rounds."""
+    """Every question's answers, rounds 0..rounds, and the engine run they came from (if any)."""
 
     answerer: str
     simulated: bool
     rounds: int
-    attempts: tuple[tuple[Attempt, ...], ...]
+    attempts: tuple[tuple[RoundAnswer, ...], ...]
+    engine: EngineRun | None = None
 
     @property
     def n(self) -> int:
@@ -123,43 +164,86 @@ class SelfCorrectionRun:
                          for row in self.attempts], dtype=bool).reshape(self.n, self.rounds)
 
 
-def iter_intrinsic(questions: Iterable[Question], answerer: Answerer, rounds: int = 2) -> Iterator[tuple[Attempt, ...]]:
-    """Run the loop question by question, yielding each question's attempts as it finishes."""
-    if rounds < 0:
-        raise ValueError(f"rounds must be >= 0, got {rounds}")
-    for q in questions:
-        messages = [{"role": "user", "content": ASK.format(question=q.text)}]
-        text = answerer.respond(q, messages, "answer", 0)
-        row = [_attempt(q, 0, text)]
-        for r in range(1, rounds + 1):
-            messages = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": REVIEW}]
-            review = answerer.respond(q, messages, "review", r)
-            messages = [*messages, {"role": "assistant", "content": review}, {"role": "user", "content": REVISE}]
-            text = answerer.respond(q, messages, "revise", r)
-            row.append(_attempt(q, r, text, review))
-        yield tuple(row)
+@dataclass
+class IntrinsicCritique:
+    """The engine's strategy for intrinsic self-correction: the answerer reviews its held answer
+    and revises it, with nothing from outside the conversation (the situation's visible verdict
+    carries no evidence and is not shown). One child per round: the revised answer."""
+
+    answerer: Answerer
+    questions: Mapping[str, Question]
+    progress: Callable[[], None] | None = None
+    talks: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # case -> conversation so far
+
+    @property
+    def name(self) -> str:
+        return f"intrinsic critique ({self.answerer.name})"
+
+    @property
+    def simulated(self) -> bool:
+        return self.answerer.simulated
+
+    @property
+    def upper(self) -> Usage:
+        """A proposal is two calls (review, revise): what the engine reserves for it."""
+        return Usage(tokens=2 * REFLECT_UPPER.tokens, calls=2, wall_seconds=2 * REFLECT_UPPER.wall_seconds,
+                     cost_units=2 * REFLECT_UPPER.cost_units)  # fmt: skip
+
+    def first(self, q: Question) -> str:
+        """Round 0: the answer the loop starts from."""
+        self.talks[q.id] = [{"role": "user", "content": ASK.format(question=q.text)}]
+        return self._say(q, self.talks[q.id], "answer", 0)
+
+    def propose(self, situation: Situation) -> Proposal:
+        q, r = self.questions[situation.case], situation.round
+        said = [*self.talks[q.id], {"role": "assistant", "content": answer_of(situation.candidate)}]
+        said = [*said, {"role": "user", "content": REVIEW}]
+        review = self.answerer.respond(q, said, "review", r)
+        said = [*said, {"role": "assistant", "content": review}, {"role": "user", "content": REVISE}]
+        self.talks[q.id] = said
+        text = self._say(q, said, "revise", r)
+        child = Child(target=Candidate({ANSWER_FILE: text}, label=f"{q.id}:revise-{r}"), name=f"revise-{r}", source="revise")
+        return Proposal(children=(child,), raw=review, note="intrinsic: no external evidence")
+
+    def _say(self, q: Question, messages: list[dict[str, str]], step: Turn, r: int) -> str:
+        text = self.answerer.respond(q, messages, step, r)
+        if self.progress is not None:
+            self.progress()
+        return text
 
 
 def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int = 2,
-                  progress: Callable[[int], None] | None = None) -> SelfCorrectionRun:
-    """Intrinsic self-correction over `questions`; `progress(k)` after the k-th question."""
+                  progress: Callable[[int], None] | None = None, *, ledger: Ledger | None = None,
+                  budget: Budget | None = None) -> SelfCorrectionRun:  # fmt: skip
+    """Intrinsic self-correction over `questions` through `labkit.loop.engine.run`: round 0 is
+    each question's first answer (the start), every later round the strategy's revision, kept
+    without a gate (keep="always"); the hidden gold check scores every round (for accounting only,
+    never shown). `progress(k)` after the k-th answer (of n × (rounds + 1)). The answerer's own
+    calls are recorded and paid where its `ModelRole` says; `budget` pays the engine's steps
+    (reading an answer costs nothing: validation_cost 0)."""
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    said = count()
+    strategy = IntrinsicCritique(answerer, {q.id: q for q in questions},
+                                 (lambda: progress(next(said) + 1)) if progress is not None else None)  # fmt: skip
+    tasks = answer_tasks(questions, [strategy.first(q) for q in questions])
+    out = engine.run(tasks, strategy, AnswerCheck(), rounds=rounds, keep="always", stop_at_green=False,
+                     ledger=ledger, budget=budget, validation_cost=0.0)  # fmt: skip
+    correct = {(row["case"], row["round"]): row["correct"] for row in out.correctness().iter_rows(named=True)}
     rows = []
-    for k, row in enumerate(iter_intrinsic(questions, answerer, rounds), 1):
-        rows.append(row)
-        if progress is not None:
-            progress(k)
-    return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows))
+    for q in questions:
+        trace = out.traces[q.id]
+        texts = [answer_of(trace.start)] + [answer_of(rnd.kept) for rnd in trace.rounds]
+        reviews = [""] + [rnd.reflection.raw for rnd in trace.rounds]
+        rows.append(tuple(RoundAnswer(q.id, r, t, extract_number(t), bool(correct[(q.id, r)]), rv)
+                          for r, (t, rv) in enumerate(zip(texts, reviews, strict=True))))  # fmt: skip
+    return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows), out)
 
 
 def own_answers(answerer: Answerer, questions: Iterable[Question]) -> dict[str, str]:
     """Round-0 answers (the loop's first prompt) by question id: a judge's own answers."""
     return {q.id: answerer.respond(q, [{"role": "user", "content": ASK.format(question=q.text)}], "answer", 0)
             for q in questions}
-
-
-def _attempt(q: Question, r: int, text: str, review: str = "") -> Attempt:
-    value = extract_number(text)
-    return Attempt(q.id, r, text, value, q.is_correct(text), review)
 
 
 # --- what the rounds did ---------------------------------------------------------------------

@@ -22,6 +22,7 @@ from labkit.grading.sealed import load_search_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.bound import run_tool_task
 from labkit.loop.control.layer_metrics import LayerMetrics, layer_metrics
+from labkit.loop.engine.stopping import NoNewEvidence
 from labkit.loop.search.host import run_search
 from labkit.loop.search.search_case import RouteStrategy, case_host, costs_of
 from labkit.record.budget import Budget, limits
@@ -63,7 +64,7 @@ def _deploys(led: Ledger) -> None:
     bound_reflection.compare(led)  # deploy-unbound, deploy-bound
     budget = Budget(limits(cost_units=br.BUDGET), ledger=led, run_id="deploy-unbound-capped")
     run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, budget=budget, ledger=led,
-                  run_id="deploy-unbound-capped", unit="deploy-unbound-capped", max_no_evidence=3)  # fmt: skip
+                  run_id="deploy-unbound-capped", unit="deploy-unbound-capped", rules=(NoNewEvidence(3),))  # fmt: skip
 
 
 def portfolio(checker: Checker | None = None) -> Portfolio:

@@ -10,28 +10,38 @@ one the class grants (`core.error_classes`): under POLICY_DENIED only an authori
 change or stop — here, escalation to a human.
 
 `run_tool_task` is the controller: every action is numbered, paid through the budget,
-classified and recorded; then the reflector says what comes next (a command, or escalate,
-or stop). It also counts *new evidence*: an outcome (class, artifact, reason) not seen before.
+classified and recorded (through the engine's `Recorder`); then the reflector says what comes
+next (a command, or escalate, or stop), and the engine's stop rules read the actions so far.
+It also counts *new evidence*: an outcome (class, artifact, reason) not seen before.
+
+Why this is not `engine.run`: an action is not a candidate. The engine validates a candidate
+(files) against a protected suite through a verdict cache, where a repeat is free and served
+from the cache; a tool action is an external effect, classified by the control plane (an error
+class, not test outcomes), and running `cp` twice is two effects, both paid. So the controller
+keeps its own turn-taking and borrows the engine's recorder, payment and stop rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from labkit.core.error_classes import Action, ErrorClass, permits
 from labkit.core.errors import BudgetExhausted, InvalidRecord, PermissionRefused
-from labkit.core.types import Usage
+from labkit.core.types import Usage, digest
+from labkit.grading.verdicts import Checker
 from labkit.loop.control.classify import classify
-from labkit.record.budget import Operation
+from labkit.loop.engine.steps import Payment, Recorder
+from labkit.loop.engine.stopping import History, Rule, Step, check, new_evidence
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
-__all__ = ["BoundReflection", "Next", "Observed", "Reflector", "ToolRun", "check_bound", "run_tool_task"]
+__all__ = ["BoundReflection", "Next", "Observed", "ToolReflector", "ToolRun", "check_bound", "run_tool_task"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,9 @@ class Next:
     text: str = ""  # an unbound reflection is just text
 
 
-class Reflector(Protocol):
+class ToolReflector(Protocol):
+    """Reads the last action's outcome (and every one before) and says what comes next."""
+
     name: str
 
     def reflect(self, seen: Observed, history: tuple[Observed, ...]) -> Next: ...
@@ -107,7 +119,7 @@ def check_bound(r: BoundReflection | None, ledger: Ledger, run_id: str) -> Bound
 def run_tool_task(
     tool: Callable[[str], str],
     artifact_of: Callable[[str], str],
-    reflector: Reflector,
+    reflector: ToolReflector,
     first: str,
     *,
     budget: Budget,
@@ -117,48 +129,50 @@ def run_tool_task(
     cost: float = 1.0,
     max_actions: int = 20,
     require_bound: bool = False,
-    max_no_evidence: int | None = None,
+    rules: Sequence[Rule] = (),
 ) -> ToolRun:
-    """Run commands until one succeeds, the reflector escalates or stops, the budget or `max_actions` ends it.
+    """Run commands until one succeeds, the reflector escalates or stops, a stop rule fires, the
+    budget or `max_actions` ends it.
 
-    With `require_bound` an unbound reflection cannot drive the next action (InvalidRecord).
-    With `max_no_evidence` the run stops ("no_progress") after that many actions in a row that
-    added no new evidence. The run's end is a STOP event of `unit` with its status.
+    Every action is paid and recorded through the engine's `Recorder` (one writer, one payer).
+    After each action the `rules` read its history as the engine's stop rules do — action n is
+    step n − 1, its outcome (class, artifact, reason) one evidence key — so
+    `stopping.NoNewEvidence(k)` stops the run ("no_progress") after k actions in a row that
+    added no new evidence. With `require_bound` an unbound reflection cannot drive the next
+    action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
+    rec = Recorder(run_id, ledger, Checker(), budget, 0.0, getattr(tool, "simulated", False))
+    pay = Payment(Kind.TOOL, Usage(cost_units=cost))
     history: list[Observed] = []
-    seen: set[tuple[str, str, str]] = set()
-    new_evidence, command, outcome, stale = 0, first, "max_actions", 0
+    steps: list[Step] = []
+    command, outcome, fired = first, "max_actions", None
     for n in range(1, max_actions + 1):
-        op = Operation(tool, (command,), upper=Usage(cost_units=cost), measure=lambda _: Usage(cost_units=cost))
         try:
-            out, cls = budget.paid(Kind.TOOL, op, round=n), None
+            out, cls = rec.pay(pay, partial(tool, command), n), None
         except BudgetExhausted:
             outcome = "budget_exhausted"
             break
         except Exception as exc:  # a failed tool call is evidence, classified by the control plane
             out, cls = str(exc), classify(exc, "tool")
         obs = Observed(n, command, cls is None, out, cls.error_class if cls else None, artifact_of(command))
-        key = (obs.error_class or "", obs.artifact, obs.output)
-        fresh = n > 1 and key not in seen
-        new_evidence += fresh
-        stale = 0 if fresh or n == 1 else stale + 1
-        seen.add(key)
         history.append(obs)
-        ledger.record(run_id, n, Role.TOOL, Kind.TOOL, detail={
+        key = digest(f"{obs.error_class or ''}\0{obs.artifact}\0{obs.output}")
+        steps.append(Step(unit, n - 1, digest(command), failures=frozenset({key})))
+        rec.log(None, n, Role.TOOL, Kind.TOOL, detail={
             "unit": unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
             "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
         if obs.ok:
             outcome = "done"
             break
         nxt = reflector.reflect(obs, tuple(history))
-        _record_reflection(ledger, run_id, unit, n, nxt)
+        _record_reflection(rec, unit, n, nxt)
         if nxt.reflection is not None or require_bound:
             r = check_bound(nxt.reflection, ledger, run_id)
             wanted = Action.CHANGE_AUTHORISATION if nxt.escalate else Action.STOP if not nxt.command else Action.NEW_HYPOTHESIS
             if not permits(r.error_class, wanted):
                 raise PermissionRefused(f"{r.error_class.value} does not permit {wanted.value!r}")
         if nxt.escalate:
-            ledger.record(run_id, n, Role.HUMAN, Kind.ESCALATE, detail={
+            rec.log(None, n, Role.HUMAN, Kind.ESCALATE, detail={
                 "unit": unit, "action": n, "error_class": obs.error_class.value if obs.error_class else "",
                 "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text})  # fmt: skip
             outcome = "escalated"
@@ -166,20 +180,23 @@ def run_tool_task(
         if not nxt.command:
             outcome = "stopped"
             break
-        if max_no_evidence is not None and stale >= max_no_evidence:
+        fired = check(rules, History(steps=tuple(steps)))
+        if fired is not None:
             outcome = "no_progress"
             break
         command = nxt.command
-    ledger.record(run_id, len(history), Role.CONTROL, Kind.STOP, detail={
-        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome})  # fmt: skip
-    return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units, new_evidence, outcome,
-                   tuple(history))  # fmt: skip
+    rec.log(None, len(history), Role.CONTROL, Kind.STOP, detail={
+        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome,
+        **({"rule": fired.rule} if fired is not None else {})})  # fmt: skip
+    fresh = new_evidence(steps)
+    return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units,
+                   sum(k for r, k in fresh.items() if r > 0), outcome, tuple(history))  # fmt: skip
 
 
-def _record_reflection(ledger: Ledger, run_id: str, unit: str, n: int, nxt: Next) -> None:
+def _record_reflection(rec: Recorder, unit: str, n: int, nxt: Next) -> None:
     r = nxt.reflection
     detail: dict[str, object] = {"unit": unit, "bound": r is not None, "note": nxt.text}
     if r is not None:
         detail |= {"action": r.action, "error_class": r.error_class.value, "artifact": r.artifact,
                    "open": list(r.open), "hypothesis": r.hypothesis, "next_trial": r.next_trial}  # fmt: skip
-    ledger.record(run_id, n, Role.TOOL_REFLECTOR, Kind.REFLECT, detail=detail)
+    rec.log(None, n, Role.TOOL_REFLECTOR, Kind.REFLECT, detail=detail)

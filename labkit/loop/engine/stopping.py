@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 
 from labkit.core.types import Decision, DecisionRecord, Evidence, Outcome, digest
@@ -142,11 +143,18 @@ class History:
 
     def for_case(self, case: str) -> History:
         """The same history restricted to one case's steps and verifications (rounds kept)."""
-        return History(
-            self.rounds,
-            tuple(s for s in self.steps if s.case == case),
-            tuple(v for v in self.verifications if v.case == case),
-        )
+        steps, verifications = self._by_case.get(case, ([], []))
+        return History(self.rounds, tuple(steps), tuple(verifications))
+
+    @cached_property
+    def _by_case(self) -> dict[str, tuple[list[Step], list[Verification]]]:
+        """Steps and verifications by case, built once: a run asks for every case's history each round."""
+        out: dict[str, tuple[list[Step], list[Verification]]] = defaultdict(lambda: ([], []))
+        for s in self.steps:
+            out[s.case][0].append(s)
+        for v in self.verifications:
+            out[v.case][1].append(v)
+        return dict(out)
 
 
 Rule = Callable[[History], "StopRecord | None"]
