@@ -169,3 +169,18 @@ def test_severity_comes_from_marks_or_a_default(tmp_path) -> None:
     )
     with pytest.raises(CaseError, match="severity\\('huge'\\) is not one of"):
         load_search_case(bad)
+
+
+def test_search_fields_are_checked_by_the_one_case_parser(tmp_path) -> None:
+    """case.json is read once (grading/cases.py): the search view gets typed fields or a CaseError."""
+    case = load_search_case(ROOT / "data" / "api_change")
+    assert case.final is case.case.hidden and case.final.name == "api-change final (sealed)"
+    assert dict(case.costs) == {"generate": 3.0, "execute": 2.0, "verify": 1.0, "confirm": 2.0}
+    with pytest.raises(CaseError, match=r"case\.json: field 'costs': costs lacks \['confirm'\]"):
+        load_search_case(_copy(tmp_path, "nocost", costs={"generate": 3, "execute": 2, "verify": 1}))
+    with pytest.raises(CaseError, match=r"case\.json: field 'final\.required'"):
+        load_search_case(_copy(tmp_path, "nofinal", final={"pattern": "final/*.py"}))
+    with pytest.raises(CaseError, match=r"case\.json: a search case needs 'costs'"):
+        load_search_case(_copy(tmp_path, "plain", costs=None))
+    with pytest.raises(CaseError, match=r"fields 'hidden' and 'final' both given"):
+        load_search_case(_copy(tmp_path, "both", hidden={"fail_to_pass": ["x"], "tests": ["final/*.py"]}))

@@ -82,7 +82,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
         if why:
             raise _usage(why)
         said = f"reflector: scripted transcript {path}, branch {branch!r} (from {source}){unused}{note}"
-        if "transcript.jsonl replays" in str(case.meta.get("notes", "")):
+        if "transcript.jsonl replays" in case.notes:
             said += (
                 "\nnote: this imported case's transcript replays the reference solution, so "
                 "'resolved' checks the case, not a model; give --reflector MODEL to try a model"

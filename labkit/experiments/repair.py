@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast, get_args
 
 import polars as pl
 
@@ -134,18 +134,26 @@ def _repair_case(d: Path) -> RepairCase:
     case = load_case(d)
     if case.hidden is None:
         raise CaseError(f"malformed case in {d}: a repair case needs hidden tests")
-    m = case.meta
-    try:
-        case_patches = tuple(
-            CasePatch(p["name"], p["kind"], p["base"], case.patch(p["name"]), p["effect"], p.get("description", ""))
-            for p in m["patches"]
+    spec, where = case.spec, d / "case.json"
+    for key in ("slice", "module"):
+        if not getattr(spec, key):
+            raise CaseError(f"{where}: field {key!r} is required for a repair case")
+    if spec.initially_correct is None:
+        raise CaseError(f"{where}: field 'initially_correct' is required for a repair case")
+    case_patches = []
+    for name, p in spec.patches.items():
+        for key in ("kind", "effect"):
+            if not getattr(p, key):
+                raise CaseError(f"{where}: field 'patches.{name}.{key}' is required for a repair case")
+        if p.effect not in get_args(Effect):
+            raise CaseError(f"{where}: field 'patches.{name}.effect': expected one of {get_args(Effect)}, got {p.effect!r}")
+        case_patches.append(
+            CasePatch(name, cast(Kind_, p.kind), p.base, case.patch(name), cast(Effect, p.effect), p.description)
         )
-        return RepairCase(
-            case.name, m["slice"], case.title, m["module"], case.start, case.suite, case.hidden, case_patches,
-            bool(m["initially_correct"]), tuple(m.get("flaky", ())), tuple(m.get("oscillates", ())),
-        )  # fmt: skip
-    except (KeyError, TypeError) as exc:
-        raise CaseError(f"malformed case in {d}: {type(exc).__name__}: {exc}") from None
+    return RepairCase(
+        case.name, spec.slice, case.title, spec.module, case.start, case.suite, case.hidden, tuple(case_patches),
+        spec.initially_correct, spec.flaky, spec.oscillates,
+    )  # fmt: skip
 
 
 # -- repairers (strategies) -------------------------------------------------------------------

@@ -46,7 +46,22 @@ from pydantic import (
 
 from labkit.core.errors import CaseError
 
-__all__ = ["CaseSpec", "GroupSpec", "PatchCap", "PatchSpec", "read_spec"]
+__all__ = [
+    "COST_KINDS",
+    "ROUTE_ORDERS",
+    "CaseSpec",
+    "FinalSpec",
+    "GroupSpec",
+    "PatchCap",
+    "PatchSpec",
+    "TestChangeSpec",
+    "read_spec",
+]
+
+COST_KINDS = ("generate", "execute", "verify", "confirm")
+# How a search case's routes are offered: by label (alphabetical), by size (smallest diff
+# first, then label), or as listed in case.json (a stated choice, not the default).
+ROUTE_ORDERS = ("label", "size", "listed")
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -108,6 +123,14 @@ class TestChangeSpec(BaseModel):
     replaces: dict[str, str] = Field(default_factory=dict)
 
 
+class FinalSpec(BaseModel):
+    """A search case's sealed final tests: the files (a glob) and the node ids that must pass."""
+
+    model_config = _STRICT
+    pattern: str = Field(min_length=1)
+    required: tuple[str, ...] = Field(min_length=1)
+
+
 class CaseSpec(BaseModel):
     """Everything case.json may say. Unknown keys are errors (a typo must not pass silently)."""
 
@@ -134,14 +157,38 @@ class CaseSpec(BaseModel):
     initially_correct: StrictBool | None = None
     flaky: tuple[str, ...] = ()
     oscillates: tuple[str, ...] = ()
-    # a search case's fields (grading/sealed.load_search_case reads and checks them)
+    # a search case's fields (grading/sealed.load_search_case views the Case through them)
     severity: dict[str, str] = Field(default_factory=dict)
-    final: dict[str, Any] | None = None
-    costs: dict[str, Any] | None = None
+    final: FinalSpec | None = None  # loaded by load_case as the case's hidden (sealed) suite
+    costs: dict[str, float] | None = None  # cost units per COST_KINDS
     route_order: str = "label"
-    # a test-change case's fields (experiments/lessons/test_change reads them)
+    # a test-change case's fields (experiments/lessons/free_shipping reads them)
     change: TestChangeSpec | None = None
-    requirements: str | None = None
+    requirements: str | None = None  # a JSON file of requirements, relative to the case
+
+    @field_validator("route_order")
+    @classmethod
+    def _route_order(cls, value: str) -> str:
+        if value not in ROUTE_ORDERS:
+            raise ValueError(f"route_order must be one of {ROUTE_ORDERS}, got {value!r}")
+        return value
+
+    @field_validator("costs", mode="before")
+    @classmethod
+    def _costs(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value  # reported by the type check: expected an object
+        missing = [k for k in COST_KINDS if k not in value]
+        if missing:
+            raise ValueError(f"costs lacks {missing} (needs {COST_KINDS})")
+        bad = {
+            k: v
+            for k, v in value.items()
+            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0
+        }
+        if bad:
+            raise ValueError(f"costs must be numbers >= 0, got {bad}")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -10,16 +10,18 @@ The format is `labkit.grading.case_spec.CaseSpec`; what it reads:
   like the tests (default: every non-Python file beside the tests, under their folders);
 - hidden: a second suite the loop never sees (default files: hidden/** laid at tests/);
 - import_roots: folders on sys.path besides the workspace root (a `src/` layout);
-- patches: unified diffs by name; patch_cap: the loop's size rule.
+- patches: unified diffs by name; patch_cap: the loop's size rule;
+- final: a search case's sealed final tests, loaded as its hidden suite (scored, never shown).
+
+This module is the only reader of case.json: every other reader uses `Case.spec` (typed,
+checked) and the accessors below.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from labkit.core.errors import CaseError, LabkitError
 from labkit.core.paths import DATA
@@ -43,8 +45,7 @@ class Case:
     patch_cap: Mapping[str, int] = field(default_factory=dict)
     root: Path = Path(".")
     hidden: AcceptanceSuite | None = None  # scored, never shown to the loop
-    meta: Mapping[str, Any] = field(default_factory=dict)  # case.json as read
-    spec: CaseSpec | None = None  # case.json as checked
+    spec: CaseSpec = field(kw_only=True)  # case.json as checked: the one parse of it
 
     def patch(self, name: str) -> Patch:
         try:
@@ -57,7 +58,16 @@ class Case:
     @property
     def patch_specs(self) -> Mapping[str, PatchSpec]:
         """Each patch's entry in case.json (kind, base, effect, … for the repair cases)."""
-        return dict(self.spec.patches) if self.spec else {}
+        return dict(self.spec.patches)
+
+    @property
+    def notes(self) -> str:
+        return self.spec.notes
+
+    def path(self, rel: str) -> Path:
+        """A file case.json names (relative to the case folder), e.g. its requirements."""
+        _safe(str(self.root / "case.json"), "path", rel)
+        return self.root / rel
 
 
 def load_case(path: str | Path) -> Case:
@@ -81,7 +91,19 @@ def load_case(path: str | Path) -> Case:
     tests_dirs = {PurePosixPath(p).parent for p in visible_tests}
     fixtures = _fixtures(root, spec, visible_tests, tests_dirs, where)
     hidden_files = _hidden_files(root, spec.hidden, where) if spec.hidden else {}
-    protected_sources = set(visible_tests) | set(fixtures) | set(hidden_files.values())
+    if spec.hidden is not None and spec.final is not None:
+        raise CaseError(
+            f"{where}: fields 'hidden' and 'final' both given: a case has one hidden suite "
+            "(a search case's sealed final tests are it)"
+        )
+    final_files = (
+        _globbed(root, [spec.final.pattern], where, "final.pattern", exclude=())
+        if spec.final
+        else []
+    )
+    protected_sources = (
+        set(visible_tests) | set(fixtures) | set(hidden_files.values()) | set(final_files)
+    )
     start = _start(root, spec, where, protected_sources)
 
     suite = _suite(
@@ -94,6 +116,16 @@ def load_case(path: str | Path) -> Case:
         where,
     )
     hidden = None
+    if spec.final is not None:  # the sealed final tests: the case's hidden suite
+        hidden = _suite(
+            f"{spec.name} final (sealed)",
+            _texts(root, final_files, where, "final.pattern"),
+            spec.final.required,
+            (),
+            {},
+            (),
+            where,
+        )
     if spec.hidden is not None:
         files = {lay: _text(root / src, where, "hidden.tests") for lay, src in hidden_files.items()}
         hidden = _suite(
@@ -130,7 +162,6 @@ def load_case(path: str | Path) -> Case:
         patch_cap=spec.patch_cap.as_dict(),
         root=root,
         hidden=hidden,
-        meta=json.loads(meta_path.read_text(encoding="utf-8")),
         spec=spec,
     )
 
@@ -223,7 +254,9 @@ def _start(root: Path, spec: CaseSpec, where: str, protected: set[str]) -> Candi
         for pattern in spec.code:  # a plain path (the repair format's `module`) must exist
             if not any(c in pattern for c in "*?[") and not (root / pattern).is_file():
                 field_name = "module" if spec.module == pattern else "code"
-                raise CaseError(f"{where}: field {field_name!r}: cannot read {root / pattern}: no such file")
+                raise CaseError(
+                    f"{where}: field {field_name!r}: cannot read {root / pattern}: no such file"
+                )
         skip = protected | {"case.json"} | {p.file for p in spec.patches.values()}
         rels = [
             r

@@ -144,7 +144,7 @@ class CheckRun:
 
 
 @dataclass(frozen=True)
-class Entry:
+class CheckComparison:
     """One check across two runs."""
 
     check: str
@@ -159,13 +159,13 @@ class RoundReport:
     """Per-check statuses between two runs of one check set, and ΔF."""
 
     checkset: str
-    entries: tuple[Entry, ...]
+    entries: tuple[CheckComparison, ...]
     failures_before: int
     failures_after: int  # counts not-run and changed checks that were failing before
-    _by_status: Mapping[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
+    _by_status: Mapping[str, tuple[CheckComparison, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        groups: dict[str, list[Entry]] = {}
+        groups: dict[str, list[CheckComparison]] = {}
         for e in self.entries:
             groups.setdefault(e.status, []).append(e)
         object.__setattr__(self, "_by_status", MappingProxyType({k: tuple(v) for k, v in groups.items()}))
@@ -175,27 +175,27 @@ class RoundReport:
         """|failures before| - |failures after|: positive is progress."""
         return self.failures_before - self.failures_after
 
-    def status(self, status: Status) -> tuple[Entry, ...]:
+    def status(self, status: Status) -> tuple[CheckComparison, ...]:
         return self._by_status.get(status, ())
 
     @property
-    def resolved(self) -> tuple[Entry, ...]:
+    def resolved(self) -> tuple[CheckComparison, ...]:
         return self.status("resolved")
 
     @property
-    def new(self) -> tuple[Entry, ...]:
+    def new(self) -> tuple[CheckComparison, ...]:
         return self.status("new")
 
     @property
-    def not_run(self) -> tuple[Entry, ...]:
+    def not_run(self) -> tuple[CheckComparison, ...]:
         return self.status("not run")
 
     @property
-    def changed(self) -> tuple[Entry, ...]:
+    def changed(self) -> tuple[CheckComparison, ...]:
         return self.status("changed")
 
     @property
-    def still_failing(self) -> tuple[Entry, ...]:
+    def still_failing(self) -> tuple[CheckComparison, ...]:
         return self.status("still failing")
 
     def worst_new(self) -> Severity | None:
@@ -222,7 +222,7 @@ class RoundReport:
         )
 
     def __str__(self) -> str:
-        def names(entries: tuple[Entry, ...]) -> str:
+        def names(entries: tuple[CheckComparison, ...]) -> str:
             return ", ".join(f"{e.check} [{e.severity}]" for e in entries) or "none"
 
         return (
@@ -265,5 +265,5 @@ def compare(before: CheckRun, after: CheckRun) -> RoundReport:
         failing_before += was
         # Not verified passing on the same check version means it is still a failure.
         failing_after += now or (was and (changed or a in _NOT_RUN))
-        entries.append(Entry(cid, check.severity, b, a, status))
+        entries.append(CheckComparison(cid, check.severity, b, a, status))
     return RoundReport(before.checkset.name, tuple(entries), failing_before, failing_after)

@@ -16,9 +16,8 @@ default, "size" or "listed"; never an accident of how case.json happens to list 
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast
@@ -29,12 +28,8 @@ from labkit.grading.cases import Case, CaseError, load_case
 from labkit.grading.checkset import SEVERITIES, CheckSet, Severity
 from labkit.grading.validator import Validator
 
-__all__ = ["COST_KINDS", "ROUTE_ORDERS", "SealedCheckSet", "SearchCase", "load_search_case", "severity_marks"]
+__all__ = ["SealedCheckSet", "SearchCase", "load_search_case", "severity_marks"]
 
-COST_KINDS = ("generate", "execute", "verify", "confirm")
-# How routes are offered: by label (alphabetical), by size (smallest diff first, then label),
-# or as listed in case.json (a stated choice, not the default).
-ROUTE_ORDERS = ("label", "size", "listed")
 
 
 class SealedCheckSet:
@@ -60,16 +55,39 @@ class SealedCheckSet:
 
 @dataclass(frozen=True)
 class SearchCase:
+    """A Case seen as a search: its dev checks with severities, derived once from the Case.
+
+    Everything else is the Case's own: the sealed final tests are its hidden suite (loaded by
+    `load_case` from case.json's `final`), the cost table and route order its typed spec.
+    """
+
     case: Case
     checks: CheckSet  # the dev suite's required checks, versioned, with severities
-    final: AcceptanceSuite  # the sealed final tests: the case's hidden suite (confirmed through
-    # SealedCheckSet, by the engine's Recorder.confirm for the search or by a caller outside it)
-    costs: Mapping[str, float]
-    route_order: str = "label"
+
+    def __post_init__(self) -> None:
+        for key in ("final", "costs"):
+            if getattr(self.case.spec, key) is None:
+                raise CaseError(f"{self.case.root / 'case.json'}: a search case needs {key!r}")
 
     @property
     def suite(self) -> AcceptanceSuite:
         return self.case.suite
+
+    @property
+    def final(self) -> AcceptanceSuite:
+        """The sealed final tests (confirmed through SealedCheckSet, by the engine's
+        Recorder.confirm for the search or by a caller outside it)."""
+        if self.case.hidden is None:  # load_case loads `final` as the hidden suite
+            raise CaseError(f"search case {self.case.name!r} has no sealed final tests")
+        return self.case.hidden
+
+    @property
+    def costs(self) -> Mapping[str, float]:
+        return MappingProxyType({k: float(v) for k, v in (self.case.spec.costs or {}).items()})
+
+    @property
+    def route_order(self) -> str:
+        return self.case.spec.route_order
 
     def sealed(self, validator: Validator) -> SealedCheckSet:
         return SealedCheckSet(self.final, validator)
@@ -77,34 +95,10 @@ class SearchCase:
 
 def load_search_case(path: str | Path) -> SearchCase:
     case = load_case(path)
-    meta = json.loads((case.root / "case.json").read_text())
-    for key in ("final", "costs"):
-        if key not in meta:
-            raise CaseError(f"{case.root / 'case.json'}: a search case needs {key!r}")
-    order = meta.get("route_order", "label")
-    if order not in ROUTE_ORDERS:
-        raise CaseError(f"{case.root / 'case.json'}: route_order must be one of {ROUTE_ORDERS}, got {order!r}")
-    costs = meta["costs"]
-    missing = [k for k in COST_KINDS if k not in costs]
-    if missing:
-        raise CaseError(f"{case.root / 'case.json'}: costs lacks {missing} (needs {COST_KINDS})")
-    bad = {k: v for k, v in costs.items() if not isinstance(v, int | float) or v < 0}
-    if bad:
-        raise CaseError(f"{case.root / 'case.json'}: costs must be numbers >= 0, got {bad}")
     marks = severity_marks(case.suite.tests)  # a parametrised id takes its function's mark
     severity = {n: marks[n.split("[", 1)[0]] for n in case.suite.required if n.split("[", 1)[0] in marks}
-    severity.update(cast(Mapping[str, Severity], meta.get("severity", {})))
-    checks = CheckSet.from_tests(case.name + " dev", case.suite.tests, case.suite.required, severity)
-    final = AcceptanceSuite.from_dir(
-        case.root,
-        name=case.name + " final (sealed)",
-        fail_to_pass=meta["final"]["required"],
-        pass_to_pass=(),
-        pattern=meta["final"]["pattern"],
-    )
-    # The sealed set is the case's hidden suite: scored, never shown to a strategy.
-    case = replace(case, hidden=final)
-    return SearchCase(case, checks, final, MappingProxyType({k: float(v) for k, v in costs.items()}), order)
+    severity.update(cast(Mapping[str, Severity], case.spec.severity))
+    return SearchCase(case, CheckSet.from_tests(case.name + " dev", case.suite.tests, case.suite.required, severity))
 
 
 def severity_marks(tests: Mapping[str, str | bytes]) -> dict[str, Severity]:

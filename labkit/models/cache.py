@@ -63,7 +63,7 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
 
 
 @dataclass(frozen=True)
-class Entry:
+class CachedReply:
     """A stored reply with the token split of the call that produced it."""
 
     reply: Reply
@@ -92,7 +92,7 @@ class ResponseCache:
         except (sqlite3.Error, OSError) as e:
             raise CacheError(f"cannot open response cache {self.path}: {e}") from None
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str) -> CachedReply | None:
         """The entry filed under `key`, or None (counted as a hit or a miss)."""
         with self._lock:
             row = self._db.execute(
@@ -107,7 +107,7 @@ class ResponseCache:
         model, text, usage, logprobs, prompt, completion, stored_at = row
         lps = None if logprobs is None else MappingProxyType(json.loads(logprobs))
         reply = Reply(text, model, Usage(**json.loads(usage)), cached=True, logprobs=lps)
-        return Entry(reply, prompt, completion, stored_at)
+        return CachedReply(reply, prompt, completion, stored_at)
 
     def put(
         self,

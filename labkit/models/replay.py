@@ -310,7 +310,7 @@ def scripted(
 # -- recording -------------------------------------------------------------------------------
 
 
-class Recorder:
+class TranscriptRecorder:
     """Appends every reply it is given to a transcript file, one JSON line each."""
 
     def __init__(self, path: str | Path) -> None:
@@ -345,14 +345,14 @@ class Recorder:
         return _parse(text, self.path, 0)
 
 
-_recording: ContextVar[Recorder | None] = ContextVar("labkit_recording", default=None)
-_env_recorders: dict[str, Recorder] = {}
+_recording: ContextVar[TranscriptRecorder | None] = ContextVar("labkit_recording", default=None)
+_env_recorders: dict[str, TranscriptRecorder] = {}
 
 
 @contextmanager
-def recording(path: str | Path) -> Iterator[Recorder]:
+def recording(path: str | Path) -> Iterator[TranscriptRecorder]:
     """Inside this block every reply from `labkit.models.gateway.complete` is appended to `path`."""
-    recorder = Recorder(path)
+    recorder = TranscriptRecorder(path)
     token = _recording.set(recorder)
     try:
         yield recorder
@@ -360,7 +360,7 @@ def recording(path: str | Path) -> Iterator[Recorder]:
         _recording.reset(token)
 
 
-def active_recorder() -> Recorder | None:
+def active_recorder() -> TranscriptRecorder | None:
     """The recorder of the enclosing `recording()` block, else one for ``$LABKIT_RECORD``, else None."""
     recorder = _recording.get()
     if recorder is not None:
@@ -369,4 +369,4 @@ def active_recorder() -> Recorder | None:
     if not path:
         return None
     with _lock:
-        return _env_recorders.setdefault(path, Recorder(path))
+        return _env_recorders.setdefault(path, TranscriptRecorder(path))

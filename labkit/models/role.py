@@ -45,7 +45,7 @@ class ModelRole:
     run_id: str = ""
     budget: Budget | None = None
     cache: ResponseCache | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)  # extra keyword arguments per call
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)  # extra kwargs per call
     complete: Complete | None = None  # injected instead of the gateway (tests)
 
     @property

@@ -22,7 +22,7 @@ from labkit.views.stepper import Stepper
 if TYPE_CHECKING:
     import altair as alt
 
-    from labkit.experiments.lessons.coverage import Arm
+    from labkit.experiments.lessons.coverage import CoverageRun
     from labkit.experiments.lessons.free_shipping import Walkthrough
     from labkit.experiments.lessons.irreversible import Story
     from labkit.loop.control.bound import ToolRun
@@ -170,7 +170,7 @@ def effects_md(gated: Story, naive: Story) -> str:
     )  # fmt: skip
 
 
-def coverage_frame(arms: Sequence[Arm]) -> pl.DataFrame:
+def coverage_frame(arms: Sequence[CoverageRun]) -> pl.DataFrame:
     return pl.DataFrame({
         "acceptance": [f"{a.name} ({a.protective} protective tests)" for a in arms],
         "engine's decision on 'disable the cache'": [a.decision for a in arms],

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from labkit.core.types import Candidate, Usage
 from labkit.loop.engine.strategy import Situation
 from labkit.loop.strategies.rewrite import module_of
+from labkit.models.role import ModelRole
 
 if TYPE_CHECKING:  # annotations only: the suites (and the case loader behind them) load when a sweep builds cases
     from labkit.experiments.arms.suites import ArmCase, StateKind
@@ -213,7 +214,7 @@ def _unfence(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class ModelPolicy:
+class ModelPolicy(ModelRole):
     """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name).
 
     `records` (the default) asks for JSON records: code as {"code": [lines]}, a critique as
@@ -224,10 +225,9 @@ class ModelPolicy:
     well-formed rate with and without the constraint: `labkit.experiments.arms.wellformed`).
     A reply that is still not what was asked (cut off by max_tokens, empty code) is an
     `Act` with `error` saying so, recorded as that round's failure. `records=False` asks for
-    a ```python block in free text instead.
+    a ```python block in free text instead. Calls go through `ModelRole.ask` (role "model").
     """
 
-    model: str
     max_tokens: int = 384  # room for a 40-line module as JSON (truncated JSON is an unusable reply)
     temperature: float = 0.8  # drafts are samples; revisions too (seeded per request)
     seed: int = 0
@@ -237,22 +237,15 @@ class ModelPolicy:
     constrained: bool = True
     timeout: float = 120.0  # seconds per call: the wall each call reserves (arms.CALL_WALL)
 
-    @property
-    def simulated(self) -> bool:
-        from labkit.models.gateway import is_simulated
-
-        return is_simulated(self.model)
-
     def _ask(self, user: str, system: str, key: str, schema: dict[str, Any] | None = None) -> Act:
         from labkit.core.errors import ReplyFormatError
         from labkit.models.call import check_json
-        from labkit.models.gateway import complete
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         seed = int(_u(self.seed, key) * 2**31)
         shape = schema if self.records else None
         try:
-            reply = complete(self.model, messages, max_tokens=self.max_tokens, temperature=self.temperature,
+            reply = self.ask(messages, max_tokens=self.max_tokens, temperature=self.temperature,
                              seed=seed, json_schema=shape if self.constrained else None, timeout=self.timeout)  # fmt: skip
         except ReplyFormatError as e:  # paid for, recorded as this round's failure
             return Act(text=e.reply, usage=e.usage or Usage(calls=1), prompt=user, error=f"reply is not the record asked for: {e}")

@@ -46,7 +46,7 @@ __all__ = [
     "COMMAND",
     "CascadeResult",
     "DEPENDS_ON",
-    "Entry",
+    "OfferedChange",
     "RECORDING",
     "Registration",
     "Reviewer",
@@ -99,7 +99,7 @@ class Registration:
 
 
 @dataclass(frozen=True)
-class Entry:
+class OfferedChange:
     """A candidate change offered to the cascade, with what its author claims about it."""
 
     name: str
@@ -190,7 +190,7 @@ def _check_registered(rule: SelectionRule, reg: Registration, ledger: Ledger) ->
         )
 
 
-def load_entries(case: Case) -> list[Entry]:
+def load_entries(case: Case) -> list[OfferedChange]:
     """The cache case's three patches and this section's two, with their authors' claims."""
     table = json.loads((CASCADE_DIR / "candidates.json").read_text())
     out = []
@@ -199,7 +199,7 @@ def load_entries(case: Case) -> list[Entry]:
             patch = case.patches[row["case_patch"]]
         else:
             patch = Patch((CASCADE_DIR / row["file"]).read_text(), row["name"])
-        out.append(Entry(row["name"], patch, frozenset(row.get("claims", ()))))
+        out.append(OfferedChange(row["name"], patch, frozenset(row.get("claims", ()))))
     return out
 
 
@@ -216,7 +216,7 @@ def owner_key(rule: SelectionRule) -> Callable[[Tiered], tuple[int, ...]]:
 
 
 def _hard(
-    rec: Recorder, task: Task, rule: SelectionRule, e: Entry, start: Candidate
+    rec: Recorder, task: Task, rule: SelectionRule, e: OfferedChange, start: Candidate
 ) -> tuple[Tiered, Candidate]:
     cand = patches.apply(start, e.patch, e.name)
     lines = patches.size(e.patch).lines
@@ -243,7 +243,7 @@ def _hard(
 
 
 def _review(
-    reviewer: Reviewer, rule: SelectionRule, alive: Sequence[tuple[Tiered, Entry]]
+    reviewer: Reviewer, rule: SelectionRule, alive: Sequence[tuple[Tiered, OfferedChange]]
 ) -> tuple[dict[str, tuple[float, ...]], list[str]]:
     """Blinded: the reviewer sees diffs only, slot by slot, in the seeded order and reversed."""
     order = list(range(len(alive)))
@@ -276,7 +276,7 @@ def _contested(ranked: list[Tiered], flips: Sequence[str], rule: SelectionRule) 
 
 
 def ungated_pick(
-    entries: Sequence[Entry], rule: SelectionRule, reviewer: Reviewer | None = None
+    entries: Sequence[OfferedChange], rule: SelectionRule, reviewer: Reviewer | None = None
 ) -> str:
     """What the reviewer and owner would pick if the hard checks were skipped (diffs only,
     nothing run): the counterfactual the hard gate exists to prevent."""
@@ -294,7 +294,7 @@ def ungated_pick(
 
 
 def run_cascade(
-    entries: Sequence[Entry], case: Case, rule: SelectionRule, reg: Registration, ledger: Ledger,
+    entries: Sequence[OfferedChange], case: Case, rule: SelectionRule, reg: Registration, ledger: Ledger,
     *, reviewer: Reviewer | None = None, checker: Checker | None = None, budget: float = 20.0,
 ) -> CascadeResult:  # fmt: skip
     """Every entry through the cascade on the engine's recorder (validations paid, 1 unit each)."""
@@ -310,7 +310,7 @@ def run_cascade(
                 "candidate": t.candidate, "passed": passed, "reason": reason, **extra})  # fmt: skip
 
     tiers: dict[str, Tiered] = {}
-    alive: list[tuple[Tiered, Entry]] = []
+    alive: list[tuple[Tiered, OfferedChange]] = []
     for e in entries:
         t, _ = _hard(rec, task, rule, e, case.start)
         tiers[t.name] = t

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from labkit.core.errors import LeaderboardFormatError, ReferenceDataMissing
 from labkit.core.stats import Interval, interval, resample_indices
 
-__all__ = ["CSV", "Entry", "INSTALL", "Leaderboard", "LengthAnalysis", "Line", "Move", "NULL_MODEL", "Provenance",
+__all__ = ["CSV", "INSTALL", "Leaderboard", "LeaderboardRow", "LengthAnalysis", "Line", "Move", "NULL_MODEL", "Provenance",
            "Standing", "analyse", "correlation", "leaderboard_path", "load", "ranks"]
 
 PACKAGE = "alpaca-eval"
@@ -65,7 +65,7 @@ class Provenance:
 
 
 @dataclass(frozen=True)
-class Entry:
+class LeaderboardRow:
     """One leaderboard row; win rates as fractions (the file has percentages)."""
 
     name: str
@@ -80,12 +80,12 @@ class Entry:
 @dataclass(frozen=True)
 class Leaderboard:
     provenance: Provenance
-    entries: tuple[Entry, ...]
+    entries: tuple[LeaderboardRow, ...]
 
     def column(self, name: str) -> Array:
         return np.array([getattr(e, name) for e in self.entries], dtype=float)
 
-    def entry(self, name: str) -> Entry:
+    def entry(self, name: str) -> LeaderboardRow:
         for e in self.entries:
             if e.name == name:
                 return e
@@ -130,7 +130,7 @@ def load(path: Path | str | None = None) -> Leaderboard:
             name = row[reader.fieldnames[0]]  # type: ignore[index]  # the unnamed index column
             try:
                 raw, lc = float(row["win_rate"]) / 100, float(row["length_controlled_winrate"]) / 100
-                e = Entry(name, raw, float(row["standard_error"]) / 100, lc,
+                e = LeaderboardRow(name, raw, float(row["standard_error"]) / 100, lc,
                           float(row["lc_standard_error"]) / 100 if row["lc_standard_error"] else None,
                           int(float(row["avg_length"])), row["mode"])
                 n_total[name], draws = int(float(row["n_total"])), int(float(row["n_draws"]))

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
     from labkit.grading.verdicts import Checker
     from labkit.record.ledger import Ledger
 
-__all__ = ["Arm", "PATCH", "counterfactual", "without_protection"]
+__all__ = ["CoverageRun", "PATCH", "counterfactual", "without_protection"]
 
 PATCH = "disable_cache"
 
 
 @dataclass(frozen=True)
-class Arm:
+class CoverageRun:
     name: str  # "covered" | "uncovered"
     run_id: str
     suite: str  # digest of the acceptance the loop judged by
@@ -54,7 +54,7 @@ def without_protection(suite: AcceptanceSuite) -> AcceptanceSuite:
     return AcceptanceSuite(f"{suite.name} (no protective tests)", keep_files, suite.fail_to_pass, (), groups)
 
 
-def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger | None = None) -> tuple[Arm, Arm]:
+def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger | None = None) -> tuple[CoverageRun, CoverageRun]:
     """Run the engine twice on v1 with the one proposal "disable the cache": (covered, uncovered)."""
     from labkit.record.ledger import Ledger
 
@@ -68,7 +68,7 @@ def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger 
         trace = out.traces[task.id]
         attempt = trace.rounds[0].attempts[0]
         score = [e for e in led.events(out.run_id) if e.kind == Kind.SCORE][-1]  # the hidden (full) suite
-        arms.append(Arm(name, out.run_id, trace.suite, len(suite.pass_to_pass), attempt.decision.decision.value,
+        arms.append(CoverageRun(name, out.run_id, trace.suite, len(suite.pass_to_pass), attempt.decision.decision.value,
                         attempt.decision.reason, trace.final.label, bool(trace.final_verdict.resolved),
                         bool(score.detail["correct"])))  # fmt: skip
     return arms[0], arms[1]

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
-from labkit.core.errors import TestChangeRefused
+from labkit.core.errors import CaseError, TestChangeRefused
 from labkit.grading.cases import Case, load_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.test_change import ChangeOutcome, Requirement, TestChange, change_test
@@ -34,19 +33,19 @@ CASE = "free_shipping"
 STRATEGY = "scripted: shipping rivals"
 
 
-def _meta(c: Case) -> dict[str, Any]:
-    return dict(json.loads((c.root / "case.json").read_text(encoding="utf-8")))
-
-
 def requirements(c: Case) -> dict[str, Requirement]:
-    rows = json.loads((c.root / _meta(c)["requirements"]).read_text(encoding="utf-8"))
+    if c.spec.requirements is None:
+        raise CaseError(f"{c.root / 'case.json'}: field 'requirements' is required for a test-change case")
+    rows = json.loads(c.path(c.spec.requirements).read_text(encoding="utf-8"))
     return {r["id"]: Requirement(r["id"], r["author"], r["source"], r["text"], tuple(r["concerns"])) for r in rows}
 
 
 def change(c: Case) -> TestChange:
-    spec = _meta(c)["change"]
-    text = (c.root / spec["file"]).read_text(encoding="utf-8")
-    return TestChange(spec["path"], text, proposed_by=STRATEGY, replaces=dict(spec["replaces"]))
+    spec = c.spec.change
+    if spec is None:
+        raise CaseError(f"{c.root / 'case.json'}: field 'change' is required for a test-change case")
+    text = c.path(spec.file).read_text(encoding="utf-8")
+    return TestChange(spec.path, text, proposed_by=STRATEGY, replaces=dict(spec.replaces))
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def replacement_final(case: SearchCase) -> AcceptanceSuite:
 
 
 def _with_final(case: SearchCase, final: AcceptanceSuite) -> SearchCase:
-    return replace(case, final=final, case=replace(case.case, hidden=final))
+    return replace(case, case=replace(case.case, hidden=final))
 
 
 def measure(ledger: Ledger | None = None) -> dict[str, Any]:

@@ -61,7 +61,7 @@ class Setting:
     trials: int = 5
 
 
-def _arm(name: str) -> rx.Arm:
+def _arm(name: str) -> rx.ReflexionSetup:
     return next(a for a in rx.ARMS if a.name == name)
 
 

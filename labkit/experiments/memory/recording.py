@@ -56,14 +56,14 @@ class HumanEvalSetting:
     p_fix: float = 0.3
 
 
-def humaneval_arms() -> tuple[rx.Arm, ...]:
+def humaneval_arms() -> tuple[rx.ReflexionSetup, ...]:
     """No memory, the buffer, and its two controls: a sparse reward, an actor that ignores it."""
-    return (*rx.ARMS[:3], rx.Arm("buffer, actor ignores it", memory=True, ignored=True))
+    return (*rx.ARMS[:3], rx.ReflexionSetup("buffer, actor ignores it", memory=True, ignored=True))
 
 
-def budget_arms(setting: tr.Setting) -> tuple[rx.Arm, ...]:
+def budget_arms(setting: tr.Setting) -> tuple[rx.ReflexionSetup, ...]:
     """The truncation arms plus keep-newest arms at `BUDGETS` (success vs token budget)."""
-    extra = tuple(rx.Arm(f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight)
+    extra = tuple(rx.ReflexionSetup(f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight)
     return (*tr.arms(setting), *extra)
 
 
@@ -104,7 +104,7 @@ def _iv(i: Interval) -> list[float]:
     return [i.estimate, i.low, i.high]
 
 
-def section(arms: Sequence[rx.Arm], cases: Sequence[str], frame: pl.DataFrame, trials: int,
+def section(arms: Sequence[rx.ReflexionSetup], cases: Sequence[str], frame: pl.DataFrame, trials: int,
             pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:  # fmt: skip
     """One measurement as recorded: arms (name, budget, truncation), cases, rows, intervals."""
     names = [a.name for a in arms]

@@ -26,7 +26,7 @@ from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflexion, Si
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
-__all__ = ["ARMS", "Arm", "ModelActor", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
+__all__ = ["ARMS", "ModelActor", "ReflexionSetup", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
 
 
 def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
@@ -47,7 +47,7 @@ def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
 
 
 @dataclass(frozen=True)
-class Arm:
+class ReflexionSetup:
     name: str
     memory: bool
     signal: Signal = "message"
@@ -58,13 +58,13 @@ class Arm:
     ignored: bool = False  # control: the actor does not read the buffer (SimActor.ignores_memory)
 
 
-ARMS: tuple[Arm, ...] = (
-    Arm("no memory", memory=False),
-    Arm("buffer", memory=True),
-    Arm("buffer, sparse reward", memory=True, signal="sparse"),
-    Arm("buffer, false belief", memory=True, false_belief=True),
-    Arm("buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
-    Arm("buffer, 60-token budget", memory=True, budget=60),
+ARMS: tuple[ReflexionSetup, ...] = (
+    ReflexionSetup("no memory", memory=False),
+    ReflexionSetup("buffer", memory=True),
+    ReflexionSetup("buffer, sparse reward", memory=True, signal="sparse"),
+    ReflexionSetup("buffer, false belief", memory=True, false_belief=True),
+    ReflexionSetup("buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
+    ReflexionSetup("buffer, 60-token budget", memory=True, budget=60),
 )
 
 
@@ -73,7 +73,7 @@ def cases() -> tuple[repair.RepairCase, ...]:
     return tuple(c for c in repair.load_cases() if not c.initially_correct and not c.flaky and not c.oscillates)
 
 
-def run_arm(arm: Arm, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
+def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
             trials: int = 4, seed: int = 0, p_fix: float = 0.3,
             ledger: Ledger | None = None) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
@@ -124,7 +124,7 @@ class Result:
                               "95% CI": f"{i.low:.3f}–{i.high:.3f}"} for (a, t), i in self.success.items()])  # fmt: skip
 
 
-def compare(arms: Sequence[Arm] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
+def compare(arms: Sequence[ReflexionSetup] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
             checker: Checker | None = None, p_fix: float = 0.3,
             among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None) -> Result:  # fmt: skip
     """Every arm on every seed at the same number of trials; intervals over (seed, case) units.

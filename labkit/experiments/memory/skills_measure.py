@@ -37,7 +37,7 @@ from labkit.core.versions import package_versions
 from labkit.loop.engine.probe import Experiment, observe
 from labkit.loop.strategies.memory.skills import Check, Skill, SkillLibrary
 
-__all__ = ["DEPENDS_ON", "Op", "RECORD", "SIZES", "SkillCandidate", "Task", "build", "candidates", "load", "main", "measure", "tasks",
+__all__ = ["DEPENDS_ON", "Op", "RECORD", "SIZES", "SkillCandidate", "SkillQuery", "build", "candidates", "load", "main", "measure", "tasks",
            "verify"]  # fmt: skip
 
 SIZES = (10, 100, 1000)
@@ -85,7 +85,7 @@ class SkillCandidate:
 
 
 @dataclass(frozen=True)
-class Task:
+class SkillQuery:
     query: str
     skill: str  # the skill that answers it
 
@@ -174,7 +174,7 @@ def build(size: int, cands: Sequence[SkillCandidate], checks: dict[str, Check]) 
     return lib, refused
 
 
-def tasks(lib: SkillLibrary, n: int = 60, seed: int = 1) -> list[Task]:
+def tasks(lib: SkillLibrary, n: int = 60, seed: int = 1) -> list[SkillQuery]:
     """Held-out tasks: paraphrases of base skills in `lib` (different verb; same noun and constant)."""
     rng = random.Random(seed)
     ops = {op.key: op for op in OPS}
@@ -182,7 +182,7 @@ def tasks(lib: SkillLibrary, n: int = 60, seed: int = 1) -> list[Task]:
     out = []
     for name in rng.sample(base, min(n, len(base))):
         key, noun, k = name.split("_")
-        out.append(Task(ops[key].ask.format(noun=noun, k=k), name))
+        out.append(SkillQuery(ops[key].ask.format(noun=noun, k=k), name))
     return out
 
 

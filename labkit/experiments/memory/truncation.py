@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from labkit.core.stats import Interval, bootstrap_mean
 from labkit.experiments.memory.mutants import entry_point, mutants
 from labkit.experiments.memory.on_humaneval import HumanEvalCase, load
-from labkit.experiments.memory.reflexion_repair import Arm, Result, compare, run_arm
+from labkit.experiments.memory.reflexion_repair import ReflexionSetup, Result, compare, run_arm
 from labkit.grading.verdicts import Checker
 from labkit.loop.strategies.memory.episodic import tokens
 
@@ -70,13 +70,13 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
     return kept
 
 
-def arms(setting: Setting) -> tuple[Arm, ...]:
+def arms(setting: Setting) -> tuple[ReflexionSetup, ...]:
     return (
-        Arm("no memory", memory=False),
-        Arm(f"generous ({setting.generous} tok)", memory=True, budget=setting.generous),
-        Arm(f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"),
-        Arm(f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"),
-        Arm(f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"),
+        ReflexionSetup("no memory", memory=False),
+        ReflexionSetup(f"generous ({setting.generous} tok)", memory=True, budget=setting.generous),
+        ReflexionSetup(f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"),
+        ReflexionSetup(f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"),
+        ReflexionSetup(f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"),
     )
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from labkit.record.budget import Budget, Operation
     from labkit.record.ledger import Ledger
 
-__all__ = ["Attempt", "Source", "classify", "retried", "retry_infrastructure"]
+__all__ = ["RetryAttempt", "Source", "classify", "retried", "retry_infrastructure"]
 
 T = TypeVar("T")
 Source = Literal["validator", "sandbox", "candidate", "model", "tool", "budget", "host"]
@@ -118,7 +118,7 @@ def _exception(exc: BaseException, source: Source) -> Classified:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class RetryAttempt:
     """One try of a retried action. All attempts of one action share its `unit`."""
 
     unit: str
@@ -137,7 +137,7 @@ def retry_infrastructure(
     ledger: Ledger | None = None,
     run_id: str = "",
     round: int = 0,
-) -> tuple[T, tuple[Attempt, ...]]:
+) -> tuple[T, tuple[RetryAttempt, ...]]:
     """Run `op` through ``budget.paid``; retry it only on INFRASTRUCTURE, at most `policy` times.
 
     Every attempt is paid for (a retry refunds nothing). Any other class is raised at
@@ -158,28 +158,28 @@ def retried(
     ledger: Ledger | None = None,
     run_id: str = "",
     round: int = 0,
-) -> tuple[T, tuple[Attempt, ...]]:
+) -> tuple[T, tuple[RetryAttempt, ...]]:
     """The same rule as `retry_infrastructure` for an `attempt` that pays for itself (each
     call must charge the budget: an engine step given a Payment)."""
-    attempts: list[Attempt] = []
+    attempts: list[RetryAttempt] = []
     for i in range(policy.infrastructure_retries + 1):
         try:
             out = attempt()
         except Exception as exc:
             cls = _exception(exc, source)
-            attempts.append(Attempt(unit, i, cls))
+            attempts.append(RetryAttempt(unit, i, cls))
             _log(ledger, run_id, round, kind, attempts[-1], attempts[0])
             if cls.error_class is not ErrorClass.INFRASTRUCTURE or i == policy.infrastructure_retries:
                 raise
             continue
-        attempts.append(Attempt(unit, i, None))
+        attempts.append(RetryAttempt(unit, i, None))
         _log(ledger, run_id, round, kind, attempts[-1], attempts[0])
         return out, tuple(attempts)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _log(
-    ledger: Ledger | None, run_id: str, round: int, kind: str, a: Attempt, first: Attempt
+    ledger: Ledger | None, run_id: str, round: int, kind: str, a: RetryAttempt, first: RetryAttempt
 ) -> None:
     if ledger is None:
         return

@@ -19,8 +19,8 @@ from labkit.loop.engine.probe import Experiment
 from labkit.loop.engine.reflection import Experience, check_record, parse_json_reply
 from labkit.loop.engine.strategy import Proposal, Situation
 from labkit.models.call import check_json
+from labkit.models.role import ModelRole
 
-Reflection = Proposal
 CALL_FAILED = "model call failed: "  # how a reflection whose model call raised begins its `failure`
 
 SYSTEM = """You are the reflector in a self-correction loop. You never edit code yourself and you never
@@ -122,11 +122,12 @@ def situation_prompt(s: Situation, environment: str) -> str:
     return "\n".join(lines)
 
 
-@dataclass
-class ModelReflector:
-    """A reflector that asks a model (or replays a transcript) for a record + diff."""
+@dataclass(frozen=True)
+class ModelReflector(ModelRole):
+    """A reflector that asks a model (or replays a transcript) for a record + diff. Its calls
+    go through `ModelRole.ask` (role "model": the engine's Role.REFLECTOR is the strategy's
+    own events, not the model call's)."""
 
-    model: str
     environment: str = ""
     transcript: Path | None = None  # for labkit/replay: the authored/recorded transcript file
     branch: str = "main"  # replay key prefix: which authored storyline to follow
@@ -144,12 +145,6 @@ class ModelReflector:
         return self.model.startswith(LOCAL_ENGINES)
 
     @property
-    def simulated(self) -> bool:
-        from labkit.models.gateway import is_simulated
-
-        return is_simulated(self.model)
-
-    @property
     def name(self) -> str:
         if self.transcript is not None and self.simulated:
             return f"scripted ({Path(self.transcript).name}, {self.branch})"
@@ -158,12 +153,10 @@ class ModelReflector:
     def _call(self, messages: list[dict[str, str]], key: str, schema: dict[str, Any]) -> Reply:
         """One call, under `schema` when constrained (the gateway then checks the reply and
         raises ReplyFormatError carrying the reply and its usage)."""
-        from labkit.models.gateway import complete
-
         params: dict[str, Any] = {"timeout": self.timeout, **self.extra}
         if self.transcript is not None:
             params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
-        return complete(self.model, messages, max_tokens=self.max_tokens, temperature=0.0,
+        return self.ask(messages, max_tokens=self.max_tokens, temperature=0.0,
                         json_schema=schema if self.uses_schema else None, **params)  # fmt: skip
 
     def _ask(self, messages: list[dict[str, str]], key: str) -> tuple[str, Usage]:
@@ -184,7 +177,7 @@ class ModelReflector:
             {"role": "user", "content": situation_prompt(situation, self.environment)},
         ]
 
-    def reflect(self, situation: Situation) -> Reflection:
+    def reflect(self, situation: Situation) -> Proposal:
         key = f"round-{situation.round}" + (
             f"/obs-{len(situation.observations)}" if situation.observations else ""
         )
@@ -192,7 +185,7 @@ class ModelReflector:
             text, usage = self._ask(self.messages(situation), key)
         except ModelError as exc:  # a timeout keeps the reply received so far, shown raw
             partial = exc.partial if isinstance(exc, ModelTimeout) else ""
-            return Reflection(failure=CALL_FAILED + str(exc), raw=partial)
+            return Proposal(failure=CALL_FAILED + str(exc), raw=partial)
         return read_reply(text, situation, usage)
 
     def distill(self, trace_summary: str) -> Experience:
@@ -214,8 +207,8 @@ class ModelReflector:
             raise ReplyFormatError(f"distilled lesson: {e}", reply.text, reply.usage) from e
 
 
-def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> Reflection:
-    """Turn a reply into a Reflection, or a Reflection whose `failure` says exactly what is wrong."""
+def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> Proposal:
+    """Turn a reply into a Proposal, or a Proposal whose `failure` says exactly what is wrong."""
     usage = usage or Usage()
     try:
         data = parse_json_reply(text)
@@ -224,16 +217,16 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> R
         try:
             check_record(text)
         except ReplyFormatError as gaps:
-            return Reflection(
+            return Proposal(
                 failure=f"{exc}; as a free-text record it is {gaps}", raw=text, usage=usage
             )
-        return Reflection(failure=str(exc), raw=text, usage=usage)
+        return Proposal(failure=str(exc), raw=text, usage=usage)
     exp = data.get("experiment")
     if isinstance(exp, dict):
         question, probe = exp.get("question"), exp.get("probe")
         if isinstance(question, str) and isinstance(probe, str) and probe.strip():
-            return Reflection(experiment=Experiment(question, probe), raw=text, usage=usage)
-        return Reflection(
+            return Proposal(experiment=Experiment(question, probe), raw=text, usage=usage)
+        return Proposal(
             failure="experiment request needs a 'question' and a non-empty 'probe'",
             raw=text,
             usage=usage,
@@ -241,7 +234,7 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> R
     try:
         record = check_record(data, raw=text)
     except ReplyFormatError as exc:
-        return Reflection(failure=str(exc), raw=text, usage=usage)
+        return Proposal(failure=str(exc), raw=text, usage=usage)
     known = {
         situation.verdict.evidence.digest,
         *(r.nodeid for r in situation.verdict.evidence.results),
@@ -249,7 +242,7 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> R
     }
     refs = [r.strip() for r in record.evidence_ref.split(",")]
     if not all(r in known for r in refs):
-        return Reflection(
+        return Proposal(
             record=record,
             raw=text,
             usage=usage,
@@ -257,9 +250,9 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> R
         )
     diff = data.get("diff")
     if not isinstance(diff, str) or not diff.strip():
-        return Reflection(
+        return Proposal(
             record=record, raw=text, usage=usage, failure="record has no 'diff': no patch to apply"
         )
-    return Reflection(
+    return Proposal(
         record=record, patch=Patch(diff, description=record.action), raw=text, usage=usage
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from labkit.core.types import Candidate, Patch
 from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.models.role import ModelRole
 
 __all__ = ["Rewrite", "Rivals", "module_of", "rewrite_messages"]
 
@@ -57,10 +58,10 @@ def rewrite_messages(s: Situation, feedback: bool, preface: str = "") -> list[di
 
 
 @dataclass(frozen=True)
-class Rewrite:
-    """A model writes the whole new module (see the module docstring for the three forms)."""
+class Rewrite(ModelRole):
+    """A model writes the whole new module (see the module docstring for the three forms).
+    Its calls go through `ModelRole.ask` (role "model"; ledger, budget and cache if given)."""
 
-    model: str
     feedback: bool = True
     once: bool = False
     max_tokens: int = 1024
@@ -72,18 +73,10 @@ class Rewrite:
             kind = "direct" if self.once else "reflect" if self.feedback else "resample"
             object.__setattr__(self, "name", f"{kind} ({self.model})")
 
-    @property
-    def simulated(self) -> bool:
-        from labkit.models.gateway import is_simulated
-
-        return is_simulated(self.model)
-
     def propose(self, situation: Situation, preface: str = "") -> Proposal:
         if self.once and situation.round > 1:
             return Proposal(note="direct answer: one sample only")
-        from labkit.models.gateway import complete
-
-        reply = complete(self.model, rewrite_messages(situation, self.feedback, preface), max_tokens=self.max_tokens,
+        reply = self.ask(rewrite_messages(situation, self.feedback, preface), max_tokens=self.max_tokens,
                          temperature=self.temperature)  # fmt: skip
         match = _FENCE.search(reply.text)
         if "NO CHANGE" in reply.text[:40]:

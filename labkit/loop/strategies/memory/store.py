@@ -41,9 +41,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CandidateExplanation",
     "Correction",
-    "Entry",
     "ExperienceStore",
     "Exposure",
+    "LessonVersion",
     "Retrieval",
     "find_correction",
 ]
@@ -102,7 +102,7 @@ def find_correction(ledger: Ledger, run_id: str, case: str = "") -> Correction:
 
 
 @dataclass(frozen=True)
-class Entry:
+class LessonVersion:
     """One stored version of a lesson, with its provenance and exposure label."""
 
     key: str
@@ -120,7 +120,7 @@ class Entry:
 class CandidateExplanation:
     """A retrieved lesson whose preconditions held: an explanation to test, not a fact."""
 
-    entry: Entry
+    entry: LessonVersion
     check: Applicability
     status: str = "candidate explanation — verify before acting"
 
@@ -138,7 +138,7 @@ class Retrieval:
     """What a retrieval returned and what it withheld, each with the re-check's reason."""
 
     candidates: tuple[CandidateExplanation, ...]
-    withheld: tuple[tuple[Entry, Applicability], ...]
+    withheld: tuple[tuple[LessonVersion, Applicability], ...]
 
 
 class ExperienceStore:
@@ -154,7 +154,7 @@ class ExperienceStore:
         *,
         sealed: AcceptanceSuite | Iterable[str] | None = None,
         signals_from: Iterable[str] = (),
-    ) -> Entry:
+    ) -> LessonVersion:
         """Store `experience` as verified by `correction` (see the module doc for the gate).
 
         `signals_from`: the test node ids the diagnostic signals were read from; `sealed`: the
@@ -175,9 +175,9 @@ class ExperienceStore:
         )  # fmt: skip
         return _entry(self.ledger, event.seq, event.output_hash, dict(event.detail))
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[LessonVersion]:
         """The latest version of every lesson, in writing order."""
-        latest: dict[str, Entry] = {}
+        latest: dict[str, LessonVersion] = {}
         for e in self._all():
             latest[e.key] = e
         return sorted(latest.values(), key=lambda e: e.seq)
@@ -188,7 +188,7 @@ class ExperienceStore:
         """Re-check every lesson against the task's facts and environment; return the ones whose
         preconditions hold as candidate explanations, and the rest withheld with the reason."""
         got: list[CandidateExplanation] = []
-        withheld: list[tuple[Entry, Applicability]] = []
+        withheld: list[tuple[LessonVersion, Applicability]] = []
         for entry in self.entries():
             check = entry.experience.applies_to(facts, environment=environment, today=today)
             if check.ok:
@@ -197,7 +197,7 @@ class ExperienceStore:
                 withheld.append((entry, check))
         return Retrieval(tuple(got), tuple(withheld))
 
-    def _all(self) -> list[Entry]:
+    def _all(self) -> list[LessonVersion]:
         return [
             _entry(self.ledger, e.seq, e.output_hash, dict(e.detail))
             for e in self.ledger.events(STORE_RUN)
@@ -208,9 +208,9 @@ class ExperienceStore:
         self.ledger.close()
 
 
-def _entry(ledger: Ledger, seq: int, output_hash: str, d: dict[str, object]) -> Entry:
+def _entry(ledger: Ledger, seq: int, output_hash: str, d: dict[str, object]) -> LessonVersion:
     exp = Experience.from_mapping(json.loads(ledger.get(output_hash)))
-    return Entry(str(d["key"]), int(str(d["version"])), exp, Exposure(str(d["exposure"])), str(d["source_run"]),
+    return LessonVersion(str(d["key"]), int(str(d["version"])), exp, Exposure(str(d["exposure"])), str(d["source_run"]),
                  int(str(d["source_round"])), str(d["candidate"]), bool(d["simulated"]), seq)  # fmt: skip
 
 
