@@ -73,15 +73,10 @@ ALLOWED = {
     "on the new one (how many verdicts the change flips); keeps or rolls back nothing",
 }
 
-# moving onto engine.run (issue 26): helpers e1 and e2 are changing these on their branches right now.
-# The lead empties this set when their work merges. (Of these, the scan flags loop/search/host.py today;
-# the others hold loops that call no validator by name, e.g. a tool task's own budget and ledger writes.)
+# moving onto engine.run (issue 26): emptied as that work lands. (Self-critique and best-of-N run on
+# engine.run; the tool task pays and records through the engine's Recorder and stops by its rules.)
 PENDING = {
     "loop/search/host.py": "e1: run_search onto engine.run",
-    "loop/control/bound.py": "e2: run_tool_task onto engine.run",
-    "experiments/judging/selfcorrect.py": "e2: iter_intrinsic onto engine.run",
-    "experiments/best_of_n.py": "e2: best-of-N onto engine.run",
-    "experiments/best_of_n_model.py": "e2: best-of-N with a model onto engine.run",
 }
 
 # Still a loop of their own that validates and decides: not done yet (issue 26), each with what is left.
