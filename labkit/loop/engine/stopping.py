@@ -85,7 +85,6 @@ class RoundStats:
         return self.broken / self.right_before if self.right_before else 0.0
 
 
-
 @dataclass(frozen=True)
 class Step:
     """One case after one round, as the loop saw it: the candidate state and its test outcomes."""
@@ -142,11 +141,8 @@ class History:
 
     def for_case(self, case: str) -> History:
         """The same history restricted to one case's steps and verifications (rounds kept)."""
-        return History(
-            self.rounds,
-            tuple(s for s in self.steps if s.case == case),
-            tuple(v for v in self.verifications if v.case == case),
-        )
+        steps = tuple(s for s in self.steps if s.case == case)
+        return History(self.rounds, steps, tuple(v for v in self.verifications if v.case == case))
 
 
 Rule = Callable[[History], "StopRecord | None"]
@@ -250,11 +246,11 @@ class MarginalNet:
         return None
 
 
-def new_evidence(steps: Iterable[Step]) -> dict[int, int]:
-    """Per round, how many failure-evidence keys (per case) were never seen in earlier rounds."""
+def _fresh(steps: Iterable[Step], keys: Callable[[Step], set[tuple[str, str]]]) -> dict[int, int]:
+    """Per round, how many of its steps' keys no earlier round had."""
     by_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
     for s in steps:
-        by_round[s.round] |= {(s.case, k) for k in s.failures}
+        by_round[s.round] |= keys(s)
     seen: set[tuple[str, str]] = set()
     out = {}
     for r in sorted(by_round):
@@ -282,6 +278,29 @@ class NoNewEvidence:
         if any(fresh[r] for r in last):
             return None
         why = f"rounds {last[0]}..{last[-1]} brought no new failure evidence ({self.rounds} in a row)"
+        return _stop(Stop.REPORT_UNKNOWNS, self.name, why)
+
+
+def new_evidence(steps: Iterable[Step]) -> dict[int, int]:
+    """Per round, how many failure-evidence keys (per case) were never seen in earlier rounds."""
+    return _fresh(steps, lambda s: {(s.case, k) for k in s.failures})
+
+
+@dataclass(frozen=True)
+class Stalled:
+    """Stop after `rounds` consecutive rounds that kept no state (per case) not reached before:
+    a frontier search's guard (seed 002's `max_stalled`): nothing new is left to expand."""
+
+    rounds: int = 2
+    name: str = "stalled"
+
+    def __call__(self, history: History) -> StopRecord | None:
+        fresh = _fresh(history.steps, lambda s: {(s.case, s.state)} if s.kept else set())
+        later = sorted(r for r in fresh if r > 0)
+        if len(later) < self.rounds or any(fresh[r] for r in later[-self.rounds :]):
+            return None
+        last = later[-self.rounds :]
+        why = f"rounds {last[0]}..{last[-1]} kept no new state ({self.rounds} in a row)"
         return _stop(Stop.REPORT_UNKNOWNS, self.name, why)
 
 
