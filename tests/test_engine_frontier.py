@@ -22,6 +22,7 @@ from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
 from labkit.loop.engine.expand import Confirmation, FrontierLimits, Node
+from labkit.loop.engine.steps import Payment, Prices
 from labkit.loop.engine.stopping import Stalled
 from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.loop.engine.trace import Task
@@ -235,3 +236,22 @@ def test_bad_settings_are_refused() -> None:
         state("x").digest,
         "x",
     )
+
+
+def test_a_declared_price_list_bills_each_proposal_and_step_4_and_can_leave_the_start_unbilled() -> (
+    None
+):
+    led = Ledger()
+    budget = Budget(limits(cost_units=100), ledger=led, run_id="priced")
+    prices = Prices(Payment.fixed(Kind.GENERATE, 3), Payment.fixed(Kind.EXECUTE, 2), start=False)
+    engine.run([task()], Graph(), Checker(Scripted()), rounds=1, stop_at_green=False, ledger=led, budget=budget,  # type: ignore[arg-type]
+               run_id="priced", prices=prices)  # fmt: skip
+    settled = [
+        (e.kind, e.cost_units)
+        for e in led.events("priced")
+        if e.role == Role.BUDGET and e.detail.get("status") == "settled"
+    ]
+    # the start validated at no charge (its verdict is the input); one generation (3); three children
+    # executed (2 each) and validated (1 each)
+    expected = [("verify", 0.0), ("generate", 3.0)] + [("execute", 2.0)] * 3 + [("verify", 1.0)] * 3
+    assert sorted(settled) == sorted(expected)

@@ -28,7 +28,7 @@ from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
 from labkit.loop.engine.runner import Runner
-from labkit.loop.engine.steps import Recorder, candidate_from_json, checker_for
+from labkit.loop.engine.steps import Prices, Recorder, candidate_from_json, checker_for
 from labkit.loop.engine.stopping import Rule
 from labkit.loop.engine.strategy import Proposal, Situation, Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace
@@ -98,6 +98,7 @@ def run(
     expand: Expand = "hold",
     limits: FrontierLimits | None = None,
     confirm: Confirmation | None = None,
+    prices: Prices | None = None,
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -121,6 +122,8 @@ def run(
     "best"; one expansion per case per round, `limits` bound depth and children kept). With
     `confirm`, the run ends by choosing each case's winner among its green states by the
     preregistered rule and confirming it once on the case's sealed final set (EngineRun.winners).
+    `prices` bills each proposal and each step 4 at declared costs (default: a proposal's own
+    usage, step 4 unpaid); every validation costs `validation_cost`.
     """
     if on_alarm not in ("continue", "stop"):
         raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
@@ -151,6 +154,7 @@ def run(
         rec=rec, tasks=tuple(tasks), strategy=strat, rounds=rounds, rules=tuple(rules), case_rules=tuple(case_rules),
         keep=keep, stop_at_green=stop_at_green, observe=observe, recheck=recheck, max_experiments=max_experiments,
         workers=workers, on_alarm=on_alarm, expand=expand, limits=limits or FrontierLimits(), confirmation=confirm,
+        prices=prices or Prices(),
     )  # fmt: skip
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:

@@ -26,6 +26,7 @@ from labkit.loop.engine.probe import Observation
 from labkit.loop.engine.steps import (
     Paid,
     Prepared,
+    Prices,
     Recorder,
     candidate_json,
     detail_of,
@@ -61,6 +62,7 @@ class Runner:
     expand: Expand = "hold"  # see labkit.loop.engine.expand
     limits: FrontierLimits = field(default_factory=FrontierLimits)
     confirmation: Confirmation | None = None  # the winner-plus-confirmation ending, if asked for
+    prices: Prices = field(default_factory=Prices)
     cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
@@ -134,6 +136,8 @@ class Runner:
                          detail={"strategy": self.strategy.name, "hidden": task.hidden.digest if task.hidden else ""})  # fmt: skip
             self.rec.log(task, 0, Role.EXECUTOR, Kind.GENERATE, outputs=candidate_json(task.start),
                          detail={"candidate": task.start.digest, "label": task.start.label, "state": task.start_state})  # fmt: skip
+        if not self.prices.start:  # the starts' verdicts are the tasks' input: already paid for
+            self.rec.paid_before((t.start.digest, t.suite.digest, self.rec.checker.id) for t in fresh)
         checks = self._map(self._start_checks, fresh)
         scores = self._map(lambda t: self._score_check(t, t.start), fresh)
         for task, runs, score in zip(fresh, checks, scores, strict=True):
@@ -201,13 +205,13 @@ class Runner:
                 c.candidate, c.verdict, c.state, c.depth = node.candidate, node.verdict, node.state, node.depth
             last = c.rounds[-1].attempts if c.rounds else ()
             situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last)
-            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments)
+            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
             if proposal.sequence:  # dependent steps: validated one after another, below
                 work.append((c, proposal, obs, []))
                 continue
             if c.frontier is not None:  # the engine keeps only the first children
                 proposal = replace(proposal, children=proposal.children[: self.limits.max_children])
-            prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
+            prepared = [prepare(self.rec, c.task, r, c.candidate, ch, payment=self.prices.execute) for ch in proposal.children]
             work.append((c, proposal, obs, prepared))
         jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None]
         checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
@@ -254,7 +258,7 @@ class Runner:
         attempts: list[Attempt] = []
         green: Attempt | None = None
         for i, child in enumerate(proposal.children, start=1):
-            p = prepare(self.rec, c.task, r, base, child)
+            p = prepare(self.rec, c.task, r, base, child, payment=self.prices.execute)
             if p.refusal is not None:
                 attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
                 self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,

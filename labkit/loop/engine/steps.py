@@ -64,6 +64,17 @@ class Payment:
 REFLECT = Payment(Kind.REFLECT, REFLECT_UPPER, lambda p: p.usage)
 
 
+@dataclass(frozen=True)
+class Prices:
+    """A run's price list: how each proposal (step 3) and each step 4 is billed. The default
+    bills a proposal by its own usage and leaves step 4 unpaid; a search case declares fixed
+    costs instead, e.g. `Prices(Payment.fixed(Kind.GENERATE, 3), Payment.fixed(Kind.EXECUTE, 2))`."""
+
+    propose: Payment = REFLECT
+    execute: Payment | None = None
+    start: bool = True  # False: each start's verdict is the task's input (a search's baseline), not billed
+
+
 def candidate_json(c: Candidate) -> str:
     return json.dumps({"label": c.label, "parent": c.parent, "files": dict(c.files)}, sort_keys=True)
 
