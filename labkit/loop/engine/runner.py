@@ -23,6 +23,7 @@ from labkit.loop.engine.decide import Keep, assess, best, decide
 from labkit.loop.engine.ending import CaseState
 from labkit.loop.engine.expand import Confirmation, Expand, Frontier, FrontierLimits, Node, Winner
 from labkit.loop.engine.probe import Observation
+from labkit.loop.engine.sequential import OneAtATime
 from labkit.loop.engine.steps import (
     Paid,
     Prepared,
@@ -45,7 +46,7 @@ _CAP_KEYS = frozenset(p for p in inspect.signature(patches.check_size).parameter
 
 
 @dataclass
-class Runner:
+class Runner(OneAtATime):
     rec: Recorder
     tasks: tuple[Task, ...]
     strategy: Strategy
@@ -198,6 +199,8 @@ class Runner:
     def _round(self, r: int, active: list[CaseState]) -> History:
         before = {cid: (c.candidate, c.verdict, c.state) for cid, c in self.cases.items()}
         work: list[tuple[CaseState, Proposal, tuple[Observation, ...], list[Prepared]]] = []
+        results: dict[int, Paid] = {}
+        exhausted: BudgetExhausted | None = None
         for c in active:
             if c.frontier is not None:  # expand the next waiting state
                 node = c.frontier.pop()
@@ -211,23 +214,32 @@ class Runner:
                 continue
             if c.frontier is not None:  # the engine keeps only the first children
                 proposal = replace(proposal, children=proposal.children[: self.limits.max_children])
-            prepared = [prepare(self.rec, c.task, r, c.candidate, ch, payment=self.prices.execute) for ch in proposal.children]
+            if self.prices.execute is not None:  # a priced step 4: one child at a time, see _priced
+                prepared, exhausted = self._priced(r, c, proposal.children, results)
+                work.append((c, proposal, obs, prepared))
+                if exhausted is not None:
+                    break
+                continue
+            prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
             work.append((c, proposal, obs, prepared))
-        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None]
+        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results]
         checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
-        results = {id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)}
+        results.update({id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)})
         risk = 0.0
         for c, proposal, obs, prepared in work:
             if proposal.sequence:
-                risk += self._checkpoints(r, c, proposal, obs)
+                risk += self._hold(r, c, proposal, obs, *self._checkpoints(r, c, proposal))
             else:
                 risk += self._decide(r, c, proposal, obs, prepared, results)
         self.risk[r] = risk
+        active = [c for c, *_ in work]  # every active case, unless the budget ran out mid-round
         scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
         for c, score in zip(active, scores, strict=True):
             self.rec.scored(c.task, r, c.candidate, score, c.verdict, c.state)
             c.scored.add(r)
         self._before = before
+        if exhausted is not None:  # what was validated is decided and scored; then the run stops
+            raise exhausted
         return self._case_rules(r)
 
     def _decide(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...],
@@ -248,46 +260,6 @@ class Runner:
             return self._hold(r, c, proposal, obs, attempts, None, None)
         i = best([(a.decision, a.retest) for a in attempts])
         return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
-
-    def _checkpoints(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...]) -> float:
-        """A proposal whose children are dependent steps: each is applied to the last green
-        checkpoint, validated and recorded; the first that does not apply or is not green
-        (a protective test breaks, visible failures grow, an alarm) ends the sequence, and the
-        case returns to the last green checkpoint, which is then decided as one change."""
-        base, base_verdict = c.candidate, c.verdict
-        attempts: list[Attempt] = []
-        green: Attempt | None = None
-        for i, child in enumerate(proposal.children, start=1):
-            p = prepare(self.rec, c.task, r, base, child, payment=self.prices.execute)
-            if p.refusal is not None:
-                attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
-                self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
-                             "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
-                break
-            assert p.patched is not None
-            after = self.rec.verified(c.task, r, p.patched, self.rec.check(c.task, r, p.patched), base_verdict, f"step {i}")
-            self.verifications.append(Verification.of(after.evidence, c.task.id))
-            d = self._policy(decide(base_verdict, after, p.size_problem, "no_worse"))
-            ok = d.decision is Decision.KEEP
-            attempts.append(Attempt(child, p.patched, p.size, after, d))
-            self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
-            self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": True, "green": ok,
-                         "resolved": after.resolved, "reason": d.reason, "candidate": (p.patched if ok else base).digest})  # fmt: skip
-            if not ok:
-                break
-            base, base_verdict, green = p.patched, after, attempts[-1]
-        if green is None or green.retest is None:
-            first = attempts[0] if attempts else None
-            return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
-        decision = self._policy(decide(c.verdict, green.retest, "", self.keep, c.task.checks))
-        return self._hold(r, c, proposal, obs, attempts, green, decision)
-
-    def _policy(self, d: DecisionRecord) -> DecisionRecord:
-        """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
-        alarm are recorded) and rolled back, and the case goes on with the next proposal."""
-        if d.decision is Decision.STOP and d.rule == "integrity" and self.on_alarm == "continue":
-            return DecisionRecord(Decision.ROLL_BACK, f"{d.reason} (quarantined: rolled back, the run goes on)", "integrity")
-        return d
 
     def _hold(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
               chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
