@@ -49,6 +49,7 @@ __all__ = [
     "TestChangeDetail",
     "ToolDetail",
     "VerifyDetail",
+    "WinnerDetail",
 ]
 
 
@@ -147,6 +148,7 @@ class StartDetail(TypedDict, total=False):
     recheck: int
     rules: list[str]
     case_rules: list[str]
+    expand: str  # the expansion policy, when not "hold" (labkit.loop.engine.expand)
 
 
 class DefineDetail(CaseDetail, total=False):
@@ -282,6 +284,18 @@ class DecideDetail(CaseDetail, total=False):
     delta_f: int
     cost_so_far: float
     children: list[dict[str, str]]  # every child's decision
+    frontier: int  # states waiting on the case's frontier after the decision (expand != "hold")
+
+
+class WinnerDetail(CaseDetail, total=False):
+    """The winner-plus-confirmation ending (CONFIRM by the DECISION role): pass/fail only."""
+
+    candidate: str
+    state: str
+    rule: str  # the preregistered winner rule
+    confirmed: bool | None  # None: the confirmation reserve could not pay
+    reason: str
+    green: int  # green states the winner was chosen among
 
 
 class StepCheckpointDetail(CaseDetail, total=False):

@@ -45,6 +45,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.CHECKPOINT): ev.StepCheckpointDetail,
     (Role.DECISION, Kind.RESUME): ev.ResumeDetail,
     (Role.DECISION, Kind.STOP): ev.StopDetail,
+    (Role.DECISION, Kind.CONFIRM): ev.WinnerDetail,  # the winner-plus-confirmation ending
     # -- an experiment around the engine (labkit.experiments.arms.run) ----------------------
     (Role.EXPERIMENT, Kind.DEFINE): xe.ArmDefineDetail,
     (Role.EXPERIMENT, Kind.STOP): ev.StopDetail,

@@ -16,7 +16,7 @@ Over a list of experimental units assigned before the runs (`loop.units`):
 A unit is named by the "unit" of its events' details; its ending is a STOP event with a
 "status" (record/events.py `StopDetail`). Searches, tool tasks and effect runs write that;
 so does every one-task engine run (its run id is the unit: an arms job, a repair or cache run);
-for such a run recorded before its stop said so, the same `steps.unit_end` reads it back.
+for such a run recorded before its stop said so, the same `ending.unit_end` reads it back.
 Candidates and cost are counted per run and belong to the unit the run names.
 """
 
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from labkit.loop.control.effects import duplicated_effects
 from labkit.loop.control.units import UnitOutcome, completion_rate
-from labkit.loop.engine.steps import unit_end
+from labkit.loop.engine.ending import unit_end
 from labkit.record.events import BudgetStatus, Kind, Role
 
 if TYPE_CHECKING:

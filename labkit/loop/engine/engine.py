@@ -26,8 +26,9 @@ from labkit.core.types import Candidate
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
+from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
 from labkit.loop.engine.runner import Runner
-from labkit.loop.engine.steps import Recorder, candidate_from_json, checker_for
+from labkit.loop.engine.steps import Prices, Recorder, candidate_from_json, checker_for
 from labkit.loop.engine.stopping import Rule
 from labkit.loop.engine.strategy import Proposal, Situation, Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace
@@ -94,6 +95,10 @@ def run(
     resume: bool = False,
     workers: int = 1,
     on_alarm: Literal["continue", "stop"] = "continue",
+    expand: Expand = "hold",
+    limits: FrontierLimits | None = None,
+    confirm: Confirmation | None = None,
+    prices: Prices | None = None,
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -111,6 +116,14 @@ def run(
     run so far. A proposal whose verdict raises an integrity alarm is quarantined and recorded;
     `on_alarm="continue"` (the default) rolls it back and goes on with the next proposal,
     `"stop"` ends its case there.
+
+    `expand` is the expansion policy (labkit.loop.engine.expand): "hold" (one held state per
+    case, the best kept child replaces it) or a frontier of kept states per case ("breadth",
+    "best"; one expansion per case per round, `limits` bound depth and children kept). With
+    `confirm`, the run ends by choosing each case's winner among its green states by the
+    preregistered rule and confirming it once on the case's sealed final set (EngineRun.winners).
+    `prices` bills each proposal and each step 4 at declared costs (default: a proposal's own
+    usage, step 4 unpaid); every validation costs `validation_cost`.
     """
     if on_alarm not in ("continue", "stop"):
         raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
@@ -122,6 +135,12 @@ def run(
         raise InvalidSetting("task ids must be unique")
     if keep not in KEEP_MODES:
         raise InvalidSetting(f"keep must be one of {KEEP_MODES}, got {keep!r}")
+    if expand not in EXPANSIONS:
+        raise InvalidSetting(f"expand must be one of {EXPANSIONS}, got {expand!r}")
+    if expand != "hold" and resume:
+        raise InvalidSetting("resume=True continues hold-one runs only: a frontier is not rebuilt from the ledger")
+    if confirm is not None and any(t.hidden is None for t in tasks):
+        raise InvalidSetting("confirm needs every task to carry its sealed final set (Task.hidden)")
     if keep == "severity" and any(t.checks is None for t in tasks):
         raise InvalidSetting('keep="severity" needs every task to carry its checks (Task.checks: versions, severities)')
     from labkit.record.lease import acquire
@@ -131,8 +150,12 @@ def run(
     ledger = ledger if ledger is not None else Ledger()
     run_id = run_id or new_run_id("run")
     rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
-    engine = Runner(rec, tuple(tasks), strat, rounds, tuple(rules), tuple(case_rules), keep,
-                     stop_at_green, observe, recheck, max_experiments, workers, on_alarm)  # fmt: skip
+    engine = Runner(
+        rec=rec, tasks=tuple(tasks), strategy=strat, rounds=rounds, rules=tuple(rules), case_rules=tuple(case_rules),
+        keep=keep, stop_at_green=stop_at_green, observe=observe, recheck=recheck, max_experiments=max_experiments,
+        workers=workers, on_alarm=on_alarm, expand=expand, limits=limits or FrontierLimits(), confirmation=confirm,
+        prices=prices or Prices(),
+    )  # fmt: skip
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:
         return engine.as_recorded(recorded)

@@ -9,32 +9,35 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from labkit.core import patch as patches
-from labkit.core.errors import BudgetExhausted, InvalidSetting, LedgerError, RunInterrupted
+from labkit.core.errors import BudgetExhausted, InvalidSetting, RunInterrupted
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.verdicts import Checked, rerun
-from labkit.loop.engine import accounting
+from labkit.loop.engine import accounting, ending
 from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import Keep, assess, best, decide
+from labkit.loop.engine.ending import CaseState
+from labkit.loop.engine.expand import Confirmation, Expand, Frontier, FrontierLimits, Node, Winner
 from labkit.loop.engine.probe import Observation
+from labkit.loop.engine.sequential import OneAtATime
 from labkit.loop.engine.steps import (
     Paid,
     Prepared,
+    Prices,
     Recorder,
     candidate_json,
     detail_of,
     prepare,
     situation_for,
-    unit_end,
 )
 from labkit.loop.engine.steps import propose as ask
 from labkit.loop.engine.stopping import History, Rule, Step, Stop, StopRecord, Verification, check
 from labkit.loop.engine.strategy import Proposal, Strategy
-from labkit.loop.engine.trace import Attempt, EngineRun, Round, Task, Trace
+from labkit.loop.engine.trace import Attempt, EngineRun, Round, Task
 from labkit.record.events import Kind, Role
 
 __all__ = ["Runner"]
@@ -43,24 +46,7 @@ _CAP_KEYS = frozenset(p for p in inspect.signature(patches.check_size).parameter
 
 
 @dataclass
-class _Case:
-    """One case's mutable state during a run."""
-
-    task: Task
-    candidate: Candidate
-    verdict: Verdict
-    state: str
-    start: Candidate
-    start_verdict: Verdict
-    done: int = 0  # last decided round
-    rejected: list[str] = field(default_factory=list)
-    rounds: list[Round] = field(default_factory=list)
-    stop: StopRecord | None = None
-    scored: set[int] = field(default_factory=set)
-
-
-@dataclass
-class Runner:
+class Runner(OneAtATime):
     rec: Recorder
     tasks: tuple[Task, ...]
     strategy: Strategy
@@ -74,12 +60,17 @@ class Runner:
     max_experiments: int
     workers: int
     on_alarm: str = "continue"  # an alarmed child is quarantined and rolled back; "stop" ends its case
-    cases: dict[str, _Case] = field(default_factory=dict)
+    expand: Expand = "hold"  # see labkit.loop.engine.expand
+    limits: FrontierLimits = field(default_factory=FrontierLimits)
+    confirmation: Confirmation | None = None  # the winner-plus-confirmation ending, if asked for
+    prices: Prices = field(default_factory=Prices)
+    cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
     stops: list[StopRecord] = field(default_factory=list)
     risk: dict[int, float] = field(default_factory=dict)
     reached: int = 0
+    winners: dict[str, Winner] = field(default_factory=dict)
     _before: dict[str, tuple[Candidate, Verdict, str]] = field(default_factory=dict)
 
     # -- the run ---------------------------------------------------------------------------
@@ -114,7 +105,7 @@ class Runner:
             out = self._finish(why, error=exc)
             trace = next(iter(out.traces.values()), None) if len(self.tasks) == 1 else None
             raise RunInterrupted(f"run {self.rec.run_id} interrupted: {type(exc).__name__}: {exc}", out, trace) from exc
-        return self._finish(stop if stop is not None else self._ending())
+        return self._finish(stop if stop is not None else ending.ending(list(self.cases.values()), self.stop_at_green, self.rounds))
 
     def _begin(self, recorded: resuming.Recorded | None) -> int:
         """Step 1 and step 2 on each start (or pick each case up where the ledger left it)."""
@@ -128,12 +119,13 @@ class Runner:
                 "keep": self.keep, "observe": self.observe, "recheck": self.recheck,
                 "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
                 "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
+                **({"expand": self.expand} if self.expand != "hold" else {}),  # hold-one runs record as before
             })  # fmt: skip
         fresh = [t for t in self.tasks if t.id not in held]
         for task in self.tasks:
             if task.id in held:
                 h = held[task.id]
-                c = _Case(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round,
+                c = CaseState(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round,
                           list(h.rejected), stop=h.stop, scored=set(h.scored))  # fmt: skip
                 self.cases[task.id] = c
                 self.rec.log(task, h.round, Role.DECISION, Kind.RESUME, outputs=candidate_json(h.candidate),
@@ -145,6 +137,8 @@ class Runner:
                          detail={"strategy": self.strategy.name, "hidden": task.hidden.digest if task.hidden else ""})  # fmt: skip
             self.rec.log(task, 0, Role.EXECUTOR, Kind.GENERATE, outputs=candidate_json(task.start),
                          detail={"candidate": task.start.digest, "label": task.start.label, "state": task.start_state})  # fmt: skip
+        if not self.prices.start:  # the starts' verdicts are the tasks' input: already paid for
+            self.rec.paid_before((t.start.digest, t.suite.digest, self.rec.checker.id) for t in fresh)
         checks = self._map(self._start_checks, fresh)
         scores = self._map(lambda t: self._score_check(t, t.start), fresh)
         for task, runs, score in zip(fresh, checks, scores, strict=True):
@@ -153,7 +147,10 @@ class Runner:
                 for i, ch in enumerate(runs)
             ]
             self.verifications += [Verification.of(v.evidence, task.id) for v in verdicts]
-            c = _Case(task, task.start, verdicts[0], task.start_state, task.start, verdicts[0])
+            c = CaseState(task, task.start, verdicts[0], task.start_state, task.start, verdicts[0])
+            if self.expand != "hold":
+                c.frontier = Frontier(self.expand, self.limits)
+                c.frontier.push(Node(task.start, verdicts[0], task.start_state))
             self.cases[task.id] = c
             self.steps.append(Step.of(task.id, 0, verdicts[0].evidence))
             self.rec.scored(task, 0, task.start, score, verdicts[0], c.state)
@@ -183,12 +180,15 @@ class Runner:
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(fn, items))
 
-    def _halt_if_done(self, c: _Case, r: int) -> None:
+    def _halt_if_done(self, c: CaseState, r: int) -> None:
         a = assess(c.verdict)
         if c.verdict.quarantined or (self.stop_at_green and a.decision is Decision.STOP):
             self._case_stop(c, r - 1, StopRecord(a.decision, a.reason, a.rule, Stop.REPORT_UNKNOWNS, c.task.id))
+        elif c.frontier is not None and not c.frontier.waiting:
+            why = f"case {c.task.id}: the frontier is empty after {c.frontier.expanded} expansion(s)"
+            self._case_stop(c, r - 1, StopRecord(Decision.STOP, why, "frontier-empty", Stop.REPORT_UNKNOWNS, c.task.id))
 
-    def _case_stop(self, c: _Case, r: int, record: StopRecord) -> None:
+    def _case_stop(self, c: CaseState, r: int, record: StopRecord) -> None:
         c.stop = record
         if len(self.tasks) > 1:  # a one-case run's stop is the run's stop
             self.rec.log(c.task, r, Role.DECISION, Kind.STOP, outputs=candidate_json(c.candidate),
@@ -196,35 +196,53 @@ class Runner:
 
     # -- one round -------------------------------------------------------------------------
 
-    def _round(self, r: int, active: list[_Case]) -> History:
+    def _round(self, r: int, active: list[CaseState]) -> History:
         before = {cid: (c.candidate, c.verdict, c.state) for cid, c in self.cases.items()}
-        work: list[tuple[_Case, Proposal, tuple[Observation, ...], list[Prepared]]] = []
+        work: list[tuple[CaseState, Proposal, tuple[Observation, ...], list[Prepared]]] = []
+        results: dict[int, Paid] = {}
+        exhausted: BudgetExhausted | None = None
         for c in active:
-            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state)
-            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments)
+            if c.frontier is not None:  # expand the next waiting state
+                node = c.frontier.pop()
+                assert node is not None  # an empty frontier stopped the case before the round
+                c.candidate, c.verdict, c.state, c.depth = node.candidate, node.verdict, node.state, node.depth
+            last = c.rounds[-1].attempts if c.rounds else ()
+            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last)
+            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
             if proposal.sequence:  # dependent steps: validated one after another, below
                 work.append((c, proposal, obs, []))
                 continue
+            if c.frontier is not None:  # the engine keeps only the first children
+                proposal = replace(proposal, children=proposal.children[: self.limits.max_children])
+            if self.prices.execute is not None:  # a priced step 4: one child at a time, see _priced
+                prepared, exhausted = self._priced(r, c, proposal.children, results)
+                work.append((c, proposal, obs, prepared))
+                if exhausted is not None:
+                    break
+                continue
             prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
             work.append((c, proposal, obs, prepared))
-        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None]
+        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results]
         checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
-        results = {id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)}
+        results.update({id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)})
         risk = 0.0
         for c, proposal, obs, prepared in work:
             if proposal.sequence:
-                risk += self._checkpoints(r, c, proposal, obs)
+                risk += self._hold(r, c, proposal, obs, *self._checkpoints(r, c, proposal))
             else:
                 risk += self._decide(r, c, proposal, obs, prepared, results)
         self.risk[r] = risk
+        active = [c for c, *_ in work]  # every active case, unless the budget ran out mid-round
         scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
         for c, score in zip(active, scores, strict=True):
             self.rec.scored(c.task, r, c.candidate, score, c.verdict, c.state)
             c.scored.add(r)
         self._before = before
+        if exhausted is not None:  # what was validated is decided and scored; then the run stops
+            raise exhausted
         return self._case_rules(r)
 
-    def _decide(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...],
+    def _decide(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...],
                 prepared: list[Prepared], results: dict[int, Paid]) -> float:  # fmt: skip
         """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
         attempts: list[Attempt] = []
@@ -243,47 +261,7 @@ class Runner:
         i = best([(a.decision, a.retest) for a in attempts])
         return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
 
-    def _checkpoints(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...]) -> float:
-        """A proposal whose children are dependent steps: each is applied to the last green
-        checkpoint, validated and recorded; the first that does not apply or is not green
-        (a protective test breaks, visible failures grow, an alarm) ends the sequence, and the
-        case returns to the last green checkpoint, which is then decided as one change."""
-        base, base_verdict = c.candidate, c.verdict
-        attempts: list[Attempt] = []
-        green: Attempt | None = None
-        for i, child in enumerate(proposal.children, start=1):
-            p = prepare(self.rec, c.task, r, base, child)
-            if p.refusal is not None:
-                attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
-                self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
-                             "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
-                break
-            assert p.patched is not None
-            after = self.rec.verified(c.task, r, p.patched, self.rec.check(c.task, r, p.patched), base_verdict, f"step {i}")
-            self.verifications.append(Verification.of(after.evidence, c.task.id))
-            d = self._policy(decide(base_verdict, after, p.size_problem, "no_worse"))
-            ok = d.decision is Decision.KEEP
-            attempts.append(Attempt(child, p.patched, p.size, after, d))
-            self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
-            self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": True, "green": ok,
-                         "resolved": after.resolved, "reason": d.reason, "candidate": (p.patched if ok else base).digest})  # fmt: skip
-            if not ok:
-                break
-            base, base_verdict, green = p.patched, after, attempts[-1]
-        if green is None or green.retest is None:
-            first = attempts[0] if attempts else None
-            return self._hold(r, c, proposal, obs, attempts, first, first.decision if first else None)
-        decision = self._policy(decide(c.verdict, green.retest, "", self.keep, c.task.checks))
-        return self._hold(r, c, proposal, obs, attempts, green, decision)
-
-    def _policy(self, d: DecisionRecord) -> DecisionRecord:
-        """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
-        alarm are recorded) and rolled back, and the case goes on with the next proposal."""
-        if d.decision is Decision.STOP and d.rule == "integrity" and self.on_alarm == "continue":
-            return DecisionRecord(Decision.ROLL_BACK, f"{d.reason} (quarantined: rolled back, the run goes on)", "integrity")
-        return d
-
-    def _hold(self, r: int, c: _Case, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
+    def _hold(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
               chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
         """Step 6: hold the chosen child if it is kept, record the decision, stop the case if asked."""
         held, held_verdict = c.candidate, c.verdict
@@ -293,6 +271,7 @@ class Runner:
             else:
                 why = proposal.failure or "strategy gave no patch"
                 decision = DecisionRecord(Decision.INVESTIGATE, f"reflection unusable: {why}", "reflection")
+        self._grow(r, c, [chosen] if proposal.sequence else attempts)
         risk = 0.0
         if decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None and chosen.retest is not None:
             c.candidate, c.verdict = chosen.patched, chosen.retest
@@ -312,10 +291,23 @@ class Runner:
                      detail={**detail_of(decision), "candidate": c.candidate.digest, "proposal": c.state,
                              "offered": chosen.child.name if chosen else "", "cause": cause, "lines": risk,
                              "cost_so_far": self.rec.usage.cost_units,
+                             **({"frontier": len(c.frontier.waiting)} if c.frontier is not None else {}),
                              "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts]})  # fmt: skip
         if decision.decision is Decision.STOP:
             self._case_stop(c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id))
         return risk
+
+    def _grow(self, r: int, c: CaseState, attempts: Sequence[Attempt | None]) -> None:
+        """Every kept child: a green one is a candidate for the winner; with a frontier, the
+        others wait to be expanded (unless queued before or at the depth limit)."""
+        for a in attempts:
+            if a is None or a.decision.decision is not Decision.KEEP or a.patched is None or a.retest is None:
+                continue
+            node = Node(a.patched, a.retest, a.child.name or a.patched.label or f"round-{r}", c.depth + 1, len(c.green))
+            if a.retest.resolved:
+                c.green.append(node)
+            elif c.frontier is not None:
+                c.frontier.push(node)
 
     def _case_rules(self, r: int, fresh_only: set[str] | None = None) -> History:
         history = History(self._observed(), tuple(self.steps), tuple(self.verifications))
@@ -351,46 +343,14 @@ class Runner:
 
     # -- the ending ------------------------------------------------------------------------
 
-    def _ending(self) -> DecisionRecord:
-        cases = list(self.cases.values())
-        if len(cases) == 1 and cases[0].stop is not None:
-            return cases[0].stop
-        if cases and all(c.stop is not None for c in cases):
-            return DecisionRecord(Decision.STOP, "every case stopped", "all-stopped")
-        if self.stop_at_green and cases and all(assess(c.verdict).decision is Decision.STOP for c in cases):
-            return assess(cases[0].verdict)
-        return DecisionRecord(Decision.STOP, f"round cap reached ({self.rounds}); report unknowns", "round-cap")
-
     def _finish(self, stop: DecisionRecord, error: BaseException | None = None) -> EngineRun:
-        record = stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
-        single = self.tasks[0] if len(self.tasks) == 1 else None
-        held = next(iter(self.cases.values()), None) if single else None
-        try:
-            rid = self.rec.run_id
-            unit = unit_end(self.rec.ledger, rid, held.candidate.digest, record.rule, error is not None) if held else {}
-            self.rec.log(single, self.reached, Role.DECISION, Kind.STOP,
-                         outputs=candidate_json(held.candidate) if held else None,
-                         detail={**detail_of(record), "outcome": str(record.outcome), "run": True,
-                                 "candidate": held.candidate.digest if held else "",
-                                 "error": f"{type(error).__name__}: {error}" if error else "", **unit})  # fmt: skip
-        except LedgerError:
-            if error is None:
-                raise
+        if self.confirmation is not None and error is None:
+            self.winners = ending.confirm_winners(self.rec, list(self.cases.values()), self.confirmation, self.reached)
+        ending.record_stop(self.rec, self.tasks, self.cases, self.reached, stop, error)
         return self._result(stop)
 
     def _result(self, stop: DecisionRecord) -> EngineRun:
-        traces = {}
-        for cid, c in self.cases.items():
-            rolled = c.rounds and c.rounds[-1].kept.digest != c.candidate.digest
-            traces[cid] = Trace(
-                self.rec.run_id, c.task.suite.digest, self.rec.checker.id, self.strategy.name, self.strategy.simulated,
-                c.start, c.start_verdict, tuple(c.rounds), c.stop or stop, cid, c.state,
-                c.candidate if rolled else None, c.verdict if rolled else None,
-            )  # fmt: skip
-        return EngineRun(
-            self.rec.run_id, self.rec.ledger, self.tasks, traces, self.reached, tuple(self.stops), stop,
-            self.strategy.simulated, self.strategy.name, {cid: c.state for cid, c in self.cases.items()},
-        )  # fmt: skip
+        return ending.result(self.rec, self.tasks, self.strategy, self.cases, self.reached, self.stops, stop, self.winners)
 
     def as_recorded(self, recorded: resuming.Recorded) -> EngineRun:
         """A finished run, as its ledger records it: nothing runs, nothing is paid or appended."""
@@ -398,7 +358,7 @@ class Runner:
         for task in self.tasks:
             h = recorded.cases.get(task.id)
             if h is not None:
-                self.cases[task.id] = _Case(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round, stop=h.stop)
+                self.cases[task.id] = CaseState(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round, stop=h.stop)
         self.reached = recorded.last_round
         self.stops = [h.stop for h in recorded.cases.values() if h.stop is not None]
         return self._result(recorded.stop)

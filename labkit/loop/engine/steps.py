@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -28,8 +28,8 @@ from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Us
 from labkit.grading.sealed import SealedCheckSet
 from labkit.grading.verdicts import Checked, Checker, VerdictCache, verdict_json
 from labkit.loop.engine.probe import Observation, observe
-from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
-from labkit.loop.engine.trace import Task
+from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy, Tried
+from labkit.loop.engine.trace import Attempt, Task
 from labkit.record.events import Kind, Role
 from labkit.record.exposure import refuse_exposed
 
@@ -62,6 +62,17 @@ class Payment:
 
 
 REFLECT = Payment(Kind.REFLECT, REFLECT_UPPER, lambda p: p.usage)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A run's price list: how each proposal (step 3) and each step 4 is billed. The default
+    bills a proposal by its own usage and leaves step 4 unpaid; a search case declares fixed
+    costs instead, e.g. `Prices(Payment.fixed(Kind.GENERATE, 3), Payment.fixed(Kind.EXECUTE, 2))`."""
+
+    propose: Payment = REFLECT
+    execute: Payment | None = None
+    start: bool = True  # False: each start's verdict is the task's input (a search's baseline), not billed
 
 
 def candidate_json(c: Candidate) -> str:
@@ -259,10 +270,7 @@ def propose(
     rnd = situation.round
     while True:
         t0 = time.time()
-        here = Situation(
-            rnd, situation.candidate, situation.verdict, tuple(observations), situation.rejected,
-            situation.case, situation.state, situation.suite,
-        )  # fmt: skip
+        here = replace(situation, observations=tuple(observations))
         try:
             bill = payment if payment is not REFLECT else Payment(Kind.REFLECT, upper_of(strategy), REFLECT.measure)
             proposal = rec.pay(bill, partial(strategy.propose, here), rnd)
@@ -358,9 +366,22 @@ def upper_of(strategy: Strategy) -> Usage:
     return upper if isinstance(upper, Usage) else REFLECT_UPPER
 
 
-def situation_for(rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str) -> Situation:
-    """What a strategy may read: the held candidate and its *visible* verdict, never hidden results."""
-    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite)
+def situation_for(
+    rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str,
+    attempts: Iterable[Attempt] = (),
+) -> Situation:  # fmt: skip
+    """What a strategy may read: the held candidate and its *visible* verdict, and last round's
+    children with their decisions and visible verdicts — never hidden results."""
+    tried = tuple(tried_of(a) for a in attempts)
+    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite, tried)
+
+
+def tried_of(a: Attempt) -> Tried:
+    """An attempt as a strategy may see it (the visible retest only)."""
+    v = a.retest
+    failing = tuple(r.nodeid for r in v.evidence.failures) if v is not None else ()
+    return Tried(a.child.name or a.child.source, a.decision.decision.value, a.decision.reason,
+                 v.resolved if v is not None else None, failing)  # fmt: skip
 
 
 def checker_for(validator: Validator | Checker | None, cache: VerdictCache | None) -> Checker:
@@ -372,23 +393,3 @@ def checker_for(validator: Validator | Checker | None, cache: VerdictCache | Non
 
 def detail_of(d: DecisionRecord) -> dict[str, Any]:
     return {"decision": d.decision.value, "reason": d.reason, "rule": d.rule}
-
-
-def unit_end(ledger: Ledger, run_id: str, held: str, rule: str, error: bool) -> dict[str, Any]:
-    """A one-task run is one experimental unit: its stop says how the unit ended, in the layer
-    vocabulary (`StopDetail`: unit, status, confirmed) that `loop.layer_metrics` reads (and, for
-    a run recorded before stops carried it, derives with this same function from the stop's
-    candidate, rule and error). `held` is the held candidate's digest.
-
-    status: "success" when the held candidate was scored correct (on the hidden tests where the
-    task has them — a check its author never saw, so `confirmed`), else "incomplete" when the
-    budget or an error ended the run, else "failed"."""
-    score = next((e.detail for e in reversed(ledger.events(run_id))
-                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held), None)  # fmt: skip
-    correct = bool(score and score.get("correct"))
-    status = "success" if correct else "incomplete" if error or rule == "budget" else "failed"
-    out: dict[str, Any] = {"unit": run_id, "status": status}
-    if score is not None and score.get("scored_on") == "hidden":
-        out["confirmed"] = correct
-    return out
-

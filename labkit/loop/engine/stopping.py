@@ -15,14 +15,12 @@ Rules look at digests (candidate state, evidence, verdict signatures), never at 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
-from types import MappingProxyType
 
-from labkit.core.types import Decision, DecisionRecord, Evidence, Outcome, digest
-from labkit.grading.verdicts import signature
+from labkit.core.types import Decision, DecisionRecord
+from labkit.loop.engine.history import History, RoundStats, Step, Verification
 
 
 class Stop(StrEnum):
@@ -53,108 +51,6 @@ class StopRecord(DecisionRecord):
 def _stop(outcome: Stop, rule: str, reason: str, case: str = "") -> StopRecord:
     where = f"case {case}: " if case else ""
     return StopRecord(_DECISION[outcome], f"{outcome}: {where}{reason}", rule, outcome, case)
-
-
-# -- what rules read ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RoundStats:
-    """One round's counts: what a stop rule needs, without the intervals."""
-
-    round: int
-    fixed: int
-    broken: int
-    wrong_before: int
-    right_before: int
-    cost: float = 0.0
-    seconds: float = 0.0
-    risk: float = 0.0
-
-    @property
-    def net(self) -> int:
-        return self.fixed - self.broken
-
-    @property
-    def fix_rate(self) -> float:
-        """Fixed as a share of the cases that were wrong going into the round."""
-        return self.fixed / self.wrong_before if self.wrong_before else 0.0
-
-    @property
-    def break_rate(self) -> float:
-        """Broken as a share of the cases that were right going into the round."""
-        return self.broken / self.right_before if self.right_before else 0.0
-
-
-
-@dataclass(frozen=True)
-class Step:
-    """One case after one round, as the loop saw it: the candidate state and its test outcomes."""
-
-    case: str
-    round: int
-    state: str  # candidate digest
-    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
-    failures: frozenset[str] = frozenset()  # failure-evidence keys (see `failure_keys`)
-    kept: bool = True  # False for a proposal that was validated and rolled back
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "outcomes", MappingProxyType(dict(self.outcomes)))
-
-    @classmethod
-    def of(cls, case: str, round: int, evidence: Evidence, kept: bool = True) -> Step:
-        outcomes = {r.nodeid: r.outcome for r in evidence.results}
-        return cls(case, round, evidence.candidate, outcomes, failure_keys(evidence), kept)
-
-
-def failure_keys(evidence: Evidence) -> frozenset[str]:
-    """One key per failing test: digest of (suite, test, outcome, message).
-
-    The same failure seen again on a new candidate has the same key; a new failing test,
-    or the same test failing with a different message, is new evidence.
-    """
-    return frozenset(
-        digest(f"{evidence.suite}\0{r.nodeid}\0{r.outcome}\0{r.message}") for r in evidence.failures
-    )
-
-
-@dataclass(frozen=True)
-class Verification:
-    """One validation run reduced to keys: who judged which candidate under which suite, and how."""
-
-    candidate: str
-    suite: str
-    validator: str
-    signature: str  # digest of the sorted (test, outcome) pairs
-    case: str = ""
-
-    @classmethod
-    def of(cls, evidence: Evidence, case: str = "") -> Verification:
-        return cls(evidence.candidate, evidence.suite, evidence.validator, signature(evidence), case)
-
-
-@dataclass(frozen=True)
-class History:
-    """What the loop knows after some rounds: per-round counts, per-case steps, every validation."""
-
-    rounds: tuple[RoundStats, ...] = ()
-    steps: tuple[Step, ...] = ()
-    verifications: tuple[Verification, ...] = ()
-
-    def for_case(self, case: str) -> History:
-        """The same history restricted to one case's steps and verifications (rounds kept)."""
-        steps, verifications = self._by_case.get(case, ([], []))
-        return History(self.rounds, tuple(steps), tuple(verifications))
-
-    @cached_property
-    def _by_case(self) -> dict[str, tuple[list[Step], list[Verification]]]:
-        """Steps and verifications by case, built once: a run asks for every case's history each round."""
-        out: dict[str, tuple[list[Step], list[Verification]]] = defaultdict(lambda: ([], []))
-        for s in self.steps:
-            out[s.case][0].append(s)
-        for v in self.verifications:
-            out[v.case][1].append(v)
-        return dict(out)
 
 
 Rule = Callable[[History], "StopRecord | None"]
@@ -258,11 +154,11 @@ class MarginalNet:
         return None
 
 
-def new_evidence(steps: Iterable[Step]) -> dict[int, int]:
-    """Per round, how many failure-evidence keys (per case) were never seen in earlier rounds."""
+def _fresh(steps: Iterable[Step], keys: Callable[[Step], set[tuple[str, str]]]) -> dict[int, int]:
+    """Per round, how many of its steps' keys no earlier round had."""
     by_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
     for s in steps:
-        by_round[s.round] |= {(s.case, k) for k in s.failures}
+        by_round[s.round] |= keys(s)
     seen: set[tuple[str, str]] = set()
     out = {}
     for r in sorted(by_round):
@@ -290,6 +186,29 @@ class NoNewEvidence:
         if any(fresh[r] for r in last):
             return None
         why = f"rounds {last[0]}..{last[-1]} brought no new failure evidence ({self.rounds} in a row)"
+        return _stop(Stop.REPORT_UNKNOWNS, self.name, why)
+
+
+def new_evidence(steps: Iterable[Step]) -> dict[int, int]:
+    """Per round, how many failure-evidence keys (per case) were never seen in earlier rounds."""
+    return _fresh(steps, lambda s: {(s.case, k) for k in s.failures})
+
+
+@dataclass(frozen=True)
+class Stalled:
+    """Stop after `rounds` consecutive rounds that kept no state (per case) not reached before:
+    a frontier search's guard (seed 002's `max_stalled`): nothing new is left to expand."""
+
+    rounds: int = 2
+    name: str = "stalled"
+
+    def __call__(self, history: History) -> StopRecord | None:
+        fresh = _fresh(history.steps, lambda s: {(s.case, s.state)} if s.kept else set())
+        later = sorted(r for r in fresh if r > 0)
+        if len(later) < self.rounds or any(fresh[r] for r in later[-self.rounds :]):
+            return None
+        last = later[-self.rounds :]
+        why = f"rounds {last[0]}..{last[-1]} kept no new state ({self.rounds} in a row)"
         return _stop(Stop.REPORT_UNKNOWNS, self.name, why)
 
 

@@ -29,7 +29,19 @@ from labkit.loop.engine.reflection import ReflectionRecord
 if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
 
-__all__ = ["Child", "Proposal", "Situation", "Strategy"]
+__all__ = ["Child", "Proposal", "Situation", "Strategy", "Tried"]
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One child the engine validated for this case last round, as a strategy may see it:
+    the child's name, the decision and the *visible* verdict summary (never hidden tests)."""
+
+    child: str
+    decision: str  # keep | roll back | investigate | stop
+    reason: str
+    resolved: bool | None = None  # None: the child was refused before validation
+    failing: tuple[str, ...] = ()  # visible tests that failed on it
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,7 @@ class Situation:
     case: str = ""  # case id ("" for a single unnamed case)
     state: str = ""  # the held state's name ("start", "original", a patch name, "model:…")
     suite: AcceptanceSuite | None = None  # the visible acceptance (its tests may be shown)
+    attempts: tuple[Tried, ...] = ()  # last round's children for this case and what became of them
 
 
 @dataclass(frozen=True)

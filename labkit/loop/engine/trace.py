@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from labkit.core.types import Candidate, Decision, DecisionRecord, PatchSize, Usage, Verdict
 from labkit.loop.engine import accounting
+from labkit.loop.engine.expand import Winner
 from labkit.loop.engine.probe import Observation
 from labkit.loop.engine.stopping import RoundStats, StopRecord
 from labkit.loop.engine.strategy import Child, Proposal
@@ -127,6 +128,7 @@ class EngineRun:
     simulated: bool
     strategy: str
     final: Mapping[str, str]  # case id -> named state held at the end (after any roll back)
+    winners: Mapping[str, Winner] = field(default_factory=dict)  # the winner-plus-confirmation ending's
 
     @property
     def rule_stop(self) -> StopRecord | None:

@@ -9,6 +9,10 @@
   `route_order` (by label unless case.json says "size" or "listed"), so reordering
   case.json's patches does not change an outcome by accident.
 - `search` runs it all on a case at a total budget with a confirmation reserve.
+- `engine_search` is the same search as a configuration of `engine.run`: a breadth frontier,
+  the case's price list, keep with severity, `Stalled` as the stalled guard and the winner-plus-
+  confirmation ending. On api_change it agrees with `search` at every total from 4 to 40
+  (tests/test_search_on_engine.py); the notebook and `labkit search` still read `search`'s events.
 - `spend` reads a run's accounts back from its ledger (budget events): search spend,
   confirmation spend, total, and what is left — the trace's numbers come from here.
 """
@@ -22,19 +26,29 @@ from labkit.core.patch import size
 from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import SearchCase
 from labkit.grading.verdicts import Checker
-from labkit.loop.engine.steps import Recorder
+from labkit.loop.engine import engine
+from labkit.loop.engine.expand import Confirmation, FrontierLimits
+from labkit.loop.engine.steps import Payment, Prices, Recorder
+from labkit.loop.engine.stopping import Stalled
 from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
-from labkit.loop.engine.trace import Task
-from labkit.loop.search.frontier import Costs, SearchResult
+from labkit.loop.engine.trace import EngineRun, Task
+from labkit.loop.search.frontier import (
+    Costs,
+    SearchLimits,
+    SearchResult,
+    WinnerRule,
+    smallest_change,
+)
 from labkit.loop.search.host import Host, run_search
 from labkit.record.budget import Budget, limits
-from labkit.record.events import BudgetStatus, Role
+from labkit.record.events import BudgetStatus, Kind, Role
 
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
 __all__ = [
-    "RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "routes", "search", "spend",
+    "RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "engine_search", "routes",
+    "search", "spend",
 ]  # fmt: skip
 
 
@@ -123,6 +137,27 @@ def search(
                     ledger=ledger, run_id=run_id)  # fmt: skip
     return run_search(case.case.start, baseline, strategy or RouteStrategy(case), case_host(case, checker, ledger, run_id),
                       budget, costs_of(case), ledger=ledger, run_id=run_id, case=case.case.name)  # fmt: skip
+
+
+def engine_search(
+    case: SearchCase, checker: Checker, *, total: float, reserve: float, ledger: Ledger, run_id: str,
+    strategy: Strategy | None = None, limits_: SearchLimits | None = None, rule: WinnerRule = smallest_change,
+) -> EngineRun:  # fmt: skip
+    """`search` as a configuration of the engine: one expansion per round (so `rounds` is
+    max_expansions), a breadth frontier bounded by max_depth and max_children, the case's
+    declared prices (the start's dev verdict is the input, not billed), keep with severity,
+    `Stalled(max_stalled)`, and the preregistered winner confirmed from the reserve."""
+    c, limits_ = costs_of(case), limits_ or SearchLimits()
+    task = Task(case.case.name, case.case.start, case.suite, case.final, patch_cap=case.case.patch_cap, checks=case.checks)
+    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
+                    ledger=ledger, run_id=run_id)  # fmt: skip
+    prices = Prices(Payment.fixed(Kind.GENERATE, c.generate), Payment.fixed(Kind.EXECUTE, c.execute), start=False)
+    return engine.run(
+        [task], strategy or RouteStrategy(case), checker, rounds=limits_.max_expansions, keep="severity",
+        stop_at_green=False, case_rules=(Stalled(limits_.max_stalled),), ledger=ledger, budget=budget, run_id=run_id,
+        validation_cost=c.verify, expand="breadth", limits=FrontierLimits(limits_.max_depth, limits_.max_children),
+        confirm=Confirmation(rule, c.confirm), prices=prices,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
