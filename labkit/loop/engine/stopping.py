@@ -20,7 +20,30 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from labkit.core.types import Decision, DecisionRecord
-from labkit.loop.engine.history import History, RoundStats, Step, Verification
+from labkit.loop.engine.history import History, RoundStats, Step, Verification, failure_keys
+
+__all__ = [
+    "AnyOf",
+    "Cap",
+    "History",
+    "MarginalNet",
+    "NoNewEvidence",
+    "Oscillation",
+    "RoundStats",
+    "Rule",
+    "Stalled",
+    "Step",
+    "Stop",
+    "StopRecord",
+    "UnstableValidator",
+    "Verification",
+    "check",
+    "check_all",
+    "failure_keys",
+    "first_stop",
+    "new_evidence",
+    "project",
+]
 
 
 class Stop(StrEnum):
