@@ -24,7 +24,7 @@ CHILD = """
 import sys
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Reflection, run_loop
+from labkit.loop.engine import Proposal, run_loop
 from labkit.loop.engine.reflection import check_record
 from labkit.record.ledger import Ledger
 
@@ -42,7 +42,7 @@ class Plan:
         record = {"phenomenon": "B gets A's price", "evidence_ref": ISO[0], "environment": CASE.environment,
                   "hypothesis": {"cause": p.description, "refuted_if": "B still gets A's price"},
                   "action": p.description, "expected": {"acceptance": ISO, "protective": HITS}}
-        return Reflection(record=check_record(record), patch=p)
+        return Proposal(record=check_record(record), patch=p)
 
 
 run_loop(CASE.start, CASE.suite, Validator(), Plan(), ledger=Ledger(sys.argv[1], durable=True), run_id="f",

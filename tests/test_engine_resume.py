@@ -16,7 +16,7 @@ from labkit.core.errors import BudgetExhausted, InvalidSetting, LedgerError, Run
 from labkit.core.types import Decision, Patch
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Reflection, Situation, run_loop
+from labkit.loop.engine import Proposal, Situation, run_loop
 from labkit.loop.engine.reflection import check_record
 from labkit.loop.strategies.sequence import run_sequence
 from labkit.record.ledger import Ledger
@@ -44,15 +44,15 @@ class Plan:
     simulated: bool = True
     seen: list = field(default_factory=list)
 
-    def propose(self, situation: Situation) -> Reflection:
+    def propose(self, situation: Situation) -> Proposal:
         if situation.round == self.crash_at:
             raise RuntimeError("reflector process died")
         self.seen.append(situation)
         step = self.steps[min(situation.round, len(self.steps)) - 1]
-        if isinstance(step, Reflection):
+        if isinstance(step, Proposal):
             return step
         patch = CASE.patch(step)
-        return Reflection(record=check_record(_record(patch.description)), patch=patch)
+        return Proposal(record=check_record(_record(patch.description)), patch=patch)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_a_sequence_returns_to_the_last_green_checkpoint(validator) -> None:
 
 def test_unusable_decisions_are_recorded_for_every_round(validator) -> None:
     ledger = Ledger()
-    trace = run_loop(CASE.start, CASE.suite, validator, Plan([Reflection(failure="no idea")]), ledger=ledger,
+    trace = run_loop(CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), ledger=ledger,
                      run_id="u", max_rounds=2)  # fmt: skip
     assert trace.stop.rule == "round-cap" and [r.decision.decision for r in trace.rounds] == [Decision.INVESTIGATE] * 2
     assert _run_stops(ledger, "u")[0].round == 2

@@ -9,7 +9,7 @@ from labkit.core.errors import RunInterrupted
 from labkit.core.types import Decision, Patch
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Reflection, Situation, decide, run_loop
+from labkit.loop.engine import Proposal, Situation, decide, run_loop
 from labkit.loop.engine.reflection import check_record
 from labkit.loop.strategies.sequence import run_sequence
 from labkit.record.ledger import Ledger
@@ -39,13 +39,13 @@ class Plan:
     simulated: bool = True
     seen: list = field(default_factory=list)
 
-    def reflect(self, situation: Situation) -> Reflection:
+    def reflect(self, situation: Situation) -> Proposal:
         self.seen.append(situation)
         step = self.steps[min(situation.round, len(self.steps)) - 1]
-        if isinstance(step, Reflection):
+        if isinstance(step, Proposal):
             return step
         patch = step if isinstance(step, Patch) else CASE.patch(step)
-        return Reflection(record=check_record(record(patch.description)), patch=patch)
+        return Proposal(record=check_record(record(patch.description)), patch=patch)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_five_changes_go_green_but_are_rolled_back_by_the_size_rule(validator):
 
 def test_unusable_reflections_are_recorded_not_crashes(validator):
     bad_diff = Patch("--- a/pricing.py\n+++ b/pricing.py\n@@ -1,1 +1,1 @@\n-nope\n+nah\n", "bad")
-    plan = Plan([Reflection(failure="reply is not JSON"), bad_diff, "composite_key"])
+    plan = Plan([Proposal(failure="reply is not JSON"), bad_diff, "composite_key"])
     ledger = Ledger()
     trace = run_loop(CASE.start, CASE.suite, validator, plan, ledger=ledger, run_id="t2")
     d = [r.decision for r in trace.rounds]
@@ -131,7 +131,7 @@ def test_patch_touching_a_protected_test_stops_with_an_alarm(validator):
 
 def test_round_cap_stops_and_reports(validator):
     trace = run_loop(
-        CASE.start, CASE.suite, validator, Plan([Reflection(failure="no idea")]), max_rounds=2
+        CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), max_rounds=2
     )
     assert len(trace.rounds) == 2 and trace.stop.rule == "round-cap"
 
@@ -147,7 +147,7 @@ def test_stop_rule_fires_and_is_recorded(validator):
         )
 
     trace = run_loop(
-        CASE.start, CASE.suite, validator, Plan([Reflection(failure="x")]), stop_rules=[after_one]
+        CASE.start, CASE.suite, validator, Plan([Proposal(failure="x")]), stop_rules=[after_one]
     )
     assert len(trace.rounds) == 1 and trace.stop.rule == "custom"
 

@@ -2,7 +2,7 @@ import pytest
 
 from labkit.grading.cases import load_case
 from labkit.grading.validator import Validator
-from labkit.loop.engine import Reflection, Situation, run_loop
+from labkit.loop.engine import Proposal, Situation, run_loop
 from labkit.loop.engine.reflection import check_record
 from labkit.record.ledger import Ledger
 from labkit.views.report import evidence_frame, ledger_rows, scores_frame, step_labels, step_view
@@ -13,7 +13,7 @@ CASE = load_case("cache_isolation")
 class TwoSteps:
     name, simulated = "two-steps", True
 
-    def reflect(self, s: Situation) -> Reflection:
+    def reflect(self, s: Situation) -> Proposal:
         patch = CASE.patch("disable_cache" if s.round == 1 else "composite_key")
         iso, hits = CASE.suite.groups["isolation"], CASE.suite.groups["same-user hit"]
         rec = check_record(
@@ -26,7 +26,7 @@ class TwoSteps:
                 "expected": {"acceptance": list(iso), "protective": list(hits)},
             }
         )
-        return Reflection(record=rec, patch=patch)
+        return Proposal(record=rec, patch=patch)
 
 
 @pytest.fixture(scope="module")

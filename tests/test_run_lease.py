@@ -19,7 +19,7 @@ import pytest
 
 from labkit.core.errors import LedgerError, RunIdInUse, RunLeaseHeld
 from labkit.grading.cases import load_case
-from labkit.loop.engine import Reflection, Situation, Trace, run_loop
+from labkit.loop.engine import Proposal, Situation, Trace, run_loop
 from labkit.loop.engine.reflection import check_record
 from labkit.record.budget import Budget, limits
 from labkit.record.lease import Owner, _started, acquire
@@ -39,7 +39,7 @@ class Waits:
     name: str = "waits"
     simulated: bool = True
 
-    def propose(self, s: Situation) -> Reflection:
+    def propose(self, s: Situation) -> Proposal:
         if s.round > 1:
             self.gate.with_suffix(".waiting").touch()  # round 1 is decided and recorded
             while not self.gate.exists():
@@ -49,7 +49,7 @@ class Waits:
         rec = {"phenomenon": "B gets A's price", "evidence_ref": iso[0], "environment": CASE.environment,
                "action": patch.description, "hypothesis": {"cause": patch.description, "refuted_if": "B still gets it"},
                "expected": {"acceptance": iso, "protective": list(CASE.suite.groups["same-user hit"])}}  # fmt: skip
-        return Reflection(record=check_record(rec), patch=patch)
+        return Proposal(record=check_record(rec), patch=patch)
 
 
 def shared_run(path: Path, gate: Path, *, resume: bool) -> Trace:

@@ -112,7 +112,7 @@ def run(
 
     from labkit.cli.live import LiveLedger, describe
     from labkit.cli.show import rounds_table
-    from labkit.loop.engine import Reflection, Situation, run_loop
+    from labkit.loop.engine import Proposal, Situation, run_loop
     from labkit.record.ledger import new_run_id
 
     rid = run_id or new_run_id(case.name)
@@ -137,7 +137,7 @@ def run(
         class Shown:
             name, simulated = model.name, model.simulated
 
-            def reflect(self, situation: Situation) -> Reflection:
+            def reflect(self, situation: Situation) -> Proposal:
                 progress.update(task, completed=situation.round - 1,
                                 description=f"{case.name}: round {situation.round}, asking {model.name}")  # fmt: skip
                 return model.reflect(situation)

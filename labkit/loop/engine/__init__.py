@@ -6,7 +6,6 @@ Import the entry points from here: `from labkit.loop.engine import run, run_loop
 from labkit.loop.engine.engine import (
     EngineRun,
     Proposal,
-    Reflection,
     Round,
     Situation,
     Task,
@@ -21,6 +20,6 @@ from labkit.loop.engine.engine import (
 )
 
 __all__ = [
-    "EngineRun", "Proposal", "Reflection", "Round", "Situation", "Task", "Trace",
+    "EngineRun", "Proposal", "Round", "Situation", "Task", "Trace",
     "as_strategy", "assess", "candidate_from_json", "decide", "resume_point", "run", "run_loop",
 ]  # fmt: skip

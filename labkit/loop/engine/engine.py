@@ -40,11 +40,10 @@ if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
 __all__ = [
-    "EngineRun", "Proposal", "Reflection", "Round", "Situation", "Task", "Trace",
+    "EngineRun", "Proposal", "Round", "Situation", "Task", "Trace",
     "as_strategy", "assess", "candidate_from_json", "decide", "resume_point", "run", "run_loop",
 ]  # fmt: skip
 
-Reflection = Proposal  # the name the single-case loop used for a reflector's answer
 resume_point = resuming.resume_point
 
 

@@ -53,8 +53,8 @@ def tokens(text: str) -> int:
 
 @dataclass(frozen=True)
 class Episode:
-    """One verbal reflection on a failed trial: an episode of the buffer (not the engine's
-    `Reflection`, which is its name for a strategy's `Proposal`)."""
+    """One verbal reflection on a failed trial: an episode of the buffer (a strategy's answer
+    to the engine is a `Proposal`; this is what the buffer keeps between trials)."""
 
     trial: int
     action: str  # what was tried (the child's name)
