@@ -19,13 +19,13 @@ from labkit.experiments.long_projects import study as long_projects
 from labkit.experiments.memory import (
     counterexample,
     demo,
-    ending,
+    ending_run,
     fork,
-    humaneval,
     loops,
+    on_humaneval,
     recording,
     repair_record,
-    skills,
+    skills_measure,
 )
 from labkit.experiments.published import regrade
 from labkit.models import smollm2
@@ -36,7 +36,7 @@ RECORDERS = {
     "arms/batch_incident.json": incidents.DEPENDS_ON,
     "arms/stopping.json": stops.DEPENDS_ON,
     "long_projects/merge_recording.json": long_merge.DEPENDS_ON,
-    "memory/ending_task.json": ending.DEPENDS_ON,
+    "memory/ending_task.json": ending_run.DEPENDS_ON,
     "memory/fork.json": fork.DEPENDS_ON,
     "memory/loops.json": loops.DEPENDS_ON,
     "selector_cascade/recording.json": cascade.DEPENDS_ON,
@@ -44,9 +44,9 @@ RECORDERS = {
     "memory/reflexion_demo.json": demo.DEPENDS_ON,
     "memory/simulated_reflexion.json": recording.DEPENDS_ON,
     "memory/reflexion_repair.json": repair_record.DEPENDS_ON,
-    "memory/skills.json": skills.DEPENDS_ON,
+    "memory/skills.json": skills_measure.DEPENDS_ON,
     "models/smollm2_speed.json": smollm2.DISTRIBUTIONS,
-    "memory/smollm2_reflexion_humaneval.json": humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
+    "memory/smollm2_reflexion_humaneval.json": on_humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
     "long_projects/shop_study.json": long_projects.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
