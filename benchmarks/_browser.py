@@ -561,6 +561,7 @@ _DEEP_QUERY = """(root, sel) => {
 # render. vega-embed marks its container `.vega-embed` (and `.has-actions` when it will add
 # the action menu), awaits the view's runAsync(), and only then appends the menu's
 # <details>: its own "rendered" signal. A chart without a menu must at least hold its marks.
+_CHART_PLACEHOLDER = "Loading chart..."
 _CHARTS_RENDERED = """(root) => {
   const charts = [];
   const walk = (n) => {
@@ -665,7 +666,10 @@ class StepperDriver:
         return self.label()[1]
 
     def charts_rendered(self) -> bool:
+        # marimo shows "Loading chart..." before a chart's .vega-embed even exists: not yet rendered
         scope = self.root.evaluate_handle(_SCOPE)
+        if _CHART_PLACEHOLDER in str(scope.evaluate(_DEEP_TEXT)):
+            return False
         return bool(scope.evaluate(_CHARTS_RENDERED))
 
     def view(self) -> str:
