@@ -55,7 +55,7 @@ def checker() -> Checker:
 def sliced(record: dict[str, Any], checker: Checker) -> tuple[he.HumanEvalCase, ...]:
     # loaded as truncation.problems loads them: failing mutants measured, every state validated up front
     problems = he.load(record["truncation"]["cases"][:2], mutants=SETTING.mutants, checker=checker)
-    checker.warm([(c, s) for p in problems for c in p.states.values() for s in (p.task.suite, p.task.hidden)
+    checker.warm([(st.candidate, s) for p in problems for st in p.states.values() for s in (p.task.suite, p.task.hidden)
                   if s is not None], workers=2)  # fmt: skip
     return problems
 

@@ -28,7 +28,7 @@ def result(checker: Checker) -> un.Unified:
 
 def test_external_oracle_stores_only_wins_the_oracle_verified(checker: Checker) -> None:
     _, agent, ledger, run_id = un.run_arm("external oracle", CASES, checker, seed=0)
-    skills = commit(agent, ledger, run_id, {c.id: c.states().values() for c in CASES}, SkillLibrary())
+    skills = commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in CASES}, SkillLibrary())
     assert skills
     by_id = {c.id: c for c in CASES}
     for s in skills:
@@ -41,7 +41,7 @@ def test_external_oracle_stores_only_wins_the_oracle_verified(checker: Checker) 
 def test_self_critique_has_nothing_verified_to_store(checker: Checker) -> None:
     _, agent, ledger, run_id = un.run_arm("self-critique + guard", CASES, checker, seed=0)
     with pytest.raises(MemoryRefused, match="no external oracle"):
-        commit(agent, ledger, run_id, {c.id: c.states().values() for c in CASES}, SkillLibrary())
+        commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in CASES}, SkillLibrary())
     with pytest.raises(ValueError, match="needs a critique"):
         ReflectiveAgent(agent.actor, checker, oracle=None)
 

@@ -103,7 +103,7 @@ def checker() -> Checker:
     """One cache for the module: every reachable state of three cases, validated for real up front."""
     checker = Checker(cache=VerdictCache())
     runs = repair.warm(checker, [BY_ID[c] for c in WARM], workers=2)
-    assert runs == sum(2 * len(BY_ID[c].states()) for c in WARM)
+    assert runs == sum(2 * len(BY_ID[c].states) for c in WARM)
     return checker
 
 
@@ -117,7 +117,7 @@ def _expected_correct(case: repair.RepairCase, state: str) -> bool:
 def test_measured_patch_labels_hold_under_the_real_validator(checker: Checker) -> None:
     for cid in WARM:
         case = BY_ID[cid]
-        for name, cand in case.states().items():
+        for name, (cand, _) in case.states.items():
             hidden = checker.check(cand, case.hidden).verdict
             assert hidden.resolved == _expected_correct(case, name), (cid, name)
             visible = checker.check(cand, case.visible).verdict

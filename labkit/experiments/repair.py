@@ -1,8 +1,8 @@
 """The multi-case repair experiment, on the one engine: many small code-repair cases, one ledger.
 
-Each case (data/repair_cases/<id>/, read by `labkit.grading.cases.load_case`) is a buggy or
-already-correct module, visible tests the repairer may see, hidden tests it never sees, and
-real patches: the correct fix, plausible wrong ones, and tempting "improvements". The engine
+Each case (data/repair_cases/<id>/: a Case read by `labkit.grading.cases.load_case`, seen
+through `labkit.experiments.repair_case.RepairCase`) is a buggy or already-correct module,
+visible tests the repairer may see, hidden tests it never sees, and real patches: the correct fix, plausible wrong ones, and tempting "improvements". The engine
 (`labkit.loop.engine.run`) runs every case in lockstep rounds:
 
   repairer proposes a change  ->  the validator runs the visible tests on it (real pytest)
@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Literal, cast, get_args
+from typing import Literal
 
 import polars as pl
 
-from labkit.core import patch as patches
-from labkit.core.paths import DATA
-from labkit.core.types import Candidate, Patch, Usage
-from labkit.grading.acceptance import AcceptanceSuite
-from labkit.grading.cases import CaseError, load_case
+from labkit.core.types import Usage
+from labkit.experiments.repair_case import CASES_DIR, CasePatch, RepairCase, load_cases
+from labkit.grading.cases import CaseError
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop import engine
 from labkit.loop.engine import accounting
@@ -46,7 +43,7 @@ from labkit.loop.engine.stopping import (
     Verification,
 )
 from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
-from labkit.loop.engine.trace import EngineRun, Task
+from labkit.loop.engine.trace import EngineRun
 from labkit.loop.strategies.rewrite import Rewrite
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger, new_run_id
@@ -56,105 +53,6 @@ __all__ = [
     "ModelRepairer", "RepairCase", "RepairRun", "SimulatedRepairer", "VerdictCache", "label", "load_cases",
     "moves", "ready", "run", "stability", "warm",
 ]  # fmt: skip
-
-CASES_DIR = DATA / "repair_cases"
-
-Kind_ = Literal["fix", "wrong", "tempt"]
-Effect = Literal["resolves", "hidden_failure", "breaks_protective", "incomplete"]
-
-
-@dataclass(frozen=True)
-class CasePatch:
-    """One of a case's real patches. `base` is what it applies to: the original or the fix."""
-
-    name: str
-    kind: Kind_
-    base: str
-    patch: Patch
-    effect: Effect  # measured when the case was built (see data/repair_cases/build.py)
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class RepairCase:
-    """A buggy (or already correct) module with visible and hidden acceptance and real patches."""
-
-    id: str
-    slice: str
-    title: str
-    module: str
-    original: Candidate
-    visible: AcceptanceSuite
-    hidden: AcceptanceSuite
-    patches: tuple[CasePatch, ...]
-    initially_correct: bool
-    flaky: tuple[str, ...] = ()
-    oscillates: tuple[str, ...] = ()
-
-    def patch(self, name: str) -> CasePatch:
-        for p in self.patches:
-            if p.name == name:
-                return p
-        raise CaseError(f"case {self.id!r} has no patch {name!r}; it has {[p.name for p in self.patches]}")
-
-    def candidate(self, name: str = "original") -> Candidate:
-        """The original with patch `name` applied (on top of the fix, if that is its base)."""
-        if name == "original":
-            return self.original
-        p = self.patch(name)
-        return patches.apply(self.candidate(p.base), p.patch, label=name)
-
-    def states(self) -> dict[str, Candidate]:
-        """Every candidate the simulated repairer can reach: the original and each patch."""
-        return {"original": self.original} | {p.name: self.candidate(p.name) for p in self.patches}
-
-    def task(self) -> Task:
-        """The case as the engine runs it: visible suite judged, hidden suite only scored."""
-        return Task(self.id, self.original, self.visible, self.hidden, self.slice, start_state="original")
-
-
-def load_cases(root: str | Path = CASES_DIR, ids: Iterable[str] | None = None) -> tuple[RepairCase, ...]:
-    """Read repair cases from `root` (every subdirectory with a case.json, or just `ids`)."""
-    base = Path(root)
-    if not base.is_dir():
-        raise CaseError(f"no repair cases at {base}: not a directory")
-    dirs = sorted(p.parent for p in base.glob("*/case.json"))
-    if ids is not None:
-        by_name = {d.name: d for d in dirs}
-        missing = [i for i in ids if i not in by_name]
-        if missing:
-            raise CaseError(f"no repair case {missing[0]!r} under {base}; there are {sorted(by_name)}")
-        dirs = [by_name[i] for i in ids]
-    if not dirs:
-        raise CaseError(f"no repair cases (*/case.json) under {base}")
-    return tuple(_repair_case(d) for d in dirs)
-
-
-def _repair_case(d: Path) -> RepairCase:
-    case = load_case(d)
-    if case.hidden is None:
-        raise CaseError(f"malformed case in {d}: a repair case needs hidden tests")
-    spec, where = case.spec, d / "case.json"
-    for key in ("slice", "module"):
-        if not getattr(spec, key):
-            raise CaseError(f"{where}: field {key!r} is required for a repair case")
-    if spec.initially_correct is None:
-        raise CaseError(f"{where}: field 'initially_correct' is required for a repair case")
-    case_patches = []
-    for name, p in spec.patches.items():
-        for key in ("kind", "effect"):
-            if not getattr(p, key):
-                raise CaseError(f"{where}: field 'patches.{name}.{key}' is required for a repair case")
-        if p.effect not in get_args(Effect):
-            raise CaseError(f"{where}: field 'patches.{name}.effect': expected one of {get_args(Effect)}, got {p.effect!r}")
-        case_patches.append(
-            CasePatch(name, cast(Kind_, p.kind), p.base, case.patch(name), cast(Effect, p.effect), p.description)
-        )
-    return RepairCase(
-        case.name, spec.slice, case.title, spec.module, case.start, case.suite, case.hidden, tuple(case_patches),
-        spec.initially_correct, spec.flaky, spec.oscillates,
-    )  # fmt: skip
-
 
 # -- repairers (strategies) -------------------------------------------------------------------
 
@@ -237,7 +135,7 @@ class _KnownStates:
 
     def propose(self, situation: Situation) -> Proposal:
         p = self.inner.propose(situation)
-        known = {c.digest: n for n, c in self.cases[situation.case].states().items()}
+        known = {s.candidate.digest: n for n, s in self.cases[situation.case].states.items()}
         kids = tuple(
             replace(ch, name=known[ch.target.digest]) if ch.target is not None and ch.target.digest in known else ch
             for ch in p.children
@@ -295,7 +193,7 @@ def run(
         repairer = repairer.bind(cases)
     strategy = _KnownStates(repairer, {c.id: c for c in cases})
     out = engine.run(
-        [c.task() for c in cases], strategy, checker or Checker(), rounds=rounds, rules=rules,
+        [c.task for c in cases], strategy, checker or Checker(), rounds=rounds, rules=rules,
         case_rules=case_rules, keep=keep, stop_at_green=False, observe=observe, recheck=recheck,
         ledger=ledger, run_id=run_id or new_run_id("repair"), validation_cost=0.0, workers=workers,
         resume=resume, on_alarm=on_alarm,
@@ -305,13 +203,13 @@ def run(
 
 def ready(checker: Checker, case: RepairCase) -> bool:
     """True when every reachable state of `case` is cached on both suites (runs are instant)."""
-    return checker.ready([(c, s) for c in case.states().values() for s in (case.visible, case.hidden)])
+    return checker.ready([(st.candidate, s) for st in case.states.values() for s in (case.visible, case.hidden)])
 
 
 def warm(checker: Checker, cases: Sequence[RepairCase], workers: int = 2,
          on_progress: Callable[[int, int], None] | None = None) -> int:  # fmt: skip
     """Validate every reachable state of every case on both suites; returns new pytest runs."""
-    jobs = [(c, s) for case in cases for c in case.states().values() for s in (case.visible, case.hidden)]
+    jobs = [(st.candidate, s) for case in cases for st in case.states.values() for s in (case.visible, case.hidden)]
     return checker.warm(jobs, workers, on_progress)
 
 

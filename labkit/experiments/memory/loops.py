@@ -126,7 +126,7 @@ def measure_unified(
                         agent,
                         ledger,
                         run_id,
-                        {c.id: c.states().values() for c in cs},
+                        {c.id: [s.candidate for s in c.states.values()] for c in cs},
                         SkillLibrary(),
                     )
                 except MemoryRefused:

@@ -24,14 +24,17 @@ import random
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
 
 from labkit.core.types import Candidate
 from labkit.core.versions import package_versions
+from labkit.experiments.case_task import task_of
 from labkit.experiments.memory.actors import ModelActor
+from labkit.grading.cases import Case, State
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
 from labkit.loop.engine.trace import Task
@@ -55,19 +58,37 @@ class Option:
 
 @dataclass(frozen=True)
 class HumanEvalCase:
-    """One problem as the Reflexion experiment needs it: the engine task and the actor's options."""
+    """One problem as the Reflexion experiment sees it: a view of the arms suite's Case, whose
+    states may include real mutants (wrong), and the actor's options read from those states."""
 
-    id: str
-    task: Task
-    patches: tuple[Option, ...]
-    states: Mapping[str, Candidate]
-    title: str = ""
+    case: Case
+
+    @property
+    def id(self) -> str:
+        return self.case.name
+
+    @property
+    def title(self) -> str:
+        return self.case.title
+
+    @cached_property
+    def task(self) -> Task:
+        return task_of(self.case)
+
+    @property
+    def states(self) -> Mapping[str, State]:
+        return self.case.states
+
+    @cached_property
+    def patches(self) -> tuple[Option, ...]:
+        """The states as the actor sees them: the correct one is the fix, every other one wrong."""
+        return tuple(Option(n, "fix" if s.kind == "correct" else "wrong") for n, s in self.case.states.items())
 
     def patch(self, name: str) -> Option:
         return next(p for p in self.patches if p.name == name)
 
     def candidate(self, name: str) -> Candidate:
-        return self.states[name]
+        return self.case.candidate(name)
 
 
 def draw(n: int, seed: int) -> list[str]:
@@ -86,15 +107,13 @@ def load(ids: Sequence[str], *, mutants: int = 0, checker: Checker | None = None
     arm_cases = humaneval_cases([f"HumanEval/{i.split('-')[1]}" for i in ids])
     out = []
     for c in arm_cases:
-        states = {n: cand for n, (cand, _) in c.states.items()}
-        opts = [Option(n, "fix" if k == "correct" else "wrong") for n, (_, k) in sorted(c.states.items())]
+        states = dict(c.states)  # the arms suite's states, by name (sorted)
         if mutants:
             from labkit.experiments.memory.mutants import failing_mutants
 
             for name, cand in failing_mutants(c, checker or Checker(), limit=mutants):
-                states[name] = cand
-                opts.append(Option(name, "wrong"))
-        out.append(HumanEvalCase(c.id, c.task, tuple(opts), states, c.prompt.strip().splitlines()[0][:80]))
+                states[name] = State(cand, "wrong")  # each measured: its visible suite rejects it
+        out.append(HumanEvalCase(replace(c.case, states=states)))
     return tuple(out)
 
 

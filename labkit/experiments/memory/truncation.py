@@ -65,7 +65,7 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
     loaded = load(sorted(ids, key=lambda i: int(i.split("-")[1])), mutants=setting.mutants, checker=checker)
     kept = tuple(c for c in loaded if sum(p.name.startswith("mutant") for p in c.patches) >= setting.min_failing)
     # every state may be kept as progress over the stub and then scored: validate them all up front, two at a time
-    checker.warm([(cand, s) for c in kept for cand in c.states.values() for s in (c.task.suite, c.task.hidden)
+    checker.warm([(st.candidate, s) for c in kept for st in c.states.values() for s in (c.task.suite, c.task.hidden)
                   if s is not None], workers=2)  # fmt: skip
     return kept
 

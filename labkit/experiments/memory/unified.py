@@ -84,7 +84,7 @@ def compare(seeds: Sequence[int] = tuple(range(8)), rounds: int = 5, checker: Ch
             frames.append(f.with_columns(pl.lit(arm).alias("arm"), pl.lit(seed).alias("seed")))
             if seed == seeds[0]:
                 try:
-                    skills = commit(agent, ledger, run_id, {c.id: c.states().values() for c in cs}, SkillLibrary())
+                    skills = commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in cs}, SkillLibrary())
                 except MemoryRefused:
                     skills = []
                 stored[arm] = len(skills)
