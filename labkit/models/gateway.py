@@ -16,7 +16,8 @@ labkit.models.failures. Nothing already recorded is lost when a call fails.
 Cost units: litellm's price in USD when it knows one for the model, else NOMINAL_COST
 per call. litellm itself is imported on first use, never by `import labkit`, and never for
 the simulated models (labkit/scripted, labkit/replay): those are served in this process
-(`labkit.models.providers.serve_local`), with the same recording, budget and errors.
+(`labkit.models.responses.served_locally`), with the same recording, budget and errors.
+`labkit.models.responses` reads every response (text, tokens, log-probabilities, price).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.errors import InvalidSetting, ModelError, ReplyFormatError
@@ -37,7 +38,8 @@ from labkit.models import replay
 from labkit.models.call import NOMINAL_COST, NOT_IN_KEY, Request, check_json, request
 from labkit.models.choice import is_simulated, preflight
 from labkit.models.failures import model_error
-from labkit.models.providers import is_local, litellm, serve_local
+from labkit.models.providers import is_local, litellm
+from labkit.models.responses import price_usd, served_locally, unpack
 from labkit.record.events import Kind
 from labkit.record.model_events import ModelCallDetail
 from labkit.record.vocabulary import shape
@@ -93,7 +95,7 @@ def complete(
     if call.hit is not None:
         return call.hit
     with call.sending():
-        response = _local(req) if is_local(req.model) else litellm().completion(**req.kwargs())
+        response = served_locally(req) if is_local(req.model) else litellm().completion(**req.kwargs())
     return call.finish(response)
 
 
@@ -116,7 +118,7 @@ async def acomplete(
         return call.hit
     with call.sending():
         if is_local(req.model):
-            response = _local(req)
+            response = served_locally(req)
         else:
             response = await litellm().acompletion(**req.kwargs())
     return call.finish(response)
@@ -257,8 +259,8 @@ class _Call:
     def finish(self, response: Any) -> Reply:
         """Turn litellm's response into a Reply; settle, record, cache, then check the format."""
         wall = time.perf_counter() - self.t0
-        text, prompt, completion, lps = _unpack(response, self.req)
-        usd = None if self.req.is_labkit else _cost(response)
+        text, prompt, completion, lps = unpack(response, self.req)
+        usd = None if self.req.is_labkit else price_usd(response)
         usage = Usage(prompt + completion, 1, wall, usd if usd else NOMINAL_COST)
         reply = Reply(
             text, self.req.model, usage, simulated=is_simulated(self.req.model), logprobs=lps
@@ -314,41 +316,7 @@ class _Call:
 
 
 
-# -- replies --------------------------------------------------------------------------------
-
-
-def _local(req: Request) -> Any:
-    """A simulated model's reply, served in this process, shaped like litellm's response."""
-    data = serve_local(req.model, [dict(m) for m in req.messages], dict(req.params))
-    return _attrs(data)
-
-
-def _attrs(value: Any) -> Any:
-    """A response dict with attribute access (what `_unpack` reads from litellm's objects)."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{k: _attrs(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [_attrs(v) for v in value]
-    return value
-
-
-def _unpack(response: Any, req: Request) -> tuple[str, int, int, Mapping[str, float] | None]:
-    """(text, prompt tokens, completion tokens, first-token top logprobs) from a litellm response."""
-    try:
-        choice = response.choices[0]
-        text = choice.message.content or ""
-    except (AttributeError, IndexError, TypeError):
-        raise ReplyFormatError(f"{req.model} returned no message: {str(response)[:200]}") from None
-    usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    lps: Mapping[str, float] | None = None
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if req.params.get("logprobs") and content:
-        first = content[0]
-        top = getattr(first, "top_logprobs", None) or [first]
-        lps = MappingProxyType({t.token: float(t.logprob) for t in top})
-    return text, prompt, completion, lps
+# -- recording --------------------------------------------------------------------------------
 
 
 def _walled(u: Usage, wall: float) -> Usage:
@@ -362,13 +330,3 @@ def _messages_text(req: Request) -> str:
 def _shown_params(req: Request) -> dict[str, Any]:
     shown = {k: v for k, v in req.params.items() if k not in NOT_IN_KEY and k != "extra_body"}
     return dict(json.loads(json.dumps(shown, default=repr)))  # whatever a caller passed, as JSON
-
-
-def _cost(response: Any) -> float | None:
-    """litellm's USD price for this response (it computes one per call), or None if it has none."""
-    usd: Any = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    try:
-        usd = float(usd)
-    except (TypeError, ValueError):
-        return None
-    return usd if math.isfinite(usd) and usd > 0 else None
