@@ -111,7 +111,9 @@ class RepairCase:
     @cached_property
     def patches(self) -> tuple[CasePatch, ...]:
         return tuple(
-            CasePatch(name, cast(PatchKind, p.kind), p.base, self.case.patch(name), cast(Effect, p.effect), p.description)
+            CasePatch(
+                name, cast(PatchKind, p.kind), p.base, self.case.patch(name), cast(Effect, p.effect), p.description
+            )
             for name, p in self.case.spec.patches.items()
         )
 

