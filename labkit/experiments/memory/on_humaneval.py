@@ -40,7 +40,6 @@ from labkit.loop import engine
 from labkit.loop.engine.trace import Task
 from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflexion
 from labkit.models import smollm2
-from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 __all__ = ["DEPENDS_ON", "HumanEvalCase", "Option", "draw", "load", "main", "real_model", "run_tasks"]
@@ -121,15 +120,19 @@ def run_tasks(strategy: Reflexion, cs: Sequence[HumanEvalCase], checker: Checker
               run_id: str, ledger: Ledger | None = None) -> pl.DataFrame:  # fmt: skip
     """The cases through `trials` engine rounds (same settings as the repair runs: keep no-worse,
     passing cases stay in play, hidden scoring). Returns (case, trial, correct)."""
-    ledger = ledger if ledger is not None else Ledger()
-    engine.run([c.task for c in cs], strategy, checker, rounds=trials, keep="no_worse", stop_at_green=False,
-               ledger=ledger, run_id=run_id, validation_cost=0.0)  # fmt: skip
-    rows = [
-        {"case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
-        for e in ledger.events(run_id=run_id)
-        if e.kind == Kind.SCORE and e.round >= 1
-    ]
-    return pl.DataFrame(rows).group_by("case", "trial").agg(pl.col("correct").last()).sort("case", "trial")
+    out = engine.run(
+        [c.task for c in cs],
+        strategy,
+        checker,
+        rounds=trials,
+        keep="no_worse",
+        stop_at_green=False,
+        ledger=ledger if ledger is not None else Ledger(),
+        run_id=run_id,
+        validation_cost=0.0,
+    )
+    scored = out.correctness().filter(pl.col("round") >= 1)  # the run's own accessor of its SCORE events
+    return scored.select("case", pl.col("round").alias("trial"), "correct").sort("case", "trial")
 
 
 def real_model(ids: Sequence[str], model: str = "labkit/smollm2", trials: int = 3, ledger: Ledger | None = None,
