@@ -2,17 +2,19 @@
 
 Each case (data/repair_cases/<id>/: a Case read by `labkit.grading.cases.load_case`, seen
 through `labkit.experiments.repair_case.RepairCase`) is a buggy or already-correct module,
-visible tests the repairer may see, hidden tests it never sees, and real patches: the correct fix, plausible wrong ones, and tempting "improvements". The engine
-(`labkit.loop.engine.run`) runs every case in lockstep rounds:
+visible tests the repairer may see, hidden tests it never sees, and real patches: the correct
+fix, plausible wrong ones, and tempting "improvements". The engine (`labkit.loop.engine.run`)
+runs every case in lockstep rounds:
 
   repairer proposes a change  ->  the validator runs the visible tests on it (real pytest)
   -> keep or roll back (ΔF within the visible check set, no new protective failure)
   -> the hidden tests score the held state (for the accounting only; no prompt sees them)
 
-This module keeps only what is particular to these cases: their metadata (slice, kinds and
-measured effects of the patches, the flaky and oscillating ones) and the repairers — a
-*simulated* one that picks among each case's real patches with per-round fix and break
-probabilities, and a model one. The patches, the validator and the tests are real.
+The cases' metadata (slice, kinds and measured effects of the patches, the flaky and
+oscillating ones) is the Case's own, read through `RepairCase`. This module keeps the
+repairers — a *simulated* one that picks among each case's real patches with per-round fix
+and break probabilities, and a model one — and the run. The patches, the validator and the
+tests are real.
 """
 
 from __future__ import annotations
