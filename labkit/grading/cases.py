@@ -58,6 +58,8 @@ class State(NamedTuple):
 
 @dataclass(frozen=True)
 class Case:
+    """One task's material (start, visible and hidden suites, patches) and the states it can reach."""
+
     name: str
     title: str
     environment: str
@@ -209,40 +211,26 @@ def load_case(path: str | Path) -> Case:
         hidden=hidden,
         spec=spec,
     )
-    return _with_states(case)
-
-
-def _with_states(case: Case) -> Case:
-    """`case` with its named states: the start, then each patch (applied lazily, on first use)."""
-    kinds = {name: _KIND_OF_EFFECT.get(p.effect, "unmeasured") for name, p in case.spec.patches.items()}
-    start = State(case.start, case.start_kind)
-    states = _PatchedStates(case.start_state, start, case.patches, case.spec.patches, kinds)
-    return replace(case, states=states)
+    return replace(case, states=_PatchedStates(case))
 
 
 class _PatchedStates(Mapping[str, State]):
-    """The start and every patch applied to its base, computed when first read (a case whose
-    patch no longer applies still loads: `labkit check` reports it)."""
+    """A case's start and each patch applied to its base, computed when first read (a case
+    whose patch no longer applies still loads: `labkit check` reports it)."""
 
-    def __init__(
-        self,
-        start_name: str,
-        start: State,
-        patches: Mapping[str, Patch],
-        specs: Mapping[str, PatchSpec],
-        kinds: Mapping[str, StateKind],
-    ) -> None:
-        self._names = (start_name, *patches)
-        self._start, self._patches, self._specs, self._kinds = start, patches, specs, kinds
-        self._done: dict[str, State] = {start_name: start}
+    def __init__(self, case: Case) -> None:
+        self._case, self._names = case, (case.start_state, *case.patches)
+        self._done: dict[str, State] = {case.start_state: State(case.start, case.start_kind)}
 
     def __getitem__(self, name: str) -> State:
         if name not in self._done:
-            if name not in self._patches:
+            if name not in self._case.patches:
                 raise KeyError(name)
-            base = self._specs[name].base
-            parent = self._start.candidate if base in (*START_BASES, self._names[0]) else self[base].candidate
-            self._done[name] = State(patching.apply(parent, self._patches[name], label=name), self._kinds[name])
+            spec = self._case.spec.patches[name]
+            on_start = spec.base in (*START_BASES, self._case.start_state)
+            parent = self._case.start if on_start else self[spec.base].candidate
+            patched = patching.apply(parent, self._case.patches[name], label=name)
+            self._done[name] = State(patched, _KIND_OF_EFFECT.get(spec.effect, "unmeasured"))
         return self._done[name]
 
     def __iter__(self) -> Iterator[str]:
