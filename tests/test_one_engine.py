@@ -81,7 +81,6 @@ PENDING = {
 
 # Still a loop of their own that validates and decides: not done yet (issue 26), each with what is left.
 OWN_LOOP = {
-    "cli/show.py": "patches_table re-tests and decides each patch by hand (steps 4-6, no protected-path check)",
     "experiments/long_projects/iterations.py": "run_project's iterations call the Recorder and decide() in their own loop "
     "(plan/QA/hidden score are steps the engine has no seam for yet)",
     "experiments/judging/cascade.py": "run_cascade hard-checks every entry in its own loop and selects by its registered rule "
