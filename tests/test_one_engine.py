@@ -83,8 +83,6 @@ PENDING = {
 OWN_LOOP = {
     "experiments/long_projects/iterations.py": "run_project's iterations call the Recorder and decide() in their own loop "
     "(plan/QA/hidden score are steps the engine has no seam for yet)",
-    "experiments/judging/cascade.py": "run_cascade hard-checks every entry in its own loop and selects by its registered rule "
-    "(a frontier strategy once the runner has one)",
 }
 
 STRATEGY_METHODS = ("propose", "reflect", "act")
