@@ -87,11 +87,7 @@ OWN_LOOP = {
 
 STRATEGY_METHODS = ("propose", "reflect", "act")
 # A strategy that still validates inside its proposal: not done yet (issue 26).
-STRATEGY_VALIDATES = {
-    "experiments/arms/arms.py": "the self_tests arm runs the model's own tests with Validator().run inside propose and "
-    "idles a case its own tests accepted; moving that run onto the engine (an observation step) and the stop onto a "
-    "case Rule changes every recorded arms ledger (data/arms/*.sqlite, incl. the smollm2 real runs), not done",
-}
+STRATEGY_VALIDATES: dict[str, str] = {}
 
 
 def _callee(call: ast.Call) -> str | None:

@@ -134,7 +134,7 @@ def run_job(plan: Plan, job: Job) -> JobResult:
         "limit": plan.limit.as_dict(), "upper": arm.upper.as_dict(), "keep": arm.keep, "rounds": arm.rounds})  # fmt: skip
     budget = Budget(plan.limit, ledger=ledger, run_id=job.run_id)
     out = run([case.task], arm, _checker(), rounds=arm.rounds, keep=arm.keep, stop_at_green=arm.stop_at_green,
-              ledger=ledger, budget=budget, run_id=job.run_id)  # fmt: skip
+              case_rules=arm.case_rules, ledger=ledger, budget=budget, run_id=job.run_id)  # fmt: skip
     status = "incomplete" if out.stop is not None and out.stop.rule == "budget" else "complete"
     events = _export(ledger, job.run_id)
     validation = sum(e["wall_seconds"] for e in events if e["kind"] in ("verify", "score") and e["role"] != "budget")
