@@ -80,10 +80,7 @@ PENDING = {
 }
 
 # Still a loop of their own that validates and decides: not done yet (issue 26), each with what is left.
-OWN_LOOP = {
-    "experiments/long_projects/iterations.py": "run_project's iterations call the Recorder and decide() in their own loop "
-    "(plan/QA/hidden score are steps the engine has no seam for yet)",
-}
+OWN_LOOP: dict[str, str] = {}
 
 STRATEGY_METHODS = ("propose", "reflect", "act")
 # A strategy that still validates inside its proposal: not done yet (issue 26).
