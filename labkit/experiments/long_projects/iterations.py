@@ -10,13 +10,16 @@ Candidate code runs only in labkit's validator. An iteration:
     plan     the planner reads the role view (the dev tests' evidence on the held candidate,
              QA's findings) and the items; files, closes, and picks the policy's work items
     develop  the developer proposes one change for them; it is validated and kept or rolled back
-    status   the held candidate's status check (every dev test), and the engine's scoring of it
-             on the hidden benchmark into the scorer's channel: a SCORE event (role scorer,
-             outside every role's view) and `ProjectRun.hidden`, which only the reader's pages
-             read. Nothing from it flows back into the loop.
+    status   the held candidate's status check (every dev test), free unless it changed
     freeze   the held candidate is frozen by digest
     QA       QA re-reads the snapshot by digest (same bytes), runs its checks, files findings as
              new or reopened items
+
+After the last iteration the hidden benchmark scores each iteration's held candidate (one batch)
+into the scorer's channel: SCORE events (role scorer, outside every role's view) and
+`ProjectRun.hidden`, which only the reader's pages read. Nothing from it can flow back into the
+loop. (A hidden step inside the loop would be an engine task with a hidden suite, whose DEFINE
+event names the hidden suite's digest in the role view.)
 
 Each engine step's case id names the iteration and the step (`shop/it3/develop`, `…/status`,
 `…/qa`); the planner reads the status checks from the role view.
