@@ -253,3 +253,20 @@ def test_a_local_ray_cluster_that_fails_to_start_once_is_started_again_and_twice
     with pytest.raises(BackendUnavailable, match=r"Ray cluster did not start \(2 attempts\).*timed out during startup"):
         Workers(backend="ray")._start_local_ray(twice)
     assert (twice.inits, twice.shutdowns) == (2, 2)
+
+
+def test_self_tests_run_as_the_engines_observation_and_a_rule_stops_an_accepted_case() -> None:
+    # the arm asks the engine to run its own tests (a probe between two asks of one round), reads
+    # the probe's output, and once they pass its case stops by the case rule, not by idling
+    from labkit.record.events import Kind
+
+    plan = Plan(sim={"weak_tests": 1.0})  # tests that only import the module: they pass at once
+    r = run_job(plan, jobs_for("repair", ["pluralize"], ["self_tests"], [0])[0])
+    kinds = [(e["role"], e["kind"]) for e in r.events if e["round"] == 1 and e["role"] != "budget"]
+    assert kinds[:3] == [("reflector", Kind.REFLECT), ("reflector", Kind.EXPERIMENT), ("reflector", Kind.IDLE)]
+    probe = next(e for e in r.events if e["kind"] == Kind.EXPERIMENT)
+    assert "test_self.py::test_self_runs" in probe["outputs"] and '"outcome": "passed"' in probe["outputs"]
+    idle = next(e for e in r.events if e["kind"] == Kind.IDLE)
+    assert json.loads(idle["detail"]["note"])["self_tests"] == "pass"
+    stop = [e for e in r.events if e["kind"] == Kind.STOP]
+    assert [e["detail"]["rule"] for e in stop] == ["own-check-accepts"] and stop[0]["round"] == 1

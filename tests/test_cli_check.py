@@ -153,3 +153,20 @@ def test_the_shipped_case_checks_on_the_branch_run_replays_and_names_its_teachin
     assert last.startswith("labkit: transcript: 3 problem(s): invalid/round-1: reply is not JSON")
     assert main(["check", folder, "--branch", "nope"]) == 1
     assert "no reply for branch 'nope'" in capsys.readouterr().err
+
+
+def test_patches_are_judged_by_the_engine_so_a_protected_path_is_refused(case, capsys):
+    # a patch that writes the protected test file: the engine's step 4 refuses it (integrity),
+    # the fix is validated and kept as any run would keep it
+    (case / "patches" / "cheat.diff").write_text(
+        "--- /dev/null\n+++ b/tests/test_limits.py\n@@ -0,0 +1,2 @@\n+def test_tenant_override_wins():\n+    pass\n"
+    )
+    spec = json.loads((case / "case.json").read_text())
+    _spec(case, patches={**spec["patches"], "cheat": {"file": "patches/cheat.diff", "label": "rewrite the test"}})
+    assert main(["check", str(case), "--patches"]) == 0
+    rows = {r.strip("│").split("│")[0].strip(): r for r in capsys.readouterr().out.splitlines() if r.startswith("│ ")}
+    fix = [c.strip() for c in rows["fix (look up the tenant first)"].strip("│").split("│")]
+    assert fix[2:5] == ["2/2", "2/2", "keep"]
+    cheat = [c.strip() for c in rows["cheat (rewrite the test)"].strip("│").split("│")]
+    assert cheat[1:5] == ["-", "-/-", "-/-", "roll back"]
+    assert "integrity alarm: patch edits protected tests/test_limits.py" in cheat[5]

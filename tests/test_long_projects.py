@@ -87,12 +87,9 @@ def test_qa_checks_the_frozen_snapshot_by_digest(short_run):
     events = ledger.events(run.run_id)
     qa = [e for e in events if e.kind == Kind.QA and e.detail.get("snapshot")]
     assert [e.detail["snapshot"] for e in qa] == [it.snapshot for it in run.iterations]
-    for e in qa:  # QA's validation ran on exactly the snapshot's bytes
-        ran = [
-            v
-            for v in events
-            if v.kind == Kind.VERIFY and v.round == e.round and v.detail.get("why") == "qa"
-        ]
+    for e in qa:  # QA's validation (the iteration's engine step "qa") ran on exactly the snapshot's bytes
+        step = f"shop/it{e.round}/qa"
+        ran = [v for v in events if v.kind == Kind.VERIFY and v.role == Role.VALIDATOR and v.detail.get("case") == step]
         assert [v.detail["candidate"] for v in ran] == [e.detail["snapshot"]]
 
 
@@ -240,3 +237,21 @@ def test_a_model_developer_by_name_goes_through_the_same_engine(shop):
     # the developer's three, QA's review
     assert (reflect.calls, reflect.tokens) == (3, 2100)
     assert it.usage.calls == 1 + 1 + 3 + 1
+
+
+def test_each_iteration_develops_through_the_engine(short_run):
+    # the develop step is one engine round (case shop/it<i>/develop): the engine validates the held
+    # candidate, records the developer's proposal, re-tests the change and decides it, and that
+    # decision is the iteration's; the status check of the held candidate is an engine step too
+    run, ledger = short_run
+    events = ledger.events(run.run_id)
+    for it in run.iterations:
+        step = [e for e in events if e.detail.get("case") == f"shop/it{it.index}/develop"]
+        kinds = [e.kind for e in step if e.role != Role.BUDGET]
+        assert kinds[0] == Kind.DEFINE and Kind.REFLECT in kinds and kinds[-1] == Kind.STOP
+        (decide,) = [e for e in step if e.kind == Kind.DECIDE]
+        assert (decide.detail["decision"], decide.detail["reason"]) == (it.decision, it.reason)
+        retest = [e for e in step if e.kind == Kind.VERIFY and e.detail["retest"]]
+        assert len(retest) == 1 and retest[0].detail["why"].startswith("proposal")
+        status = [e for e in events if e.kind == Kind.VERIFY and e.detail.get("case") == f"shop/it{it.index}/status"]
+        assert [e.detail["candidate"] for e in status] == [it.snapshot]

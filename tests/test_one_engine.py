@@ -80,21 +80,11 @@ PENDING = {
 }
 
 # Still a loop of their own that validates and decides: not done yet (issue 26), each with what is left.
-OWN_LOOP = {
-    "cli/show.py": "patches_table re-tests and decides each patch by hand (steps 4-6, no protected-path check)",
-    "experiments/long_projects/iterations.py": "run_project's iterations call the Recorder and decide() in their own loop "
-    "(plan/QA/hidden score are steps the engine has no seam for yet)",
-    "experiments/judging/cascade.py": "run_cascade hard-checks every entry in its own loop and selects by its registered rule "
-    "(a frontier strategy once the runner has one)",
-}
+OWN_LOOP: dict[str, str] = {}
 
 STRATEGY_METHODS = ("propose", "reflect", "act")
 # A strategy that still validates inside its proposal: not done yet (issue 26).
-STRATEGY_VALIDATES = {
-    "experiments/arms/arms.py": "the self_tests arm runs the model's own tests with Validator().run inside propose and "
-    "idles a case its own tests accepted; moving that run onto the engine (an observation step) and the stop onto a "
-    "case Rule changes every recorded arms ledger (data/arms/*.sqlite, incl. the smollm2 real runs), not done",
-}
+STRATEGY_VALIDATES: dict[str, str] = {}
 
 
 def _callee(call: ast.Call) -> str | None:

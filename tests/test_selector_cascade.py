@@ -112,3 +112,21 @@ def test_the_rule_is_the_first_event_and_cannot_change_after(
     reg = cc.register(cc.SelectionRule(), fresh, "r")
     with pytest.raises(SelectionError, match="not the one registered"):
         cc.run_cascade(entries, case, cc.SelectionRule(owner=("smallest_change",)), reg, fresh)
+
+
+def test_the_hard_checks_are_one_engine_run_with_a_frontier(
+    run: tuple[cc.CascadeResult, str, Seeing, Ledger],
+) -> None:
+    # the hard tier runs on engine.run (run id "<run>/hard"): the start expanded once, each
+    # compiling entry a child validated and decided by the engine; the uncompilable one never
+    # reaches the validator, and only the four children's validations are paid
+    result, _, _, ledger = run
+    events = ledger.events("t/hard")
+    start = next(e for e in events if e.kind == Kind.START)
+    assert start.detail["expand"] == "breadth" and start.detail["keep"] == "resolved"
+    checked = [e.detail["candidate"] for e in events if e.kind == Kind.VERIFY and e.role == Role.VALIDATOR and e.detail["retest"]]
+    assert checked == [t.candidate for t in result.tiers if t.failed != "compile"]
+    (decide,) = [e for e in events if e.kind == Kind.DECIDE]
+    kept = {c["name"] for c in decide.detail["children"] if c["decision"] == "keep"}
+    assert kept == {t.name for t in result.tiers if not t.failed}
+    assert not [e for e in ledger.events("t") if e.kind in (Kind.GENERATE, Kind.VERIFY)]  # the rule's run: selection only

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.grading.cases import Case
     from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import Checker
     from labkit.loop.engine import Trace
+    from labkit.loop.engine.strategy import Child, Proposal, Situation
 
 __all__ = ["ledger_tables", "patches_table", "rounds_table", "verdict_table"]
 
@@ -47,41 +50,71 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
     return table
 
 
+@dataclass(frozen=True)
+class _EveryPatch:
+    """A scripted strategy for one round: every named patch of the case, as rival children."""
+
+    children: tuple[Child, ...]
+    name: str = "the case's named patches"
+    simulated: bool = True
+
+    def propose(self, situation: Situation) -> Proposal:
+        from labkit.loop.engine.strategy import Proposal
+
+        return Proposal(self.children, note="each named patch, judged against the start")
+
+
 def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
-    """Each named patch validated on its base and decided against the start, as the loop would."""
+    """Each named patch offered to the engine for one round against the start: step 4 (protected
+    paths, the case's size cap, apply), step 5 (re-test, same validator) and step 6 (decide) are
+    the engine's, so a patch is judged exactly as the loop would judge it. The size is the change
+    from the start (a patch based on another patch carries its base). Hidden tests, if any, are
+    scored afterwards in one batch: the loop never sees them."""
     from labkit.core import patch as patches
-    from labkit.core.errors import PatchTooLarge
-    from labkit.loop.engine import decide
+    from labkit.grading.verdicts import Checker, VerdictCache
+    from labkit.loop import engine
+    from labkit.loop.engine.strategy import Child
 
     def candidate(name: str) -> Candidate:
         base = case.patch_specs[name].base if name in case.patch_specs else "original"
         root = case.start if base in ("original", "start") else candidate(base)
         return patches.apply(root, case.patch(name), label=name)
 
+    checker = Checker(validator, VerdictCache())
+    checker.cache.put(checker.key(case.start, case.suite), start)  # the start's verdict: not run again
+    offered = _EveryPatch(tuple(Child(target=candidate(n), name=n, source="patch") for n in case.patches))
+    task = engine.Task(case.name, case.start, case.suite, patch_cap=case.patch_cap)
+    run = engine.run([task], offered, checker, rounds=1, stop_at_green=False)
+    attempts = run.traces[task.id].rounds[0].attempts if run.traces[task.id].rounds else ()
+    if case.hidden is not None:  # scored only, in one batch
+        checker.warm([(a.patched, case.hidden) for a in attempts if a.patched is not None])
+
     table = Table(title="patches, each judged against the start", title_justify="left")
     hidden = ("hidden F2P", "hidden P2P") if case.hidden is not None else ()
     for col in ("patch", "size", "F2P", "P2P", *hidden, "decision", "why"):
         table.add_column(col, overflow="fold")
-    for name, p in case.patches.items():
-        size = patches.size(p)
-        problem = ""
-        try:
-            patches.check_size(p, **case.patch_cap)
-        except PatchTooLarge as exc:
-            problem = str(exc)
-        patched = candidate(name)
-        after = validator.retest(start, patched, case.suite)
-        d = decide(start, after, problem)
-        scores = [after.score("acceptance"), after.score("protective")]
-        if case.hidden is not None:  # scored only: the loop never sees these
-            on_hidden = validator.run(patched, case.hidden)
-            scores += [on_hidden.score("acceptance"), on_hidden.score("protective")]
+    for a in attempts:
+        name, p = a.child.name, case.patches[a.child.name]
+        verdicts = [a.retest] + ([_lookup(checker, a.patched, case.hidden)] if case.hidden is not None else [])
+        scores = [f"{x}/{n}" for v in verdicts for x, n in _scores(v)]
+        size = f"{a.size.files}f/{a.size.hunks}h/{a.size.lines}l" if a.size is not None else "-"
         table.add_row(
             f"{name} ({p.description})" if p.description != name else name,
-            f"{size.files}f/{size.hunks}h/{size.lines}l", *(f"{a}/{n}" for a, n in scores),
-            d.decision.value, d.reason,
+            size, *scores, a.decision.decision.value, a.decision.reason,
         )  # fmt: skip
     return table
+
+
+def _lookup(checker: Checker, candidate: Candidate | None, suite: AcceptanceSuite) -> Verdict | None:
+    return checker.lookup(candidate, suite) if candidate is not None else None
+
+
+def _scores(v: Verdict | None) -> list[tuple[str, str]]:
+    """Acceptance and protective passing/required ("-" when there is no verdict to read)."""
+    if v is None:
+        return [("-", "-"), ("-", "-")]
+    (a, n), (p, m) = v.score("acceptance"), v.score("protective")
+    return [(str(a), str(n)), (str(p), str(m))]
 
 
 def rounds_table(trace: Trace) -> Table:

@@ -16,54 +16,46 @@ how the engine should run it (`keep`, `stop_at_green`, `max_rounds`):
 
 Intrinsic arms (self_refine, eval_opt, self_tests) keep every child ("always") and ignore
 the visible verdict, which is still recorded: the gap between what they accept and what
-the visible and hidden tests say is the measurement. `self_tests` records, per round, the
-candidate its own tests judged and whether they passed (Proposal.note, JSON), so the
-false-positive rate (own tests pass, hidden tests fail) is counted from the ledger.
+the visible and hidden tests say is the measurement. Their own check stops a case through a
+case rule (`Arm.case_rules`: `own_check.OwnCheckAccepts`), not by idling. `self_tests` asks
+the engine to run its own tests first (an observation: `own_check.own_tests_probe`), then
+records, per round, the candidate its own tests judged and whether they passed
+(Proposal.note, JSON), so the false-positive rate (own tests pass, hidden tests fail) is
+counted from the ledger.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.core.types import Usage
+from labkit.experiments.arms.own_check import (
+    OwnCheckAccepts,
+    own_tests_probe,
+    own_tests_seen,
+    self_test_suite,
+)
 from labkit.experiments.arms.policy import Act, Policy, evidence_of
-from labkit.grading.acceptance import AcceptanceSuite, SuiteError
 from labkit.loop.engine.decide import Keep
+from labkit.loop.engine.stopping import Rule
 from labkit.loop.engine.strategy import Child, Proposal, Situation
 
-__all__ = ["ARMS", "Arm", "make_arm", "self_test_suite"]
+__all__ = ["ARMS", "Arm", "make_arm"]
 
 ARMS = ("direct", "best_of_n", "reflect", "self_refine", "eval_opt", "self_tests", "stronger")
 CALL_TOKENS = 1024  # upper bound of one call's tokens (prompt + reply) reserved per call
 CALL_WALL = 120.0  # upper bound of one call's wall seconds
-SELF_TESTS = "tests/test_self.py"
 
 
-def _upper(calls: int, wall: float = 0.0) -> Usage:
-    return Usage(tokens=calls * CALL_TOKENS, calls=calls, wall_seconds=calls * CALL_WALL + wall, cost_units=float(calls))
+def _upper(calls: int) -> Usage:
+    return Usage(tokens=calls * CALL_TOKENS, calls=calls, wall_seconds=calls * CALL_WALL, cost_units=float(calls))
 
 
 def _shown(act: Act) -> str:
     """What the ledger keeps of one call: the prompt as sent (if any) and the reply."""
     return f"<prompt>\n{act.prompt}\n</prompt>\n{act.text}" if act.prompt else act.text
-
-
-def self_test_suite(text: str) -> AcceptanceSuite | None:
-    """The model's own tests as a suite (every top-level test_* function), or None if unusable."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
-    if not names:
-        return None
-    try:
-        return AcceptanceSuite("self-written", {SELF_TESTS: text}, tuple(f"{SELF_TESTS}::{n}" for n in names), ())
-    except SuiteError:
-        return None
 
 
 @dataclass
@@ -104,8 +96,12 @@ class Arm:
         calls = {"best_of_n": self.n, "self_refine": 2, "eval_opt": 2}.get(self.form, 1)
         if self.form == "self_tests" and not self.tests:  # round 1 also writes the tests
             calls = 2
-        wall = 90.0 if self.form == "self_tests" else 0.0  # running its own tests
-        return _upper(calls, wall)
+        return _upper(calls)  # its own tests run as the engine's observation, not in the proposal
+
+    @property
+    def case_rules(self) -> tuple[Rule, ...]:
+        """An intrinsic arm's case stops once its own check accepted the code."""
+        return (OwnCheckAccepts(self.accepted),) if self.keep == "always" else ()
 
     def propose(self, s: Situation) -> Proposal:
         first = s.round == 1
@@ -120,8 +116,6 @@ class Arm:
             if s.state in ("stub", "start"):  # a stub's failure says nothing yet: the first answer is a draft
                 return self._one(self.policy.draft(s, 0), "draft")
             return self._one(self.policy.revise(s, evidence_of(s)), "reflect")
-        if s.case in self.accepted:
-            return Proposal(note="accepted by its own check: stopped")
         if self.form in ("self_refine", "eval_opt"):
             if first and s.state in ("stub", "start"):
                 return self._one(self.policy.draft(s, 0), "draft")
@@ -141,24 +135,21 @@ class Arm:
             self.tests[s.case] = wrote.text
         if first and s.state in ("stub", "start"):
             return self._one(self.policy.draft(s, 0), "draft", before=wrote)
-        spent = wrote.usage if wrote is not None else Usage()
+        spent, raw = (wrote.usage, _shown(wrote)) if wrote is not None else (Usage(), "")
         suite = self_test_suite(self.tests[s.case])
         if suite is None:
             self.accepted.add(s.case)
             note = json.dumps({"self_tests": "unusable", "candidate": s.candidate.digest})
-            return Proposal(usage=spent, raw=_shown(wrote) if wrote else "", note=note)
-        from labkit.grading.validator import Validator
-
-        verdict = Validator().run(s.candidate, suite)
-        spent = spent + Usage(wall_seconds=verdict.evidence.wall_seconds)
-        judged: dict[str, Any] = {"self_tests": "pass" if verdict.resolved else "fail", "candidate": s.candidate.digest}
-        if verdict.resolved:
+            return Proposal(usage=spent, raw=raw, note=note)
+        seen = own_tests_seen(s, suite)
+        if seen is None:  # the engine runs them first (an observation), then asks again
+            return Proposal(experiment=own_tests_probe(self.tests[s.case]), usage=spent, raw=raw)
+        judged: dict[str, Any] = {"self_tests": "pass" if seen.passed else "fail", "candidate": s.candidate.digest}
+        if seen.passed:
             self.accepted.add(s.case)
-            return Proposal(usage=spent, raw=_shown(wrote) if wrote else "", note=json.dumps(judged))
-        failing = "\n".join(f"- {r.nodeid}: {r.outcome}: {r.message[:300]}" for r in verdict.evidence.results if r.outcome != "passed")
-        out = self._one(self.policy.revise(s, failing[:1200]), "revise", before=wrote)
-        return Proposal(out.children, raw=out.raw, usage=out.usage + Usage(wall_seconds=verdict.evidence.wall_seconds),
-                        failure=out.failure, note=json.dumps(judged))  # fmt: skip
+            return Proposal(note=json.dumps(judged))
+        out = self._one(self.policy.revise(s, seen.failing[:1200]), "revise")
+        return Proposal(out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged))
 
     def _one(self, act: Act, source: str, before: Act | None = None) -> Proposal:
         usage = act.usage + (before.usage if before else Usage())

@@ -3,6 +3,7 @@
 1. **Hard checks**, in the seed's order: compile (byte-compile, nothing executed), the
    protected tests (labkit's validator, paid through the run's budget), constraints (the
    rule's patch cap). A candidate stops at its first failure and never reaches a later tier.
+   They are one `engine.run` with a frontier (`labkit.experiments.judging.hard_checks`).
 2. **Rubric reviewer**: sees only the survivors' diffs, as "candidate 1", "candidate 2", …
    in an order drawn from the rule's seed and again reversed; every pair whose verdict flips
    with the order is kept as a disagreement (never averaged away) and goes to the owner.
@@ -28,15 +29,17 @@ from itertools import combinations
 from typing import Any, Protocol
 
 from labkit.core import patch as patches
-from labkit.core.errors import PatchTooLarge, SelectionError
+from labkit.core.errors import SelectionError
 from labkit.core.paths import DATA
-from labkit.core.types import Candidate, Patch, digest
+from labkit.core.types import Patch, digest
 from labkit.core.versions import package_versions
+from labkit.experiments.judging.hard_checks import Offered, OfferedChange, Tiered, hard_tier
 from labkit.grading.cases import Case, load_case
 from labkit.grading.verdicts import Checker
-from labkit.loop.engine.steps import Recorder
+from labkit.loop.engine import engine
+from labkit.loop.engine.expand import FrontierLimits
+from labkit.loop.engine.steps import Prices
 from labkit.loop.engine.trace import Task
-from labkit.loop.search.search_case import byte_compile
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
@@ -46,6 +49,7 @@ __all__ = [
     "COMMAND",
     "CascadeResult",
     "DEPENDS_ON",
+    "Offered",
     "OfferedChange",
     "RECORDING",
     "Registration",
@@ -98,15 +102,6 @@ class Registration:
     seq: int  # the ledger position of the rule event
 
 
-@dataclass(frozen=True)
-class OfferedChange:
-    """A candidate change offered to the cascade, with what its author claims about it."""
-
-    name: str
-    patch: Patch
-    claims: frozenset[str] = frozenset()  # e.g. {"bounds_memory"}: read by the owner only
-
-
 class Reviewer(Protocol):
     @property
     def name(self) -> str: ...
@@ -136,20 +131,6 @@ class ScriptedReviewer:
             "clarity": max(1.0, 5.0 - size.hunks) + bonus,
             "thoroughness": min(5.0, 1.0 + size.added / 2) + bonus,
         }
-
-
-@dataclass(frozen=True)
-class Tiered:
-    """One candidate through the cascade: the tier it stopped at (or "winner") and why."""
-
-    name: str
-    candidate: str
-    failed: str  # the hard check it failed ("" if it passed them all)
-    reason: str
-    lines: int
-    claims: tuple[str, ...]
-    reviewer: tuple[float, ...] = ()  # mean rubric score in each blinded order
-    reached: str = "hard"  # hard | reviewer | owner
 
 
 @dataclass(frozen=True)
@@ -215,33 +196,6 @@ def owner_key(rule: SelectionRule) -> Callable[[Tiered], tuple[int, ...]]:
     return key
 
 
-def _hard(
-    rec: Recorder, task: Task, rule: SelectionRule, e: OfferedChange, start: Candidate
-) -> tuple[Tiered, Candidate]:
-    cand = patches.apply(start, e.patch, e.name)
-    lines = patches.size(e.patch).lines
-    rec.log(task, 0, Role.EXECUTOR, Kind.GENERATE, inputs=e.patch.diff,
-            detail={"candidate": cand.digest, "parent": start.digest, "proposal": e.name, "lines": lines})  # fmt: skip
-    failed, reason = "", "passed compile, tests and constraints"
-    try:
-        byte_compile(cand)
-    except SyntaxError as exc:
-        failed, reason = "compile", f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    if not failed:
-        verdict = rec.verified(
-            task, 0, cand, rec.check(task, 0, cand), None, "selector cascade: hard check"
-        )
-        if not verdict.resolved:
-            bad = [r.nodeid.split("::")[-1] for r in verdict.evidence.failures]
-            failed, reason = "tests", f"{verdict.status}: " + ", ".join(bad)
-    if not failed:
-        try:
-            patches.check_size(e.patch, **dict(rule.patch_cap))
-        except PatchTooLarge as exc:
-            failed, reason = "constraints", str(exc)
-    return Tiered(e.name, cand.digest, failed, reason, lines, tuple(sorted(e.claims))), cand
-
-
 def _review(
     reviewer: Reviewer, rule: SelectionRule, alive: Sequence[tuple[Tiered, OfferedChange]]
 ) -> tuple[dict[str, tuple[float, ...]], list[str]]:
@@ -297,26 +251,34 @@ def run_cascade(
     entries: Sequence[OfferedChange], case: Case, rule: SelectionRule, reg: Registration, ledger: Ledger,
     *, reviewer: Reviewer | None = None, checker: Checker | None = None, budget: float = 20.0,
 ) -> CascadeResult:  # fmt: skip
-    """Every entry through the cascade on the engine's recorder (validations paid, 1 unit each)."""
+    """Every entry through the cascade. The hard checks are one `engine.run` (run id
+    `<run>/hard`): a breadth frontier expanding the start once, every compiling entry a child,
+    validated and decided by the engine (validations paid, 1 unit each; the start's verdict is
+    the task's input, unpaid). The reviewer and owner then judge the survivors."""
     _check_registered(rule, reg, ledger)
     reviewer = reviewer or ScriptedReviewer()
-    run_id = reg.run_id
-    paid = Budget(limits(cost_units=budget), ledger=ledger, run_id=run_id)
-    rec = Recorder(run_id, ledger, checker or Checker(), paid, 1.0, True)
+    hard_id = f"{reg.run_id}/hard"
+    paid = Budget(limits(cost_units=budget), ledger=ledger, run_id=hard_id)
     task = Task(case.name, case.start, case.suite, case.hidden, patch_cap=dict(rule.patch_cap))
+    offered = Offered(entries)
+    out = engine.run(
+        [task], offered, checker or Checker(), rounds=1, keep="resolved", stop_at_green=False, ledger=ledger,
+        budget=paid, run_id=hard_id, expand="breadth", limits=FrontierLimits(1, max(1, len(entries))),
+        prices=Prices(start=False),
+    )  # fmt: skip
+    rounds = out.traces[task.id].rounds
+    attempts = {a.child.name: a for a in rounds[0].attempts} if rounds else {}
 
     def log(t: Tiered, tier: str, passed: bool, reason: str, **extra: object) -> None:
-        rec.log(task, 0, Role.DECISION, Kind.SELECT, detail={"tier": tier, "rule": rule.digest, "name": t.name,
-                "candidate": t.candidate, "passed": passed, "reason": reason, **extra})  # fmt: skip
+        ledger.record(reg.run_id, 0, Role.DECISION, Kind.SELECT, detail={
+            "suite": task.suite.digest, "case": task.id, "slice": task.slice, "simulated": True, "tier": tier,
+            "rule": rule.digest, "name": t.name, "candidate": t.candidate, "passed": passed, "reason": reason, **extra,
+        })  # fmt: skip
 
-    tiers: dict[str, Tiered] = {}
-    alive: list[tuple[Tiered, OfferedChange]] = []
-    for e in entries:
-        t, _ = _hard(rec, task, rule, e, case.start)
-        tiers[t.name] = t
+    tiers = {e.name: hard_tier(e, case.start, offered, attempts) for e in entries}
+    alive = [(tiers[e.name], e) for e in entries if not tiers[e.name].failed]
+    for t in tiers.values():
         log(t, t.failed or "hard", not t.failed, t.reason)
-        if not t.failed:
-            alive.append((t, e))
     if not alive:
         raise SelectionError(
             "no candidate passed the hard checks: nothing to select (the task is incomplete)"
@@ -341,7 +303,7 @@ def run_cascade(
             log(t, "owner", t is contested[0], f"owner priorities {', '.join(rule.owner)}")
     win = _winner(contested)
     log(tiers[win.name], "winner", True, f"decided by the {decided_by}")
-    return CascadeResult(run_id, rule.digest, win.name, decided_by, tuple(tiers[e.name] for e in entries),
+    return CascadeResult(reg.run_id, rule.digest, win.name, decided_by, tuple(tiers[e.name] for e in entries),
                          tuple(flips), reviewer.name, paid.spent.cost_units)  # fmt: skip
 
 

@@ -1,34 +1,42 @@
 """Harness-of-Harness (seed 002 §6): plan -> develop -> QA iterations on one project.
 
-Bounded iteration of one project with fixed roles and a fixed run policy, on the engine's own
-steps: the engine's `Recorder` pays every action through the budget and writes every event to
-the ledger; the developer is a `Strategy` asked by the engine's step 3 (`steps.propose`); its
-change is the engine's step 4 (`steps.prepare`); the keep decision is the engine's `decide`
-(keep="resolved": the items' dev tests pass and no passing dev test breaks). Candidate code runs
-only in labkit's validator. An iteration:
+Bounded iteration of one project with fixed roles and a fixed run policy, on the engine: every
+validation and decision is an engine step on the project's one `Recorder` (`on_engine`), which
+pays every action through the budget and writes every event to the ledger. The developer is a
+`Strategy`: one engine round proposes its change, applies it (protected paths checked), re-tests
+it and decides (keep="resolved": the items' dev tests pass and no passing dev test breaks).
+Candidate code runs only in labkit's validator. An iteration:
 
     plan     the planner reads the role view (the dev tests' evidence on the held candidate,
              QA's findings) and the items; files, closes, and picks the policy's work items
     develop  the developer proposes one change for them; it is validated and kept or rolled back
+    status   the held candidate's status check (every dev test), free unless it changed
     freeze   the held candidate is frozen by digest
     QA       QA re-reads the snapshot by digest (same bytes), runs its checks, files findings as
              new or reopened items
-    score    the hidden benchmark scores the held candidate into the scorer's channel: a SCORE
-             event (role scorer, outside every role's view) and `ProjectRun.hidden`, which only
-             the reader's pages read. Nothing from it flows back into the loop.
+
+After the last iteration the hidden benchmark scores each iteration's held candidate (one batch)
+into the scorer's channel: SCORE events (role scorer, outside every role's view) and
+`ProjectRun.hidden`, which only the reader's pages read. Nothing from it can flow back into the
+loop. (A hidden step inside the loop would be an engine task with a hidden suite, whose DEFINE
+event names the hidden suite's digest in the role view.)
+
+Each engine step's case id names the iteration and the step (`shop/it3/develop`, `…/status`,
+`…/qa`); the planner reads the status checks from the role view.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from labkit.core import patch as patches
 from labkit.core.errors import InvalidSetting
 from labkit.core.types import Candidate, Decision, DecisionRecord, Usage, Verdict
 from labkit.experiments.long_projects.items import Item, Tally, WorkItems
+from labkit.experiments.long_projects.on_engine import engine_step
 from labkit.experiments.long_projects.project import Project, QaCheck
 from labkit.experiments.long_projects.roles import (
     Developer,
@@ -42,9 +50,8 @@ from labkit.experiments.long_projects.roles import (
     role_view,
     write_checks,
 )
-from labkit.loop.engine.decide import decide
-from labkit.loop.engine.steps import Payment, Recorder, candidate_json, detail_of, prepare, propose
-from labkit.loop.engine.strategy import Situation
+from labkit.grading.verdicts import Checked
+from labkit.loop.engine.steps import Payment, Recorder
 from labkit.loop.engine.trace import Task
 from labkit.record.events import Kind, Role
 
@@ -110,6 +117,11 @@ class ProjectRun:
     role_inputs: tuple[str, ...] = field(default=(), repr=False)  # every text a role was handed
 
 
+def step_id(project: Project, i: int, step: str) -> str:
+    """The case id of iteration `i`'s engine step ("develop", "status", "qa")."""
+    return f"{project.name}/it{i}/{step}"
+
+
 def _planner_closes(items: WorkItems, project: Project, failing: set[str], i: int) -> None:
     for item in items.open_items():
         passes = not failing & set(project.requirement(item.id).dev_tests)
@@ -131,23 +143,32 @@ class _Run:
     snapshots: Snapshots = field(default_factory=Snapshots)
     inputs: list[str] = field(default_factory=list)
     hidden: list[HiddenScore] = field(default_factory=list)
+    held: list[tuple[int, Candidate, Verdict]] = field(default_factory=list)  # after each iteration (0: the start)
 
-    def status_check(self, i: int, candidate: Candidate) -> Verdict:
-        return self.rec.verified(
-            self.status, i, candidate, self.rec.check(self.status, i, candidate), None, "status"
-        )
+    def settle(self, i: int, candidate: Candidate) -> Verdict:
+        """The held candidate's status check (every dev test): one engine step (step 2 only)."""
+        task = replace(self.status, id=step_id(self.project, i, "status"), start=candidate, hidden=None)
+        verdict = engine_step(self.rec, task).traces[task.id].start_verdict
+        self.held.append((i, candidate, verdict))
+        return verdict
 
-    def score(self, i: int, candidate: Candidate, visible: Verdict) -> None:
-        """The sealed channel: the scorer's event and the reader's list, nothing else."""
-        checked = self.rec.check(self.status, i, candidate, hidden=True)
-        self.rec.scored(self.status, i, candidate, checked, visible, candidate.label)
-        v = checked.verdict
-        failing = sorted(
-            {self.project.hidden_requirement[n] for n in v.fail_to_fail + v.pass_to_fail}
-        )
-        self.hidden.append(
-            HiddenScore(i, len(v.fail_to_pass), len(self.project.hidden.required), tuple(failing))
-        )
+    def score(self) -> None:
+        """The sealed channel, after the iterations: each iteration's held candidate on the hidden
+        benchmark (validated in one batch, never paid: the lab's scoring), written as the scorer's
+        events and the reader's list. Nothing from it can flow back into the loop: the loop is over.
+        A hidden run that timed out or raised an alarm is never cached: it counts as passing nothing."""
+        checker, hidden = self.rec.checker, self.project.hidden
+        checker.warm([(c, hidden) for _, c, _ in self.held])
+        for i, c, visible in self.held:
+            v = checker.lookup(c, hidden)
+            if v is not None:
+                self.rec.scored(self.status, i, c, Checked(v, True), visible, c.label)
+            else:  # not kept by the cache: the scorer's event says it failed, with no results to show
+                self.rec.log(self.status, i, Role.SCORER, Kind.SCORE, detail={"candidate": c.digest, "correct": False,
+                             "visible": visible.resolved, "state": c.label, "scored_on": "hidden", "cached": False})  # fmt: skip
+            passed = set(v.fail_to_pass) if v is not None else set()
+            failing = sorted({self.project.hidden_requirement[n] for n in hidden.required if n not in passed})
+            self.hidden.append(HiddenScore(i, len(passed), len(hidden.required), tuple(failing)))
 
     def plan(self, i: int, held: Candidate) -> Work:
         view = role_view(self.rec.ledger, self.rec.run_id)
@@ -176,50 +197,25 @@ class _Run:
         """A role's (simulated) model call, paid through the budget at its stated price."""
         return self.rec.pay(Payment(kind, self.prices.usage(tokens)), fn, i)
 
-    def develop(
-        self, i: int, held: Candidate, held_status: Verdict, work: Work
-    ) -> tuple[Candidate, Verdict, DecisionRecord, str]:
+    def develop(self, i: int, held: Candidate, held_status: Verdict, work: Work) -> tuple[Candidate, DecisionRecord, str]:
+        """One engine round: the developer proposes one change for `work`, the engine decides it."""
         self.developer.work = work
         self.inputs.append(work.as_json())
         self.developer.choices = ()
-        situation = Situation(
-            i, held, held_status, case=self.project.name, state=held.label, suite=self.status.suite
-        )
-        proposal, _ = propose(self.rec, self.developer, situation, self.status, 0)
-        if not proposal.children:
-            return (
-                held,
-                held_status,
-                DecisionRecord(Decision.INVESTIGATE, "nothing to develop", "idle"),
-                "",
-            )
+        if not work.items:
+            return held, DecisionRecord(Decision.INVESTIGATE, "nothing to develop", "idle"), ""
         failing = set(held_status.fail_to_fail)
         targets = [n for w in work.items for n in self.project.requirement(w.id).dev_tests]
         protect = [n for n in self.project.dev_tests if n not in failing and n not in targets]
-        task = Task(self.project.name, held, self.project.dev_suite(targets, protect))
-        prep = prepare(self.rec, task, i, held, proposal.children[0])
-        diff = ""
-        if prep.refusal is not None or prep.patched is None:
-            d = prep.refusal or DecisionRecord(Decision.INVESTIGATE, "no candidate", "patch")
-        else:
-            diff = patches.make(held.files, prep.patched.files).diff
-            before = self.rec.verified(task, i, held, self.rec.check(task, i, held), None, "held")
-            after = self.rec.verified(
-                task, i, prep.patched, self.rec.check(task, i, prep.patched), before, "proposal"
-            )
-            d = decide(before, after, prep.size_problem, "resolved")
-        kept = d.decision is Decision.KEEP and prep.patched is not None
-        self.rec.log(task, i, Role.DECISION, Kind.DECIDE, outputs=candidate_json(prep.patched if kept and prep.patched else held),
-                     detail={**detail_of(d), "candidate": (prep.patched if kept and prep.patched else held).digest,
-                             "proposal": proposal.note, "cost_so_far": self.rec.usage.cost_units})  # fmt: skip
-        if not kept or prep.patched is None:
-            return held, held_status, d, diff
+        task = Task(step_id(self.project, i, "develop"), held, self.project.dev_suite(targets, protect))
+        (rnd,) = engine_step(self.rec, task, self.developer, rounds=1).traces[task.id].rounds
+        tried = next((a.patched for a in rnd.attempts if a.patched is not None), None)
+        diff = patches.make(held.files, tried.files).diff if tried is not None else ""
+        if rnd.decision.decision is not Decision.KEEP:
+            return held, rnd.decision, diff
         for w in work.items:
             self.items.worked_on(w.id)
-        new = prep.patched
-        status = self.status_check(i, new)
-        _planner_closes(self.items, self.project, set(status.fail_to_fail), i)
-        return new, status, d, diff
+        return rnd.kept, rnd.decision, diff
 
     def review(self, i: int, digest: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """QA on the frozen snapshot `digest`: the same bytes re-read, its checks run, findings filed."""
@@ -228,14 +224,10 @@ class _Run:
             json.dumps({"snapshot": digest, "checks": [c.nodeid for c in self.checks]})
         )
         self.call(Kind.QA, self.prices.qa_review_tokens, i, lambda: None)
-        if not self.checks:
-            failing: tuple[str, ...] = ()
-        else:
-            task = Task(self.project.name, candidate, self.project.qa_suite(self.checks))
-            v = self.rec.verified(
-                task, i, candidate, self.rec.check(task, i, candidate), None, "qa"
-            )
-            failing = tuple(v.fail_to_fail)
+        failing: tuple[str, ...] = ()
+        if self.checks:  # one engine step: the snapshot validated on QA's checks
+            task = Task(step_id(self.project, i, "qa"), candidate, self.project.qa_suite(self.checks))
+            failing = tuple(engine_step(self.rec, task).traces[task.id].start_verdict.fail_to_fail)
         by_req: dict[str, list[str]] = {}
         for c in self.checks:
             if c.nodeid in failing:
@@ -281,21 +273,23 @@ def run_project(
     rec.log(status, 0, Role.QA, Kind.QA, outputs=json.dumps([c.nodeid for c in run.checks]),
             usage=prices.usage(prices.qa_write_tokens), detail={"iteration": 0, "source": qa.source, "checks": len(run.checks)})  # fmt: skip
     held = project.start
-    held_status = run.status_check(0, held)
-    run.score(0, held, held_status)
+    held_status = run.settle(0, held)
     out: list[Iteration] = []
     for i in range(1, iterations + 1):
         work = run.plan(i, held)
-        held, held_status, d, diff = run.develop(i, held, held_status, work)
+        held, d, diff = run.develop(i, held, held_status, work)
+        held_status = run.settle(i, held)  # free unless the held candidate changed: a repeat is not paid
+        if d.decision is Decision.KEEP:
+            _planner_closes(run.items, project, set(held_status.fail_to_fail), i)
         digest = run.snapshots.freeze(held)
         qa_ran = i % policy.qa_every == 0
         failing, findings = run.review(i, digest) if qa_ran else ((), ())
-        run.score(i, held, held_status)
         out.append(Iteration(i, tuple(w.id for w in work.items), dev.choices, diff, d.decision.value, d.reason, digest,
                              qa_ran, failing, findings, tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
                              run.items.tally(i), rec.usage))  # fmt: skip
         if not run.items.open_items() and qa_ran:
             break
+    run.score()
     rec.log(status, len(out), Role.DECISION, Kind.STOP, detail={"decision": "stop", "rule": "iterations",
             "reason": f"{len(out)} iteration(s); {len(run.items.open_items())} item(s) open"})  # fmt: skip
     return ProjectRun(

@@ -92,12 +92,14 @@ def role_view(ledger: Ledger, run_id: str) -> tuple[Event, ...]:
 
 
 def dev_failures(view: Sequence[Event], held: str) -> tuple[str, ...] | None:
-    """The failing dev tests of candidate `held`, read from its last status check in the view."""
+    """The failing dev tests of candidate `held`, read from its last status check in the view
+    (the validation of an iteration's status step, case `<project>/it<i>/status`)."""
     for e in reversed(view):
         if (
             e.kind == Kind.VERIFY
+            and e.role == Role.VALIDATOR
             and e.detail.get("candidate") == held
-            and e.detail.get("why") == "status"
+            and str(e.detail.get("case", "")).endswith("/status")
         ):
             report = e.evidence_value
             return tuple(report["FAIL_TO_PASS"]["failure"])
