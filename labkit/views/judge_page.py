@@ -121,7 +121,9 @@ than wrong into right. Earlier "self-correction gains" had stopped the loop when
 answer was correct — using the very ground truth the loop is not supposed to have.
 
 That stopping rule alone manufactures progress. A **random re-answerer** (simulated:
-right 30% of the time, knowing nothing) "improves" every round under oracle stopping:"""
+right 30% of the time, knowing nothing) "improves" every round under oracle stopping. (Its engine
+run on 300 questions was recorded once, `random_run.record_random_run()`; the tests run it again and
+check every answer.)"""
 SC_N = Slider(2, 40, 3, 1, "questions")
 
 VARIANT_RECORDED = """_Stored result of `simulator_check()` (seeded; the tests recompute it every run and check it
