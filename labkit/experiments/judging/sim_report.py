@@ -74,7 +74,8 @@ def recorded_sim_report(path: Path = SIM_REPORT) -> bias.BiasReport:
     rec = read_recording(path, COMMAND)
     if rec.get("setting") != asdict(OPENING):
         raise ValueError(f"{path} holds the report at {rec.get('setting')}, not at {asdict(OPENING)}: {COMMAND}")
-    return _decode(bias.BiasReport, rec["report"])  # type: ignore[no-any-return]
+    report: bias.BiasReport = _decode(bias.BiasReport, rec["report"])
+    return report
 
 
 def report_leaves(report: bias.BiasReport) -> list[tuple[str, Any]]:
@@ -115,7 +116,7 @@ def _decode(tp: Any, v: Any) -> Any:
         return _decode(inner, v)
     if get_origin(tp) is tuple:
         return tuple(_decode(get_args(tp)[0], e) for e in v)
-    if is_dataclass(tp):
+    if isinstance(tp, type) and is_dataclass(tp):
         hints = get_type_hints(tp)
         return tp(**{name: _decode(hints[name], value) for name, value in v.items()})
     return float(v) if tp is float else v
