@@ -12,6 +12,7 @@ Recorded or not, everything here is simulated.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import types
@@ -108,6 +109,11 @@ def _encode(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x  # a numpy scalar as its Python value
 
 
+@functools.cache
+def _hints(tp: type) -> dict[str, Any]:
+    return get_type_hints(tp)
+
+
 def _decode(tp: Any, v: Any) -> Any:
     if v is None:
         return None
@@ -117,6 +123,6 @@ def _decode(tp: Any, v: Any) -> Any:
     if get_origin(tp) is tuple:
         return tuple(_decode(get_args(tp)[0], e) for e in v)
     if isinstance(tp, type) and is_dataclass(tp):
-        hints = get_type_hints(tp)
+        hints = _hints(tp)
         return tp(**{name: _decode(hints[name], value) for name, value in v.items()})
     return float(v) if tp is float else v
