@@ -292,9 +292,10 @@ def _(mo, page):
 
 @app.cell
 def _(cj, mo, sc):
-    from labkit.experiments.judging import pairs
+    from labkit.experiments.judging.random_run import recorded_random_run
 
-    rand_run = sc.run_intrinsic(pairs.make_questions(300, seed=2), sc.RandomReanswerer(p_correct=0.3), rounds=2)
+    # its engine run (300 questions), recorded once: every answer as the hidden check scored it
+    rand_run = recorded_random_run()
     mo.hstack([
         mo.ui.altair_chart(cj.stopping_chart(sc.accuracy(rand_run), sc.oracle_stopping(rand_run),
                                              "Random re-answerer (simulated)"),

@@ -12,7 +12,7 @@ from recordings import assert_as_recorded, first_difference
 from labkit.core import versions
 from labkit.experiments.arms import incidents, stops
 from labkit.experiments.arms.__main__ import depends_on
-from labkit.experiments.judging import cascade, simjudge
+from labkit.experiments.judging import cascade, random_run, sim_report, simjudge
 from labkit.experiments.lessons import triage
 from labkit.experiments.long_projects import merge as long_merge
 from labkit.experiments.long_projects import study as long_projects
@@ -48,6 +48,8 @@ RECORDERS = {
     "models/smollm2_speed.json": smollm2.DISTRIBUTIONS,
     "memory/smollm2_reflexion_humaneval.json": on_humaneval.DEPENDS_ON + smollm2.DISTRIBUTIONS,
     "judge/simulator_check.json": simjudge.DEPENDS_ON,
+    "judge/random_reanswerer_run.json": random_run.DEPENDS_ON,
+    "judge/sim_report.json": sim_report.DEPENDS_ON,
     "long_projects/shop_study.json": long_projects.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
     "triage/recording.json": triage.DEPENDS_ON,

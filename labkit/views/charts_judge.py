@@ -63,25 +63,25 @@ def _bars(
     bars = base.mark_bar().encode(
         x=alt.X("value:Q", title=x_title, scale=alt.Scale(domain=list(domain)), stack=None),
         tooltip=[
-            "series:N",
-            "metric:N",
+            alt.Tooltip("series:N"),
+            alt.Tooltip("metric:N"),
             alt.Tooltip("value:Q", format=".3f"),
             alt.Tooltip("low:Q", format=".3f"),
             alt.Tooltip("high:Q", format=".3f"),
         ],
     )
     whiskers = base.mark_rule().encode(
-        x="low:Q",
-        x2="high:Q",
+        x=alt.X("low:Q"),
+        x2=alt.X2("high:Q"),
         y=alt.Y("metric:N", sort=None, bandPosition=0.5),
-        color=alt.value("black"),
+        color=alt.ColorValue("black"),
     )
     layers: list[alt.Chart] = [bars, whiskers]
     if reference is not None:
         layers.append(
             alt.Chart(pl.DataFrame({"ref": [reference]}))
             .mark_rule(strokeDash=[4, 4], color="gray")
-            .encode(x="ref:Q")
+            .encode(x=alt.X("ref:Q"))
         )
     return cast(
         alt.LayerChart, alt.layer(*layers).properties(title=title, width=300, height=alt.Step(14))
@@ -192,9 +192,9 @@ def accuracy_chart(
     lines = base.mark_line(point=True).encode(
         y=alt.Y("accuracy:Q", title="accuracy (%)", scale=alt.Scale(domain=[0, 100])),
         strokeDash=alt.StrokeDash("from:N", legend=alt.Legend(title=None, orient="bottom")),
-        tooltip=["series:N", "from:N", "round:O", alt.Tooltip("accuracy:Q", format=".1f")],
+        tooltip=[alt.Tooltip(t) for t in ("series:N", "from:N", "round:O")] + [alt.Tooltip("accuracy:Q", format=".1f")],
     )
-    whiskers = base.mark_rule().encode(y="low:Q", y2="high:Q")
+    whiskers = base.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
     return cast(
         alt.LayerChart,
         alt.layer(lines, whiskers).properties(
@@ -239,7 +239,8 @@ def transitions_chart(transitions: Sequence[Transition], title: str) -> alt.Char
                 legend=alt.Legend(orient="right", title=None),
             ),
             order=alt.Order("order:Q"),
-            tooltip=["round:N", "transition:N", alt.Tooltip("share:Q", format=".3f"), "n:Q"],
+            tooltip=[alt.Tooltip("round:N"), alt.Tooltip("transition:N"), alt.Tooltip("share:Q", format=".3f"),
+                     alt.Tooltip("n:Q")],
         )
         .properties(title=title, width=alt.Step(60), height=200)
     )

@@ -43,16 +43,16 @@ def _scatter(frame: pl.DataFrame, column: str, line: Line, title: str) -> alt.La
         y=alt.Y(f"{column}:Q", title="win rate vs the baseline", axis=alt.Axis(format="%"),
                 scale=alt.Scale(domain=(0, 1))),
         color=colour,
-        size=alt.condition(alt.datum.role == ROLES[4], alt.value(30), alt.value(90)),
-        tooltip=["model", "avg_length", alt.Tooltip("raw:Q", format=".1%"), alt.Tooltip("lc:Q", format=".1%"),
-                 "raw_rank", "lc_rank"],
+        size=alt.SizeValue(90, condition={"test": alt.datum.role == ROLES[4], "value": 30}),
+        tooltip=[alt.Tooltip("model"), alt.Tooltip("avg_length"), alt.Tooltip("raw:Q", format=".1%"),
+                 alt.Tooltip("lc:Q", format=".1%"), alt.Tooltip("raw_rank"), alt.Tooltip("lc_rank")],
     )
     lengths = frame["avg_length"].to_list()
     lo, hi = float(min(lengths)), float(max(lengths))
     fit = alt.Chart(pl.DataFrame({"avg_length": [lo, hi], column: [line.at(lo), line.at(hi)]})).mark_line(
-        color="black", strokeDash=[5, 3], clip=True).encode(x="avg_length:Q", y=f"{column}:Q")
+        color="black", strokeDash=[5, 3], clip=True).encode(x=alt.X("avg_length:Q"), y=alt.Y(f"{column}:Q"))
     label = base.transform_filter(alt.datum.role == ROLES[0]).mark_text(align="left", dx=8, fontWeight="bold").encode(
-        x="avg_length:Q", y=f"{column}:Q", text="model:N")
+        x=alt.X("avg_length:Q"), y=alt.Y(f"{column}:Q"), text=alt.Text("model:N"))
     return cast(alt.LayerChart, alt.layer(points, fit, label).properties(
         title=alt.TitleParams(title, subtitle=f"r = {line.r} (95% bootstrap over models); "
                                               f"line: {line.slope_per_1000:+.1%} per 1000 characters"),
@@ -109,13 +109,13 @@ def rank_moves_chart(frame: pl.DataFrame) -> alt.LayerChart:
     x = alt.X("ranking:N", sort=["raw win rate", "length-controlled"], title=None, axis=alt.Axis(labelAngle=0))
     top, bottom = 1, int(frame.height)
     y = alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=(top, bottom)), title="rank (1 = top)")
-    lines = alt.Chart(long).mark_line(point=True).encode(x=x, y=y, color=colour, detail="model:N",
-                                                         tooltip=["model", "ranking", "rank"])
+    lines = alt.Chart(long).mark_line(point=True).encode(x=x, y=y, color=colour, detail=alt.Detail("model:N"),
+                                                         tooltip=[alt.Tooltip(t) for t in ("model", "ranking", "rank")])
     right = long.filter(pl.col("ranking") == "length-controlled")
     at = [(r - top) / max(bottom - top, 1) * _MOVES_HEIGHT for r in right["rank"].to_list()]
     right = right.with_columns(label_y=pl.Series(spread(at, _LABEL_SIZE + 2, 0, _MOVES_HEIGHT)))
     labels = alt.Chart(right).mark_text(align="left", dx=6, fontSize=_LABEL_SIZE).encode(
-        x=x, y=alt.Y("label_y:Q", scale=None, axis=None), text="model:N", color=colour)
+        x=x, y=alt.Y("label_y:Q", scale=None, axis=None), text=alt.Text("model:N"), color=colour)
     return cast(alt.LayerChart, alt.layer(lines, labels).properties(title="Who moves between the two rankings",
                                                                      width=300, height=_MOVES_HEIGHT))
 
@@ -127,8 +127,8 @@ def variant_chart(errors: Sequence[VariantError]) -> alt.Chart:
                                                                                 e.alpacaeval))]
     return alt.Chart(pl.DataFrame(rows)).mark_bar().encode(
         x=alt.X("length scale:N", title="the simulated judge's length scale", axis=alt.Axis(labelAngle=0)),
-        xOffset="variant:N",
+        xOffset=alt.XOffset("variant:N"),
         y=alt.Y("rmse:Q", title="RMSE from the length-free win rate"),
         color=alt.Color("variant:N", legend=alt.Legend(orient="top", title=None, labelLimit=300)),
-        tooltip=["variant", "length scale", alt.Tooltip("rmse:Q", format=".3f")],
+        tooltip=[alt.Tooltip("variant"), alt.Tooltip("length scale"), alt.Tooltip("rmse:Q", format=".3f")],
     ).properties(title="Simulated judge: which length control lands nearer the truth", width=380, height=260)

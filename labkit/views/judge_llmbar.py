@@ -86,7 +86,7 @@ def accuracy_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
     rule = (
         alt.Chart()
         .mark_rule(color="#999")
-        .encode(x=alt.X("min(accuracy):Q"), x2="max(accuracy):Q", y=y)
+        .encode(x=alt.X("min(accuracy):Q"), x2=alt.X2("max(accuracy):Q"), y=y)
     )
     dots = (
         alt.Chart()
@@ -95,8 +95,8 @@ def accuracy_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
             x=x,
             y=y,
             color=alt.Color("order:N", legend=alt.Legend(orient="top", title=None)),
-            shape="order:N",
-            tooltip=["judge:N", "set:N", "order:N", alt.Tooltip("accuracy:Q", format=".1f")],
+            shape=alt.Shape("order:N"),
+            tooltip=[alt.Tooltip(t) for t in ("judge:N", "set:N", "order:N")] + [alt.Tooltip("accuracy:Q", format=".1f")],
         )
     )
     chart = alt.layer(rule, dots, data=long).properties(width=150, height=alt.Step(18)).facet(
@@ -117,8 +117,8 @@ def consistency_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
         )
     )
     text = base.mark_text(fontSize=12).encode(
-        text="text:N",
-        color=alt.condition("datum.consistent > 60", alt.value("white"), alt.value("black")),
+        text=alt.Text("text:N"),
+        color=alt.ColorValue("black", condition={"test": "datum.consistent > 60", "value": "white"}),
     )
     return _titled(alt.layer(cells, text).properties(width=420, height=alt.Step(24)),
                    "Same verdict in both orders")  # fmt: skip
@@ -130,12 +130,12 @@ def shift_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
     y = alt.Y("judge:N", sort=_JUDGES, title=None)
     x = alt.X("shift:Q", title="points", stack=None, scale=alt.Scale(domain=[-40, 100], clamp=True))
     bars = alt.Chart().mark_bar().encode(
-        x=x, y=y, color=alt.condition("abs(datum.shift) > 10", alt.value("#c0392b"), alt.value("#7f8c8d")),
-        tooltip=["judge:N", "set:N", alt.Tooltip("shift:Q", format=".1f"), alt.Tooltip("low:Q", format=".1f"),
+        x=x, y=y, color=alt.ColorValue("#7f8c8d", condition={"test": "abs(datum.shift) > 10", "value": "#c0392b"}),
+        tooltip=[alt.Tooltip("judge:N"), alt.Tooltip("set:N"), alt.Tooltip("shift:Q", format=".1f"), alt.Tooltip("low:Q", format=".1f"),
                  alt.Tooltip("high:Q", format=".1f")])  # fmt: skip
-    whiskers = alt.Chart().mark_rule(color="black").encode(x="low:Q", x2="high:Q", y=y)
+    whiskers = alt.Chart().mark_rule(color="black").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y)
     limits = [
-        alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.datum(v))
+        alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.XDatum(v))
         for v in (-10, 10)
     ]
     chart = alt.layer(bars, whiskers, *limits, data=_points(scores)).properties(

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from labkit.core.paths import DATA
-from labkit.experiments.judging import bias, pair_files, pairs
+from labkit.experiments.judging import bias, pair_files, pairs, sim_report
 from labkit.experiments.judging import selfcorrect as sc
 from labkit.experiments.judging.judge import (
     LETTER,
@@ -29,6 +29,7 @@ from labkit.experiments.judging.judge import (
     with_fallback,
 )
 from labkit.experiments.judging.leaderboard import Leaderboard, LengthAnalysis
+from labkit.experiments.judging.sim_report import OPENING, SimSetting
 from labkit.experiments.judging.simjudge import SimulatedJudge, VariantError, simulated_own
 from labkit.views import charts_judge as cj
 from labkit.views.controls import Slider
@@ -70,15 +71,17 @@ unsure about a close pair flips in both directions equally. Position bias is the
 The simulated judge picks slot A with probability
 σ(k·Δquality + β + φ·Δlength + δ·own). Move the sliders; the metrics below are computed
 from its verdicts on the project's pairs (right vs wrong answers, concise vs padded,
-writers of different lengths, its "own" answers), every figure with a bootstrap interval."""
+writers of different lengths, its "own" answers), every figure with a bootstrap interval.
+(At the opening settings the metrics are read from a recording of this same computation,
+`sim_report.record_sim_report()`, which the tests recompute; any move computes them afresh.)"""
 BIAS = link_first_uses([_BIAS], ["scoring_rules"])[0]  # the scoring rules' first use opens the glossary
 
 SIM = {
-    "k": Slider(0.0, 6.0, 2.0, 0.5, "skill k"),
-    "beta": Slider(-2.0, 2.0, 1.0, 0.1, "position β"),
-    "phi": Slider(-2.0, 2.0, 0.8, 0.1, "length φ"),
-    "delta": Slider(-2.0, 2.0, 0.5, 0.1, "self δ"),
-    "n_questions": Slider(20, 400, 200, 20, "questions"),
+    "k": Slider(0.0, 6.0, OPENING.k, 0.5, "skill k"),
+    "beta": Slider(-2.0, 2.0, OPENING.beta, 0.1, "position β"),
+    "phi": Slider(-2.0, 2.0, OPENING.phi, 0.1, "length φ"),
+    "delta": Slider(-2.0, 2.0, OPENING.delta, 0.1, "self δ"),
+    "n_questions": Slider(20, 400, OPENING.n_questions, 20, "questions"),
 }
 
 LENGTH = """Length control (in the manner of AlpacaEval 2) fits
@@ -121,7 +124,9 @@ than wrong into right. Earlier "self-correction gains" had stopped the loop when
 answer was correct — using the very ground truth the loop is not supposed to have.
 
 That stopping rule alone manufactures progress. A **random re-answerer** (simulated:
-right 30% of the time, knowing nothing) "improves" every round under oracle stopping:"""
+right 30% of the time, knowing nothing) "improves" every round under oracle stopping. (Its engine
+run on 300 questions was recorded once, `random_run.record_random_run()`; the tests run it again and
+check every answer.)"""
 SC_N = Slider(2, 40, 3, 1, "questions")
 
 VARIANT_RECORDED = """_Stored result of `simulator_check()` (seeded; the tests recompute it every run and check it
@@ -201,11 +206,9 @@ def lead_pair(model: str, cache: Any) -> tuple[ModelJudge, Swap | None, list[Swa
 
 @functools.lru_cache(maxsize=64)
 def simulate(k: float, beta: float, phi: float, delta: float, n: int, seed: int = 0) -> tuple[list[Swap], bias.BiasReport]:
-    """The simulated judge with these biases on the battery of `n` questions, and its report."""
-    judge = SimulatedJudge(k=k, beta=beta, phi=phi, delta=delta, seed=seed)
-    qs = pairs.make_questions(n, seed)
-    swaps = judge.run(pairs.battery(qs, seed, simulated_own(qs), judge.name))
-    return swaps, bias.report(swaps)
+    """The simulated judge with these biases on the battery of `n` questions, and its report (at the
+    opening sliders, the recorded report: `labkit.experiments.judging.sim_report`)."""
+    return sim_report.simulate(SimSetting(k, beta, phi, delta, n, seed))
 
 
 def calibration_md(sim: bias.BiasReport, k: float, beta: float, phi: float, delta: float) -> str:

@@ -30,20 +30,13 @@ import numpy.typing as npt
 from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_columns
 from labkit.core.types import Candidate, Usage, digest
-from labkit.experiments.judging.answer_check import (
-    ANSWER_FILE,
-    AnswerCheck,
-    answer_of,
-    answer_tasks,
-)
 from labkit.experiments.judging.pairs import Question, extract_number
-from labkit.loop import engine
-from labkit.loop.engine import EngineRun, Proposal, Situation
-from labkit.loop.engine.steps import REFLECT_UPPER
-from labkit.loop.engine.strategy import Child
 from labkit.models.role import ModelRole
 
+# The engine (and answer_check, which builds on it) is imported where a loop runs, not here: the
+# notebook opens on a recorded run (labkit.experiments.judging.random_run) and reads only its answers.
 if TYPE_CHECKING:
+    from labkit.loop.engine import EngineRun, Proposal, Situation
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
@@ -186,6 +179,8 @@ class IntrinsicCritique:
     @property
     def upper(self) -> Usage:
         """A proposal is two calls (review, revise): what the engine reserves for it."""
+        from labkit.loop.engine.steps import REFLECT_UPPER
+
         return Usage(tokens=2 * REFLECT_UPPER.tokens, calls=2, wall_seconds=2 * REFLECT_UPPER.wall_seconds,
                      cost_units=2 * REFLECT_UPPER.cost_units)  # fmt: skip
 
@@ -195,6 +190,10 @@ class IntrinsicCritique:
         return self._say(q, self.talks[q.id], "answer", 0)
 
     def propose(self, situation: Situation) -> Proposal:
+        from labkit.experiments.judging.answer_check import ANSWER_FILE, answer_of
+        from labkit.loop.engine import Proposal
+        from labkit.loop.engine.strategy import Child
+
         q, r = self.questions[situation.case], situation.round
         said = [*self.talks[q.id], {"role": "assistant", "content": answer_of(situation.candidate)}]
         said = [*said, {"role": "user", "content": REVIEW}]
@@ -221,6 +220,9 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
     never shown). `progress(k)` after the k-th answer (of n × (rounds + 1)). The answerer's own
     calls are recorded and paid where its `ModelRole` says; `budget` pays the engine's steps
     (reading an answer costs nothing: validation_cost 0)."""
+    from labkit.experiments.judging.answer_check import AnswerCheck, answer_of, answer_tasks
+    from labkit.loop import engine
+
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     said = count()
