@@ -16,7 +16,8 @@ from labkit.core.errors import BudgetExhausted, LedgerError
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.loop.engine.decide import assess
 from labkit.loop.engine.expand import Confirmation, Frontier, Node, Winner
-from labkit.loop.engine.steps import Payment, Recorder, candidate_json, detail_of
+from labkit.loop.engine.recorder import Payment, Recorder, candidate_json
+from labkit.loop.engine.steps import detail_of
 from labkit.loop.engine.stopping import StopRecord
 from labkit.loop.engine.strategy import Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace

@@ -27,8 +27,9 @@ from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
+from labkit.loop.engine.recorder import Prices, Recorder, candidate_from_json
 from labkit.loop.engine.runner import Runner
-from labkit.loop.engine.steps import Prices, Recorder, candidate_from_json, checker_for
+from labkit.loop.engine.steps import checker_for
 from labkit.loop.engine.stopping import Rule
 from labkit.loop.engine.strategy import Proposal, Situation, Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace

@@ -20,7 +20,8 @@ from labkit.core.errors import BudgetExhausted
 from labkit.core.types import Decision, DecisionRecord
 from labkit.loop.engine.decide import Keep, decide
 from labkit.loop.engine.ending import CaseState
-from labkit.loop.engine.steps import Paid, Prepared, Prices, Recorder, prepare
+from labkit.loop.engine.recorder import Paid, Prices, Recorder
+from labkit.loop.engine.steps import Prepared, prepare
 from labkit.loop.engine.stopping import Step, Verification
 from labkit.loop.engine.strategy import Child, Proposal
 from labkit.loop.engine.trace import Attempt
