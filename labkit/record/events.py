@@ -287,6 +287,17 @@ class DecideDetail(CaseDetail, total=False):
     frontier: int  # states waiting on the case's frontier after the decision (expand != "hold")
 
 
+class ErrorClassDetail(CaseDetail, total=False):
+    """A failed step, classified, and what its class left the engine to do (engine.failure_policy)."""
+
+    where: str  # propose | execute | verify
+    error_class: str
+    reason: str
+    action: str  # continue (the child or expansion ends) | stop | quarantine
+    candidate: str  # the state the failed step started from
+    child: str  # the child being executed or verified ("" at propose)
+
+
 class WinnerDetail(CaseDetail, total=False):
     """The winner-plus-confirmation ending (CONFIRM by the DECISION role): pass/fail only."""
 

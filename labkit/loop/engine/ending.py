@@ -26,7 +26,9 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["CaseState", "confirm_winners", "ending", "record_stop", "result", "unit_end"]
+QUARANTINED = ("integrity", "quarantine")  # stop rules after which nothing is confirmed
+
+__all__ = ["QUARANTINED", "CaseState", "confirm_winners", "ending", "record_stop", "result", "unit_end"]
 
 
 @dataclass
@@ -66,11 +68,12 @@ def confirm_winners(
     rec: Recorder, cases: Sequence[CaseState], confirmation: Confirmation, rnd: int
 ) -> dict[str, Winner]:
     """Each case's winner among its green states by the preregistered rule, confirmed once on
-    its sealed final set, paid from the reserve. A case with no green state has no winner."""
+    its sealed final set, paid from the reserve. A case with no green state has no winner, nor
+    has a quarantined one (an integrity alarm or an unresolved effect stopped it)."""
     winners: dict[str, Winner] = {}
     rule = confirmation.rule
     for c in cases:
-        if not c.green:
+        if not c.green or (c.stop is not None and c.stop.rule in QUARANTINED):
             continue
         node = min(c.green, key=lambda n: rule.key(n, c.start))
         pay = Payment.fixed(Kind.CONFIRM, confirmation.cost) if confirmation.cost else None

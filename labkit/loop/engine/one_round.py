@@ -10,9 +10,10 @@ holds (step 6), kept children grow the frontier, and every case is scored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from labkit.core.errors import BudgetExhausted
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
@@ -20,17 +21,20 @@ from labkit.grading.verdicts import Checked
 from labkit.loop.engine.decide import best, decide
 from labkit.loop.engine.ending import CaseState
 from labkit.loop.engine.expand import FrontierLimits, Node
+from labkit.loop.engine.failure_policy import Failures, Obeyed, obey, retried
 from labkit.loop.engine.probe import Observation
-from labkit.loop.engine.recorder import Paid, candidate_json
+from labkit.loop.engine.recorder import Paid, Payment, candidate_json
 from labkit.loop.engine.sequential import OneAtATime
 from labkit.loop.engine.steps import Prepared, detail_of, prepare, situation_for
 from labkit.loop.engine.steps import propose as ask
 from labkit.loop.engine.stopping import History, Step, Stop, StopRecord, Verification
-from labkit.loop.engine.strategy import Proposal, Strategy
+from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.engine.trace import Attempt, Round, Task
 from labkit.record.events import Kind, Role
 
 __all__ = ["OneRound"]
+
+T = TypeVar("T")
 
 
 class OneRound(OneAtATime):
@@ -42,6 +46,8 @@ class OneRound(OneAtATime):
     cases: dict[str, CaseState]
     risk: dict[int, float]
     _before: dict[str, tuple[Candidate, Verdict, str]]
+    failures: Failures | None  # None: a model error is the proposal's failure, any other interrupts
+    build: Callable[[Candidate], object] | None  # run on each executed candidate inside step 4
 
     if TYPE_CHECKING:  # the Runner's own, used here
 
@@ -55,6 +61,7 @@ class OneRound(OneAtATime):
         work: list[tuple[CaseState, Proposal, tuple[Observation, ...], list[Prepared]]] = []
         results: dict[int, Paid] = {}
         exhausted: BudgetExhausted | None = None
+        halted: dict[str, Obeyed] = {}  # cases a failure's class stops after this round's decisions
         for c in active:
             if c.frontier is not None:  # expand the next waiting state
                 node = c.frontier.pop()
@@ -62,22 +69,34 @@ class OneRound(OneAtATime):
                 c.candidate, c.verdict, c.state, c.depth = node.candidate, node.verdict, node.state, node.depth
             last = c.rounds[-1].attempts if c.rounds else ()
             situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last)
-            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
+            asked = self._ask(r, c, situation)
+            if asked is None:  # its failure's class stopped the case
+                continue
+            proposal, obs = asked
             if proposal.sequence:  # dependent steps: validated one after another, below
                 work.append((c, proposal, obs, []))
                 continue
             if c.frontier is not None:  # the engine keeps only the first children
                 proposal = replace(proposal, children=proposal.children[: self.limits.max_children])
             if self.prices.execute is not None:  # a priced step 4: one child at a time, see _priced
-                prepared, exhausted = self._priced(r, c, proposal.children, results)
+                prepared, ended = self._priced(r, c, proposal.children, results)
                 work.append((c, proposal, obs, prepared))
-                if exhausted is not None:
+                if isinstance(ended, Obeyed):  # decided below, then the case stops
+                    halted[c.task.id] = ended
+                elif ended is not None:
+                    exhausted = ended
                     break
                 continue
-            prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
+            prepared = []
+            for ch in proposal.children:
+                p = self._prepare(r, c, ch, None)
+                if isinstance(p, Obeyed):
+                    halted[c.task.id] = p
+                    break
+                prepared.append(p)
             work.append((c, proposal, obs, prepared))
         jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results]
-        checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
+        checked = self._map(lambda job: self._check(r, job[0], job[1]), jobs)
         results.update({id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)})
         risk = 0.0
         for c, proposal, obs, prepared in work:
@@ -86,6 +105,11 @@ class OneRound(OneAtATime):
             else:
                 risk += self._decide(r, c, proposal, obs, prepared, results)
         self.risk[r] = risk
+        for cid, ob in halted.items():
+            c = self.cases[cid]
+            if c.stop is None:
+                why = f"{ob.error.error_class.value}: {ob.error.reason} ({ob.words})"
+                self._case_stop(c, r, StopRecord(Decision.STOP, why, ob.rule, Stop.ESCALATE, cid))
         active = [c for c, *_ in work]  # every active case, unless the budget ran out mid-round
         scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
         for c, score in zip(active, scores, strict=True):
@@ -163,3 +187,60 @@ class OneRound(OneAtATime):
             elif c.frontier is not None:
                 c.frontier.push(node)
 
+    # -- a failed step, classified and obeyed (labkit.loop.engine.failure_policy) -----------
+
+    def _ask(self, r: int, c: CaseState, situation: Situation) -> tuple[Proposal, tuple[Observation, ...]] | None:
+        """Step 3. With `failures`, a failed proposal is classified: its class ends this expansion
+        (an empty proposal) or stops the case (None)."""
+        once = partial(ask, self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
+        if self.failures is None:
+            return once()
+        try:
+            return self._retried(partial(once, model_errors="raise"), str(self.prices.propose.kind), r, c, "model")
+        except BudgetExhausted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified, recorded, obeyed
+            ob = self._failed(r, c, exc, "propose", "")
+            if ob.action != "continue":
+                self._case_stop(c, r, StopRecord(Decision.STOP, f"{ob.error.reason} ({ob.words})", ob.rule, Stop.ESCALATE, c.task.id))
+                return None
+            return Proposal(failure=f"{ob.error.error_class.value}: {exc}"), ()
+
+    def _prepare(self, r: int, c: CaseState, child: Child, payment: Payment | None) -> Prepared | Obeyed:
+        """Step 4 (and the run's `build`). With `failures`, a failure is classified: its class
+        ends this child (a refusal) or stops the case (the Obeyed is returned)."""
+        once = partial(prepare, self.rec, c.task, r, c.candidate, child, payment=payment, build=self.build)
+        if self.failures is None:
+            return once()
+        try:
+            return self._retried(once, str(Kind.EXECUTE), r, c, "candidate")
+        except BudgetExhausted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified, recorded, obeyed
+            ob = self._failed(r, c, exc, "execute", child.name or child.source)
+            if ob.action != "continue":
+                return ob
+            why = f"execute failed ({ob.error.error_class.value}): {type(exc).__name__}: {exc}"
+            return Prepared(child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, why, "error-class"))
+
+    def _check(self, r: int, c: CaseState, p: Prepared) -> Paid:
+        """Step 5 on a prepared child; with `failures`, INFRASTRUCTURE is retried (other
+        failures of the validation itself interrupt the run, as without)."""
+        assert p.patched is not None
+        once = partial(self.rec.check, c.task, r, p.patched)
+        return once() if self.failures is None else self._retried(once, str(Kind.VERIFY), r, c, "validator")
+
+    def _retried(self, step: Callable[[], T], action: str, r: int, c: CaseState, source: str) -> T:
+        assert self.failures is not None
+        unit = self.rec.run_id if len(self.cases) == 1 else c.task.id  # a retry is never a new unit
+        out, _ = retried(step, action, classify=self.failures.classify, policy=self.failures.retry, unit=unit,
+                         source=source, ledger=self.rec.ledger, run_id=self.rec.run_id, round=r)  # fmt: skip
+        return out
+
+    def _failed(self, r: int, c: CaseState, exc: BaseException, where: str, child: str) -> Obeyed:
+        assert self.failures is not None
+        ob = obey(self.failures, exc, "model" if where == "propose" else "candidate")
+        self.rec.log(c.task, r, Role.DECISION, Kind.ERROR_DECISION, detail={
+            "where": where, "error_class": ob.error.error_class.value, "reason": ob.error.reason,
+            "action": ob.action, "candidate": c.candidate.digest, "child": child})  # fmt: skip
+        return ob

@@ -8,7 +8,7 @@ run being resumed). One round (steps 3 to 6 for every active case) is `OneRound`
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +23,7 @@ from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import Keep, assess
 from labkit.loop.engine.ending import CaseState
 from labkit.loop.engine.expand import Confirmation, Expand, Frontier, FrontierLimits, Node, Winner
+from labkit.loop.engine.failure_policy import Failures
 from labkit.loop.engine.one_round import OneRound
 from labkit.loop.engine.recorder import Paid, Prices, Recorder, candidate_json
 from labkit.loop.engine.steps import detail_of
@@ -55,6 +56,8 @@ class Runner(OneRound):
     limits: FrontierLimits = field(default_factory=FrontierLimits)
     confirmation: Confirmation | None = None  # the winner-plus-confirmation ending, if asked for
     prices: Prices = field(default_factory=Prices)
+    failures: Failures | None = None  # classify and obey a failed step (labkit.loop.engine.failure_policy)
+    build: Callable[[Candidate], object] | None = None  # run on each executed candidate inside step 4
     cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from labkit.core.errors import BudgetExhausted
 from labkit.core.types import Decision, DecisionRecord
 from labkit.loop.engine.decide import Keep, decide
 from labkit.loop.engine.ending import CaseState
-from labkit.loop.engine.recorder import Paid, Prices, Recorder
+from labkit.loop.engine.failure_policy import Obeyed
+from labkit.loop.engine.recorder import Paid, Payment, Prices, Recorder
 from labkit.loop.engine.steps import Prepared, prepare
 from labkit.loop.engine.stopping import Step, Verification
 from labkit.loop.engine.strategy import Child, Proposal
@@ -40,6 +42,11 @@ class OneAtATime:
     steps: list[Step]
     verifications: list[Verification]
 
+    if TYPE_CHECKING:  # OneRound's (labkit.loop.engine.one_round), the class mixing this in
+
+        def _prepare(self, r: int, c: CaseState, child: Child, payment: Payment | None) -> Prepared | Obeyed: ...
+        def _check(self, r: int, c: CaseState, p: Prepared) -> Paid: ...
+
     def _policy(self, d: DecisionRecord) -> DecisionRecord:
         """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
         alarm are recorded) and rolled back, and the case goes on with the next proposal."""
@@ -53,10 +60,11 @@ class OneAtATime:
 
     def _priced(
         self, r: int, c: CaseState, children: Sequence[Child], results: dict[int, Paid]
-    ) -> tuple[list[Prepared], BudgetExhausted | None]:
+    ) -> tuple[list[Prepared], BudgetExhausted | Obeyed | None]:
         """Step 4 at its declared price, then step 5, child by child (results go into `results`).
         A child whose step 4 and validation together do not fit what is left is not executed:
-        the budget is exhausted, and the children validated so far are returned with it."""
+        the budget is exhausted, and the children validated so far are returned with it (as
+        they are with a failure whose class stops the case)."""
         assert self.prices.execute is not None
         need = self.prices.execute.upper.cost_units + self.rec.validation_cost
         prepared: list[Prepared] = []
@@ -66,9 +74,11 @@ class OneAtATime:
                 why = f"child {child.name or child.source!r}: step 4 + validation cost {need:g} cost units, {left:g} left"
                 return prepared, BudgetExhausted(why)
             try:
-                p = prepare(self.rec, c.task, r, c.candidate, child, payment=self.prices.execute)
+                p = self._prepare(r, c, child, self.prices.execute)
+                if isinstance(p, Obeyed):
+                    return prepared, p
                 if p.patched is not None:
-                    results[id(p)] = self.rec.check(c.task, r, p.patched)
+                    results[id(p)] = self._check(r, c, p)
             except BudgetExhausted as exc:
                 return prepared, exc
             prepared.append(p)
