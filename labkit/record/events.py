@@ -149,6 +149,10 @@ class StartDetail(TypedDict, total=False):
     rules: list[str]
     case_rules: list[str]
     expand: str  # the expansion policy, when not "hold" (labkit.loop.engine.expand)
+    limits: dict[str, int]  # with a frontier: max_depth, max_children
+    winner_rule: str  # with the winner-plus-confirmation ending: the rule, preregistered
+    limit: float | None  # with a frontier and a budget: its cost-unit limit (None: unlimited)
+    reserve: float  # ... and what it holds for the confirmation
 
 
 class DefineDetail(CaseDetail, total=False):

@@ -48,6 +48,7 @@ class CaseState:
     scored: set[int] = field(default_factory=set)
     frontier: Frontier | None = None  # None: the case holds one state (expand="hold")
     depth: int = 0  # the held state's depth from the start
+    path: tuple[str, ...] = ()  # the held state's route from the start (with a frontier)
     green: list[Node] = field(default_factory=list)  # kept states whose visible suite passes
 
 
@@ -92,9 +93,10 @@ def confirm_winners(
 
 def record_stop(
     rec: Recorder, tasks: Sequence[Task], cases: Mapping[str, CaseState], reached: int,
-    stop: DecisionRecord, error: BaseException | None,
+    stop: DecisionRecord, error: BaseException | None, winners: Mapping[str, Winner] | None = None,
 ) -> None:  # fmt: skip
-    """The run's STOP event (a one-case run's says how its experimental unit ended)."""
+    """The run's STOP event (a one-case run's says how its experimental unit ended; with the
+    winner-plus-confirmation ending, `winners`, a success is a confirmed winner)."""
     record = (
         stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
     )
@@ -107,6 +109,10 @@ def record_stop(
             if held
             else {}
         )
+        if single is not None and winners is not None:  # the unit succeeds only by a confirmed winner
+            w = winners.get(single.id)
+            ok = w is not None and w.confirmed is True
+            unit = {"unit": rid, "status": "success" if ok else "incomplete", **({"confirmed": w.confirmed} if w else {})}
         rec.log(single, reached, Role.DECISION, Kind.STOP,
                 outputs=candidate_json(held.candidate) if held else None,
                 detail={**detail_of(record), "outcome": str(record.outcome), "run": True,

@@ -15,7 +15,8 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from labkit.core.errors import BudgetExhausted
+from labkit.core.error_classes import Classified, ErrorClass
+from labkit.core.errors import BudgetExhausted, IntegrityAlarm, PatchError
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.verdicts import Checked
 from labkit.loop.engine.decide import best, decide
@@ -35,6 +36,12 @@ from labkit.record.events import Kind, Role
 __all__ = ["OneRound"]
 
 T = TypeVar("T")
+# step 4's refusals, classified like the errors they are when a run classifies failures
+_REFUSED: dict[str, Callable[[str], Exception]] = {
+    "integrity": lambda why: IntegrityAlarm([why]),
+    "patch": PatchError,
+    "no-change": PatchError,
+}
 
 
 class OneRound(OneAtATime):
@@ -47,6 +54,7 @@ class OneRound(OneAtATime):
     risk: dict[int, float]
     _before: dict[str, tuple[Candidate, Verdict, str]]
     failures: Failures | None  # None: a model error is the proposal's failure, any other interrupts
+    retests: dict[int, Verdict]  # children verified one at a time (see _priced), by id of their Prepared
     build: Callable[[Candidate], object] | None  # run on each executed candidate inside step 4
 
     if TYPE_CHECKING:  # the Runner's own, used here
@@ -67,8 +75,9 @@ class OneRound(OneAtATime):
                 node = c.frontier.pop()
                 assert node is not None  # an empty frontier stopped the case before the round
                 c.candidate, c.verdict, c.state, c.depth = node.candidate, node.verdict, node.state, node.depth
+                c.path = node.path
             last = c.rounds[-1].attempts if c.rounds else ()
-            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last)
+            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last, c.path)
             asked = self._ask(r, c, situation)
             if asked is None:  # its failure's class stopped the case
                 continue
@@ -129,7 +138,7 @@ class OneRound(OneAtATime):
                 attempts.append(Attempt(p.child, None, None, None, self._policy(p.refusal)))
                 continue
             assert p.patched is not None
-            retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
+            retest = self.retests.pop(id(p), None) or self._verified(r, c, p, results[id(p)])
             self.verifications.append(Verification.of(retest.evidence, c.task.id))
             d = self._policy(decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks))
             attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
@@ -181,7 +190,8 @@ class OneRound(OneAtATime):
         for a in attempts:
             if a is None or a.decision.decision is not Decision.KEEP or a.patched is None or a.retest is None:
                 continue
-            node = Node(a.patched, a.retest, a.child.name or a.patched.label or f"round-{r}", c.depth + 1, len(c.green))
+            name = a.child.name or a.patched.label or f"round-{r}"
+            node = Node(a.patched, a.retest, name, c.depth + 1, len(c.green), (*c.path, name))
             if a.retest.resolved:
                 c.green.append(node)
             elif c.frontier is not None:
@@ -213,7 +223,10 @@ class OneRound(OneAtATime):
         if self.failures is None:
             return once()
         try:
-            return self._retried(once, str(Kind.EXECUTE), r, c, "candidate")
+            p = self._retried(once, str(Kind.EXECUTE), r, c, "candidate")
+            if p.refusal is None or p.refusal.rule not in _REFUSED:
+                return p
+            raise _REFUSED[p.refusal.rule](p.refusal.reason)  # a refusal is a failure to classify too
         except BudgetExhausted:
             raise
         except Exception as exc:  # noqa: BLE001 - classified, recorded, obeyed
@@ -222,6 +235,11 @@ class OneRound(OneAtATime):
                 return ob
             why = f"execute failed ({ob.error.error_class.value}): {type(exc).__name__}: {exc}"
             return Prepared(child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, why, "error-class"))
+
+    def _verified(self, r: int, c: CaseState, p: Prepared, checked: Paid) -> Verdict:
+        """Step 5's record: the child's verdict against the state it was proposed from."""
+        assert p.patched is not None
+        return self.rec.verified(c.task, r, p.patched, checked, c.verdict, f"proposal {p.child.name or r}")
 
     def _check(self, r: int, c: CaseState, p: Prepared) -> Paid:
         """Step 5 on a prepared child; with `failures`, INFRASTRUCTURE is retried (other
@@ -239,7 +257,15 @@ class OneRound(OneAtATime):
 
     def _failed(self, r: int, c: CaseState, exc: BaseException, where: str, child: str) -> Obeyed:
         assert self.failures is not None
-        ob = obey(self.failures, exc, "model" if where == "propose" else "candidate")
+        return self._obeyed(r, c, obey(self.failures, exc, "model" if where == "propose" else "candidate"), where, child)
+
+    def _alarmed(self, r: int, c: CaseState, p: Prepared, verdict: Verdict) -> Obeyed:
+        """An integrity alarm at validation: the class is POLICY_DENIED and the case is quarantined."""
+        why = "integrity alarm: " + "; ".join(verdict.evidence.alarms)
+        ob = Obeyed(Classified(ErrorClass.POLICY_DENIED, "validator", why, True), "quarantine")
+        return self._obeyed(r, c, ob, "verify", p.child.name or p.child.source)
+
+    def _obeyed(self, r: int, c: CaseState, ob: Obeyed, where: str, child: str) -> Obeyed:
         self.rec.log(c.task, r, Role.DECISION, Kind.ERROR_DECISION, detail={
             "where": where, "error_class": ob.error.error_class.value, "reason": ob.error.reason,
             "action": ob.action, "candidate": c.candidate.digest, "child": child})  # fmt: skip

@@ -8,6 +8,7 @@ run being resumed). One round (steps 3 to 6 for every active case) is `OneRound`
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ class Runner(OneRound):
     prices: Prices = field(default_factory=Prices)
     failures: Failures | None = None  # classify and obey a failed step (labkit.loop.engine.failure_policy)
     build: Callable[[Candidate], object] | None = None  # run on each executed candidate inside step 4
+    retests: dict[int, Verdict] = field(default_factory=dict)
     cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
@@ -113,7 +115,7 @@ class Runner(OneRound):
                 "keep": self.keep, "observe": self.observe, "recheck": self.recheck,
                 "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
                 "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
-                **({"expand": self.expand} if self.expand != "hold" else {}),  # hold-one runs record as before
+                **(self._preregistered() if self.expand != "hold" else {}),  # hold-one runs record as before
             })  # fmt: skip
         fresh = [t for t in self.tasks if t.id not in held]
         for task in self.tasks:
@@ -159,6 +161,18 @@ class Runner(OneRound):
         done = [c.done for c in self.cases.values() if c.stop is None] or [0]
         self.reached = max(c.done for c in self.cases.values()) if self.cases else 0
         return min(done) + 1
+
+    def _preregistered(self) -> dict[str, object]:
+        """A frontier run's settings, recorded before any candidate is seen: the expansion policy,
+        its limits, the winner rule and the budget's limit and confirmation reserve."""
+        out: dict[str, object] = {"expand": self.expand, "limits": vars(self.limits)}
+        if self.confirmation is not None:
+            out["winner_rule"] = self.confirmation.rule.name
+        if self.rec.budget is not None:
+            limit = self.rec.budget.limit.cost_units
+            out["limit"] = limit if math.isfinite(limit) else None
+            out["reserve"] = self.rec.budget.confirmation.cost_units
+        return out
 
     def _start_checks(self, task: Task) -> list[Paid]:
         again = partial(self.rec.check, task, 0, task.start, fresh=True)  # each re-run paid, uncached
@@ -227,7 +241,8 @@ class Runner(OneRound):
     def _finish(self, stop: DecisionRecord, error: BaseException | None = None) -> EngineRun:
         if self.confirmation is not None and error is None:
             self.winners = ending.confirm_winners(self.rec, list(self.cases.values()), self.confirmation, self.reached)
-        ending.record_stop(self.rec, self.tasks, self.cases, self.reached, stop, error)
+        winners = self.winners if self.confirmation is not None else None
+        ending.record_stop(self.rec, self.tasks, self.cases, self.reached, stop, error, winners)
         return self._result(stop)
 
     def _result(self, stop: DecisionRecord) -> EngineRun:

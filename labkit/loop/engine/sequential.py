@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from labkit.core.errors import BudgetExhausted
-from labkit.core.types import Decision, DecisionRecord
+from labkit.core.types import Decision, DecisionRecord, Verdict
 from labkit.loop.engine.decide import Keep, decide
 from labkit.loop.engine.ending import CaseState
-from labkit.loop.engine.failure_policy import Obeyed
+from labkit.loop.engine.failure_policy import Failures, Obeyed
 from labkit.loop.engine.recorder import Paid, Payment, Prices, Recorder
 from labkit.loop.engine.steps import Prepared, prepare
 from labkit.loop.engine.stopping import Step, Verification
@@ -41,11 +41,15 @@ class OneAtATime:
     prices: Prices
     steps: list[Step]
     verifications: list[Verification]
+    failures: Failures | None
+    retests: dict[int, Verdict]
 
     if TYPE_CHECKING:  # OneRound's (labkit.loop.engine.one_round), the class mixing this in
 
         def _prepare(self, r: int, c: CaseState, child: Child, payment: Payment | None) -> Prepared | Obeyed: ...
         def _check(self, r: int, c: CaseState, p: Prepared) -> Paid: ...
+        def _verified(self, r: int, c: CaseState, p: Prepared, checked: Paid) -> Verdict: ...
+        def _alarmed(self, r: int, c: CaseState, p: Prepared, verdict: Verdict) -> Obeyed: ...
 
     def _policy(self, d: DecisionRecord) -> DecisionRecord:
         """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
@@ -77,8 +81,11 @@ class OneAtATime:
                 p = self._prepare(r, c, child, self.prices.execute)
                 if isinstance(p, Obeyed):
                     return prepared, p
-                if p.patched is not None:
+                if p.patched is not None:  # validated and recorded before the next child runs
                     results[id(p)] = self._check(r, c, p)
+                    self.retests[id(p)] = v = self._verified(r, c, p, results[id(p)])
+                    if v.quarantined and self.failures is not None:
+                        return [*prepared, p], self._alarmed(r, c, p, v)
             except BudgetExhausted as exc:
                 return prepared, exc
             prepared.append(p)

@@ -171,12 +171,12 @@ def upper_of(strategy: Strategy) -> Usage:
 
 def situation_for(
     rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str,
-    attempts: Iterable[Attempt] = (),
+    attempts: Iterable[Attempt] = (), path: tuple[str, ...] = (),
 ) -> Situation:  # fmt: skip
     """What a strategy may read: the held candidate and its *visible* verdict, and last round's
     children with their decisions and visible verdicts — never hidden results."""
     tried = tuple(tried_of(a) for a in attempts)
-    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite, tried)
+    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite, tried, path)
 
 
 def tried_of(a: Attempt) -> Tried:
