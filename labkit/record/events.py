@@ -150,6 +150,7 @@ class StartDetail(TypedDict, total=False):
     case_rules: list[str]
     expand: str  # the expansion policy, when not "hold" (labkit.loop.engine.expand)
     limits: dict[str, int]  # with a frontier: max_depth, max_children
+    prices: dict[str, float]  # ... and its price list in cost units, by budget kind
     winner_rule: str  # with the winner-plus-confirmation ending: the rule, preregistered
     limit: float | None  # with a frontier and a budget: its cost-unit limit (None: unlimited)
     reserve: float  # ... and what it holds for the confirmation
@@ -289,6 +290,7 @@ class DecideDetail(CaseDetail, total=False):
     cost_so_far: float
     children: list[dict[str, str]]  # every child's decision
     frontier: int  # states waiting on the case's frontier after the decision (expand != "hold")
+    unexecuted: list[str]  # children the budget could not execute (then the run stopped)
 
 
 class ErrorClassDetail(CaseDetail, total=False):

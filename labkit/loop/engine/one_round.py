@@ -55,6 +55,7 @@ class OneRound(OneAtATime):
     _before: dict[str, tuple[Candidate, Verdict, str]]
     failures: Failures | None  # None: a model error is the proposal's failure, any other interrupts
     retests: dict[int, Verdict]  # children verified one at a time (see _priced), by id of their Prepared
+    unexecuted: dict[str, tuple[str, ...]]  # per case: children the budget could not execute this round
     build: Callable[[Candidate], object] | None  # run on each executed candidate inside step 4
 
     if TYPE_CHECKING:  # the Runner's own, used here
@@ -92,8 +93,9 @@ class OneRound(OneAtATime):
                 work.append((c, proposal, obs, prepared))
                 if isinstance(ended, Obeyed):  # decided below, then the case stops
                     halted[c.task.id] = ended
-                elif ended is not None:
+                elif ended is not None:  # the children not executed are recorded with the decision
                     exhausted = ended
+                    self.unexecuted[c.task.id] = tuple(ch.name or ch.source for ch in proposal.children[len(prepared) :])
                     break
                 continue
             prepared = []
@@ -115,10 +117,7 @@ class OneRound(OneAtATime):
                 risk += self._decide(r, c, proposal, obs, prepared, results)
         self.risk[r] = risk
         for cid, ob in halted.items():
-            c = self.cases[cid]
-            if c.stop is None:
-                why = f"{ob.error.error_class.value}: {ob.error.reason} ({ob.words})"
-                self._case_stop(c, r, StopRecord(Decision.STOP, why, ob.rule, Stop.ESCALATE, cid))
+            self._halt(r, self.cases[cid], ob)
         active = [c for c, *_ in work]  # every active case, unless the budget ran out mid-round
         scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
         for c, score in zip(active, scores, strict=True):
@@ -167,6 +166,7 @@ class OneRound(OneAtATime):
         else:
             self.steps.append(Step.of(c.task.id, r, c.verdict.evidence))
         cause = proposal.record.hypothesis.cause if proposal.record else ""
+        unrun = self.unexecuted.pop(c.task.id, ())
         if decision.decision is Decision.ROLL_BACK and cause:
             c.rejected.append(cause)
         rnd = Round(r, held, held_verdict, proposal, obs,
@@ -179,6 +179,7 @@ class OneRound(OneAtATime):
                              "offered": chosen.child.name if chosen else "", "cause": cause, "lines": risk,
                              "cost_so_far": self.rec.usage.cost_units,
                              **({"frontier": len(c.frontier.waiting)} if c.frontier is not None else {}),
+                             **({"unexecuted": list(unrun)} if unrun else {}),
                              "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts]})  # fmt: skip
         if decision.decision is Decision.STOP:
             self._case_stop(c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id))
@@ -212,7 +213,7 @@ class OneRound(OneAtATime):
         except Exception as exc:  # noqa: BLE001 - classified, recorded, obeyed
             ob = self._failed(r, c, exc, "propose", "")
             if ob.action != "continue":
-                self._case_stop(c, r, StopRecord(Decision.STOP, f"{ob.error.reason} ({ob.words})", ob.rule, Stop.ESCALATE, c.task.id))
+                self._halt(r, c, ob)
                 return None
             return Proposal(failure=f"{ob.error.error_class.value}: {exc}"), ()
 
@@ -258,6 +259,12 @@ class OneRound(OneAtATime):
     def _failed(self, r: int, c: CaseState, exc: BaseException, where: str, child: str) -> Obeyed:
         assert self.failures is not None
         return self._obeyed(r, c, obey(self.failures, exc, "model" if where == "propose" else "candidate"), where, child)
+
+    def _halt(self, r: int, c: CaseState, ob: Obeyed) -> None:
+        """Stop a case its failure's class stopped (or quarantined)."""
+        if c.stop is None:
+            why = f"{ob.error.error_class.value}: {ob.error.reason} ({ob.words})"
+            self._case_stop(c, r, StopRecord(Decision.STOP, why, ob.rule, Stop.ESCALATE, c.task.id))
 
     def _alarmed(self, r: int, c: CaseState, p: Prepared, verdict: Verdict) -> Obeyed:
         """An integrity alarm at validation: the class is POLICY_DENIED and the case is quarantined."""

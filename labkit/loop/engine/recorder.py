@@ -76,6 +76,13 @@ class Prices:
     execute: Payment | None = None
     start: bool = True  # False: each start's verdict is the task's input (a search's baseline), not billed
 
+    def listed(self, validation: float) -> dict[str, float]:
+        """The fixed prices in cost units, by budget kind (a measured price is listed at its cap)."""
+        out = {str(self.propose.kind): self.propose.upper.cost_units}
+        if self.execute is not None:
+            out[str(self.execute.kind)] = self.execute.upper.cost_units
+        return {**out, str(Kind.VERIFY): validation}
+
 
 def candidate_json(c: Candidate) -> str:
     return json.dumps({"label": c.label, "parent": c.parent, "files": dict(c.files)}, sort_keys=True)

@@ -60,6 +60,7 @@ class Runner(OneRound):
     failures: Failures | None = None  # classify and obey a failed step (labkit.loop.engine.failure_policy)
     build: Callable[[Candidate], object] | None = None  # run on each executed candidate inside step 4
     retests: dict[int, Verdict] = field(default_factory=dict)
+    unexecuted: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
@@ -164,8 +165,8 @@ class Runner(OneRound):
 
     def _preregistered(self) -> dict[str, object]:
         """A frontier run's settings, recorded before any candidate is seen: the expansion policy,
-        its limits, the winner rule and the budget's limit and confirmation reserve."""
-        out: dict[str, object] = {"expand": self.expand, "limits": vars(self.limits)}
+        its limits, its price list, the winner rule and the budget's limit and confirmation reserve."""
+        out: dict[str, object] = {"expand": self.expand, "limits": vars(self.limits), "prices": self.prices.listed(self.rec.validation_cost)}
         if self.confirmation is not None:
             out["winner_rule"] = self.confirmation.rule.name
         if self.rec.budget is not None:
