@@ -1,4 +1,7 @@
-"""Frontier search on the api_change case: the SPEC §7 trace from a real run, and the rules."""
+"""Frontier search on the api_change case: the SPEC §7 trace from a real run, and the rules.
+
+The search is a configuration of `engine.run` (labkit.loop.search.search_run); what it did is
+read back from the engine's events (labkit.loop.search.readback)."""
 
 from __future__ import annotations
 
@@ -11,14 +14,24 @@ import pytest
 from labkit.core.error_classes import RetryPolicy, UnknownEffect
 from labkit.core.errors import MissingKey, ModelUnavailable
 from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.units import units_in
 from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.loop.search.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
-from labkit.loop.search.host import Host, run_search
-from labkit.loop.search.search_case import RouteStrategy, Spend, case_host, costs_of, spend
+from labkit.loop.search.readback import Step, read_search
+from labkit.loop.search.search_case import (
+    RouteStrategy,
+    Spend,
+    byte_compile,
+    costs_of,
+    environment_of,
+    spend,
+    task_of,
+)
+from labkit.loop.search.search_run import run_search
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 
@@ -46,15 +59,23 @@ def baseline(case: SearchCase, validator: Validator) -> Verdict:
 
 
 def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: float = 15,
-           reserve: float = 2, strategy: Any = None, host: Host | None = None,
+           reserve: float = 2, strategy: Any = None, hidden: AcceptanceSuite | None = None,
            **kw: Any) -> tuple[Any, Ledger, Budget]:  # fmt: skip
     led = Ledger()
     budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
                     run_id="task-1")  # fmt: skip
-    result = run_search(case.case.start, baseline, strategy or RouteStrategy(case),
-                        host or case_host(case, Checker(validator), led, "task-1"), budget, costs_of(case), ledger=led,
-                        run_id="task-1", case=case.case.name, **kw)  # fmt: skip
+    task = task_of(case) if hidden is None else replace(task_of(case), hidden=hidden)
+    checker = Checker(validator)
+    kw.setdefault("build", byte_compile)
+    result = run_search(task, strategy or RouteStrategy(case), checker, budget, costs_of(case), ledger=led,
+                        run_id="task-1", environment=environment_of(case, checker), **kw).result  # fmt: skip
+    assert case.checks.read(baseline.evidence).failures == result.baseline_run.failures  # the engine's own start
     return result, led, budget
+
+
+def steps(led: Ledger, case: SearchCase) -> list[Step]:
+    """The search's steps, read back from the engine's events."""
+    return read_search(led, "task-1", case.checks).steps
 
 
 # -- the case material -----------------------------------------------------------------
@@ -121,10 +142,9 @@ def test_worked_trace_search_12_confirmation_2_total_14_one_left(
 def test_three_branches_of_one_task_are_one_experimental_unit(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    result, led, _ = search(case, validator, baseline, unit="task-1")
-    events = [e for e in led.events("task-1") if e.role == "search"]
-    assert len([e for e in events if e.kind == "branch"]) == 3
-    assert units_in(e.detail for e in events) == {"task-1"}
+    result, led, _ = search(case, validator, baseline)
+    assert len([s for s in steps(led, case) if s.kind == "branch"]) == 3
+    assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}  # every event naming a unit
 
 
 def test_without_the_reserve_the_task_is_incomplete(
@@ -140,8 +160,9 @@ def test_without_the_reserve_the_task_is_incomplete(
 def test_a_failed_confirmation_leaves_the_task_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    host = replace(case_host(case, Checker(validator), Ledger(), "x"), confirm=lambda c: False)  # a stricter final set
-    result, _, _ = search(case, validator, baseline, host=host)
+    strict = AcceptanceSuite("a stricter final set (sealed)", {"final/test_strict.py": "def test_strict():\n    assert False\n"},
+                             ("final/test_strict.py::test_strict",), ())  # fmt: skip
+    result, _, _ = search(case, validator, baseline, hidden=strict)
     assert result.winner is not None and result.confirmed is False
     assert (result.status, result.reason) == ("incomplete", "confirmation_failed")
 
@@ -162,8 +183,11 @@ def test_the_winner_rule_is_registered_before_any_candidate(
 ) -> None:
     rule = WinnerRule("first sealed", lambda s, start: s.order)
     _, led, _ = search(case, validator, baseline, rule=rule)
-    kinds = [(e.kind, e.detail.get("rule")) for e in led.events("task-1") if e.role == "search"]
+    kinds = [(s.kind, s.detail.get("rule")) for s in steps(led, case)]
     assert kinds[0] == ("define", "first sealed") and kinds[1][0] == "expand"
+    start = next(e for e in led.events("task-1") if e.kind == "start")  # preregistered by the engine
+    assert start.detail["winner_rule"] == "first sealed" and start.seq < min(
+        e.seq for e in led.events("task-1") if e.kind == "generate" and e.round > 0)
     with pytest.raises(SearchError, match="registered up front"):
         search(case, validator, baseline, rule=lambda s: 0)
 
@@ -177,7 +201,7 @@ def test_a_sealed_candidate_is_immutable_and_changes_inherit_nothing(
         seal.route = "other"  # type: ignore[misc]
     changed = seal.candidate.with_files({**seal.candidate.files, "app/extra.py": "x = 1\n"})
     assert seal.covers(seal.candidate) and not seal.covers(changed)
-    recorded = [e.detail for e in led.events("task-1") if e.kind == "seal"]
+    recorded = [s.detail for s in steps(led, case) if s.kind == "seal"]
     assert recorded == [dict(recorded[0], seal=seal.digest, candidate=seal.candidate.digest)]
 
 
@@ -206,17 +230,16 @@ def test_an_integrity_alarm_quarantines_and_stops_incomplete(
     assert (result.status, result.reason, result.winner) == (
         "incomplete", "integrity_or_effect_unresolved", None)  # fmt: skip
     assert result.branches[-1].outcome == "quarantined"
-    assert any(e.kind == "quarantine" for e in led.events("task-1"))
+    assert any(s.kind == "quarantine" for s in steps(led, case))
 
 
 def test_an_unknown_effect_quarantines(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    def execute(parent: Candidate, child: Child, rnd: int) -> Candidate:
+    def deploy(candidate: Candidate) -> None:  # run inside the engine's step 4 on each executed route
         raise UnknownEffect("the deploy step timed out after sending", action="deploy")
 
-    host = replace(case_host(case, Checker(validator), Ledger(), "x"), execute=execute)
-    result, led, _ = search(case, validator, baseline, host=host)
+    result, led, _ = search(case, validator, baseline, build=deploy)
     assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
     decisions = [e.detail for e in led.events("task-1") if e.kind == "decision"]
     assert decisions[0]["error_class"] == "UNKNOWN_EFFECT" and decisions[0]["action"] == "quarantine"
@@ -238,7 +261,7 @@ def test_the_host_truncates_to_max_children(
     first = result.expansions[0]
     assert (first.proposed, first.kept) == (3, 2)
     assert [b.name for b in result.branches if b.expansion == 1] == [A, B]
-    expand = next(e for e in led.events("task-1") if e.kind == "expand")
+    expand = next(s for s in steps(led, case) if s.kind == "expand")
     assert expand.detail["truncated"] == 1
 
 
@@ -315,7 +338,7 @@ def test_infrastructure_is_retried_uniformly_and_billed(
     retries = [e.detail for e in led.events("task-1") if e.kind == "retry"]
     assert len(retries) == 1 and retries[0]["original_failure"].startswith("ModelUnavailable")
     assert spend(led, "task-1", 30).by_kind["generate"] >= 6  # the failed attempt was paid
-    assert units_in(e.detail for e in led.events("task-1") if e.role in ("search", "control")) == {"task-1"}
+    assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}
 
 
 def test_policy_denied_stops_the_search(
@@ -338,22 +361,19 @@ def test_search_drives_the_engines_per_candidate_steps(
 ) -> None:
     checker = Checker(validator)
     led = Ledger()
-    host = case_host(case, checker, led, "task-1")
     budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="task-1")
-    run_search(case.case.start, baseline, RouteStrategy(case), host, budget, costs_of(case),
-               ledger=led, run_id="task-1")  # fmt: skip
+    run_search(task_of(case), RouteStrategy(case), checker, budget, costs_of(case), ledger=led, run_id="task-1")
     events = led.events("task-1")
-    generated = [e.detail["proposal"] for e in events if (e.role, e.kind) == ("executor", "generate")]
-    verified = [e.detail["why"] for e in events if (e.role, e.kind) == ("validator", "verify")]
+    generated = [e.detail["proposal"] for e in events if (e.role, e.kind) == ("executor", "generate") and e.round]
+    verified = [e.detail["why"] for e in events if (e.role, e.kind) == ("validator", "verify") and e.detail["retest"]]
     assert generated == [A, B, C]  # the engine's step 4 recorded each child
-    assert verified == ["search: development checks"] * 3  # the engine's steps 2/5 validated them
-    assert checker.runs == 3
+    assert verified == [f"proposal {n}" for n in (A, B, C)]  # the engine's step 5 validated them
+    assert checker.runs == 4  # the start (the task's input, not billed) and the three routes
     # the same candidates again: the engine's verdict cache answers, the declared costs are still paid
     led2 = Ledger()
     budget2 = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led2, run_id="again")
-    run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led2, "again"),
-               budget2, costs_of(case), ledger=led2, run_id="again")  # fmt: skip
-    assert checker.runs == 3 and spend(led2, "again", 15).search == 12
+    run_search(task_of(case), RouteStrategy(case), checker, budget2, costs_of(case), ledger=led2, run_id="again")
+    assert checker.runs == 4 and spend(led2, "again", 15).search == 12
 
 
 def test_an_alarm_at_verification_quarantines_too(

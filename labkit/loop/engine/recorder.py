@@ -162,8 +162,9 @@ class Recorder:
         return out
 
     def check(
-        self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False
-    ) -> Paid:
+        self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False,
+        given: bool = False,
+    ) -> Paid:  # fmt: skip
         """One validation through the cache, paid through the budget as this run's own.
 
         The price depends on this run alone, never on what the shared cache holds: the first
@@ -175,9 +176,10 @@ class Recorder:
         it stays free even if the verdict was not cached (a timeout or alarm is never stored) so
         that the price never depends on the cache's state. A `fresh` re-run (probing
         flakiness) is a deliberate extra validation: always paid. The hidden suite is the lab's
-        scoring: never paid. Wall time is measured as spent (0 on a cache hit)."""
+        scoring: never paid; nor is a `given` verdict, the task's input (a search's start).
+        Wall time is measured as spent (0 on a cache hit)."""
         suite = task.hidden if hidden and task.hidden is not None else task.suite
-        if hidden:  # the lab's scoring, not something the loop pays for
+        if hidden or given:  # the lab's scoring, or the task's input: not something the loop pays for
             ch = self.checker.check(candidate, suite, use_cache=not fresh)
             return Paid(ch.verdict, ch.cached, 0.0)
         key = (candidate.digest, suite.digest, self.checker.id)

@@ -177,10 +177,15 @@ class Runner(OneRound):
 
     def _start_checks(self, task: Task) -> list[Paid]:
         again = partial(self.rec.check, task, 0, task.start, fresh=True)  # each re-run paid, uncached
-        return rerun(self.rec.check(task, 0, task.start), again, self.recheck, lambda p: p.verdict.evidence)
+        first = self.rec.check(task, 0, task.start, given=not self.prices.start)
+        return rerun(first, again, self.recheck, lambda p: p.verdict.evidence)
 
     def _score_check(self, task: Task, candidate: Candidate) -> Checked | None:
-        return self.rec.check(task, 0, candidate, hidden=True) if task.hidden is not None else None
+        """Hidden scoring, unless the hidden suite is the sealed final set the run confirms on:
+        then only the winner's pass/fail ever comes out of it, and rounds are scored visibly."""
+        if task.hidden is None or self.confirmation is not None:
+            return None
+        return self.rec.check(task, 0, candidate, hidden=True)
 
     def _map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
         """Validation work in parallel when nothing is paid through a budget (it is not shared)."""

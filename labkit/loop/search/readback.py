@@ -55,6 +55,7 @@ class Step:
     detail: dict[str, Any]
     search_spent: float
     confirm_spent: float
+    seq: int  # the engine event it was read from (its number in the ledger)
 
 
 @dataclass
@@ -100,12 +101,14 @@ class _Reader:
     pending: tuple[str, str, str] | None = None  # the child executed last: (name, digest, output hash)
     stopped: dict[str, Any] | None = None  # the run's STOP detail
     start_state: str = "start"
+    seq: int = 0  # the event being read
+    stop_seq: int = 0
     prices: dict[str, float] = field(default_factory=dict)
     limit: float = math.inf
     reserve: float = 0.0
 
     def step(self, kind: Kind, detail: dict[str, Any]) -> dict[str, Any]:
-        self.steps.append(Step(kind, detail, self.search, self.confirm))
+        self.steps.append(Step(kind, detail, self.search, self.confirm, self.seq))
         return detail
 
     def state_key(self, node: _Node) -> str:
@@ -130,7 +133,7 @@ class _Reader:
     # -- the events ------------------------------------------------------------------------
 
     def read(self, e: Event) -> None:
-        d = dict(e.detail)
+        self.seq, d = e.seq, dict(e.detail)
         if e.role == Role.BUDGET:
             if d.get("status") in _SETTLED:
                 if d.get("from_reserve"):
@@ -166,7 +169,7 @@ class _Reader:
             self.step(Kind.CONFIRM, {"seal": self.seal_of(str(d.get("state"))), "confirmed": d.get("confirmed"),
                                      "reason": d.get("reason", ""), "spent": e.cost_units, "state": d.get("state")})  # fmt: skip
         elif key == (Role.DECISION, Kind.STOP) and d.get("run"):
-            self.stopped = d
+            self.stopped, self.stop_seq = d, e.seq
 
     def candidate(self, output_hash: str) -> Candidate:
         return candidate_from_json(self.ledger.get(output_hash))
@@ -237,7 +240,8 @@ class _Reader:
                 s = self.sealed[-1]
                 seal = {"name": b["name"], "state": b["state"], "candidate": b["candidate"], "evidence": s.evidence,
                         "seal": s.digest}  # fmt: skip
-                self.steps.insert(i + 1, Step(Kind.SEAL, seal, self.steps[i].search_spent, self.steps[i].confirm_spent))
+                at = self.steps[i]
+                self.steps.insert(i + 1, Step(Kind.SEAL, seal, at.search_spent, at.confirm_spent, at.seq))
             elif (node.candidate.digest, b["name"]) in self.queued or len(node.path) >= self.limits.get("max_depth", 3):
                 b.update(outcome="not expanded", reason="state already visited or at max depth")
             else:
@@ -275,6 +279,7 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
     reason = _REASONS.get(rule, f"stopped: {rule}")
     if rule == "error-class":
         reason = f"stopped: {str(stop.get('reason', '')).split(':')[0]}"
+    r.seq = r.stop_seq
     if rule == "budget":
         r.budget_stop(str(stop.get("reason", "")))
     confirm = next((s.detail for s in r.steps if s.kind == Kind.CONFIRM), None)

@@ -112,9 +112,8 @@ def search_run(
     out = run_search(task_of(case), strategy or RouteStrategy(case), checker, budget, costs_of(case),
                      limits=limits_ or SearchLimits(), rule=rule, ledger=ledger, run_id=run_id,
                      retry=retry or RetryPolicy(), build=byte_compile, environment=environment_of(case, checker))  # fmt: skip
-    if baseline is not None:
-        if case.checks.read(baseline.evidence).failures != out.result.baseline_run.failures:
-            raise SearchError("the given baseline and the run's own start verdict fail different dev checks")
+    if baseline is not None and case.checks.read(baseline.evidence).failures != out.result.baseline_run.failures:
+        raise SearchError("the given baseline and the run's own start verdict fail different dev checks")
     return out
 
 
