@@ -160,7 +160,7 @@ class _Reader:
         elif key == (Role.EXECUTOR, Kind.GENERATE) and e.round > 0:
             self.pending = (str(d.get("proposal", "")), str(d.get("candidate", "")), e.output_hash)
         elif key == (Role.VALIDATOR, Kind.VERIFY):
-            self.verified(e)
+            self.child_verdict(e)
         elif key == (Role.DECISION, Kind.ERROR_DECISION):
             self.failed(e.round, d)
         elif key == (Role.DECISION, Kind.DECIDE):
@@ -188,7 +188,7 @@ class _Reader:
                                 "proposed": proposed, "kept": kept, "truncated": proposed - kept,
                                 "failure": failure})  # fmt: skip
 
-    def verified(self, e: Event) -> None:
+    def child_verdict(self, e: Event) -> None:
         assert self.expanded is not None and self.pending is not None
         name, digest, out = self.pending
         v = verdict_from_json(e.evidence_value["verdict"])
