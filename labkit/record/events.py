@@ -79,9 +79,10 @@ class Kind(StrEnum):
     BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
     EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
-    # -- frontier search (labkit.loop.search.host) and the control plane's retries ----------------
-    # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
-    # search's own detail fields (labkit.record.search_events). EXECUTE and CONFIRM are also paid kinds.
+    # -- frontier search and the control plane's retries -------------------------------------------
+    # Role SEARCH events were written by the search's own loop until session 33 (its ledgers still
+    # read: labkit.record.search_events); the search now runs on the engine, which records a failed
+    # step's class as ERROR_DECISION (role DECISION). EXECUTE and CONFIRM are also paid kinds.
     EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)
     EXPAND = "expand"  # one state of the frontier expanded: one shared generation
     BRANCH = "branch"  # one child of an expansion: executed, verified, and what became of it

@@ -68,7 +68,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.SELECT): xe.SelectDetail,  # the selector cascade (judging.cascade)
     (Role.HUMAN, Kind.EXPOSE): xe.ExposeDetail,  # a final set authorised as development material
     (Role.CONTROL, Kind.BATCH): xe.BatchDetail,  # batches of units (arms.incidents)
-    # -- the frontier search (labkit.loop.search.host) -------------------------------------------
+    # -- the frontier search's own loop, until session 33 (its ledgers still read; nothing writes it now)
     (Role.SEARCH, Kind.DEFINE): se.SearchDefineDetail,
     (Role.SEARCH, Kind.EXPAND): se.ExpandDetail,
     (Role.SEARCH, Kind.BRANCH): se.BranchDetail,
