@@ -79,10 +79,8 @@ class Kind(StrEnum):
     BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
     EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
-    # -- frontier search and the control plane's retries -------------------------------------------
-    # Role SEARCH events were written by the search's own loop until session 33 (its ledgers still
-    # read: labkit.record.search_events); the search now runs on the engine, which records a failed
-    # step's class as ERROR_DECISION (role DECISION). EXECUTE and CONFIRM are also paid kinds.
+    # -- frontier search (role SEARCH: its own loop's, until session 33; ledgers still read) and
+    # classified failures (role DECISION: the engine's). EXECUTE and CONFIRM are also paid kinds.
     EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)
     EXPAND = "expand"  # one state of the frontier expanded: one shared generation
     BRANCH = "branch"  # one child of an expansion: executed, verified, and what became of it
@@ -292,17 +290,6 @@ class DecideDetail(CaseDetail, total=False):
     children: list[dict[str, str]]  # every child's decision
     frontier: int  # states waiting on the case's frontier after the decision (expand != "hold")
     unexecuted: list[str]  # children the budget could not execute (then the run stopped)
-
-
-class ErrorClassDetail(CaseDetail, total=False):
-    """A failed step, classified, and what its class left the engine to do (engine.failure_policy)."""
-
-    where: str  # propose | execute | verify
-    error_class: str
-    reason: str
-    action: str  # continue (the child or expansion ends) | stop | quarantine
-    candidate: str  # the state the failed step started from
-    child: str  # the child being executed or verified ("" at propose)
 
 
 class WinnerDetail(CaseDetail, total=False):

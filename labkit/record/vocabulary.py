@@ -46,7 +46,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.RESUME): ev.ResumeDetail,
     (Role.DECISION, Kind.STOP): ev.StopDetail,
     (Role.DECISION, Kind.CONFIRM): ev.WinnerDetail,  # the winner-plus-confirmation ending
-    (Role.DECISION, Kind.ERROR_DECISION): ev.ErrorClassDetail,  # a failed step's class, obeyed
+    (Role.DECISION, Kind.ERROR_DECISION): se.ErrorClassDetail,  # a failed step's class, obeyed
     # -- an experiment around the engine (labkit.experiments.arms.run) ----------------------
     (Role.EXPERIMENT, Kind.DEFINE): xe.ArmDefineDetail,
     (Role.EXPERIMENT, Kind.STOP): ev.StopDetail,
