@@ -13,6 +13,7 @@ for each, how the task ended — where it turns incomplete.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -111,13 +112,28 @@ class Sweep:
 
 
 def sweep(
-    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float
-) -> list[Sweep]:
-    """The real search on `case` at each total budget (same reserve, same scripted routes)."""
-    out = []
-    for total in totals:
+    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float,
+    *, workers: int = 2,
+) -> list[Sweep]:  # fmt: skip
+    """The real search on `case` at each total budget (same reserve, same scripted routes).
+
+    Each total is its own run (its own ledger and budget; what it pays never depends on the
+    shared verdict cache), so the order only moves wall time: the largest total runs first,
+    alone, and validates every candidate a smaller one reaches; the others then run `workers`
+    at a time, their dev checks answered by the cache, each still running its own sealed
+    confirmation (never cached)."""
+
+    def one(total: float) -> Sweep:
         run_id = f"sweep-{total:g}"
         led = Ledger()
         result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
-        out.append(Sweep(total, reserve, result, tuple(steps(led, run_id, case.checks, environment_of(case, checker))), led))
-    return out
+        return Sweep(total, reserve, result, tuple(steps(led, run_id, case.checks, environment_of(case, checker))), led)
+
+    if not totals:
+        return []
+    first = max(totals)
+    done = {first: one(first)}
+    rest = [t for t in totals if t != first]
+    with ThreadPoolExecutor(max_workers=max(workers, 1)) as pool:
+        done.update(zip(rest, pool.map(one, rest), strict=True))
+    return [done[t] for t in totals]
