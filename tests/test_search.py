@@ -6,36 +6,28 @@ read back from the engine's events (labkit.loop.search.readback)."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
-from typing import Any
 
 import pytest
+from search_runs import A, B, C, Script, search, steps
 
-from labkit.core.error_classes import RetryPolicy, UnknownEffect
-from labkit.core.errors import MissingKey, ModelUnavailable
-from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.core.types import Candidate, Usage, Verdict
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.units import units_in
-from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child
 from labkit.loop.search.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
-from labkit.loop.search.readback import Step, read_search
 from labkit.loop.search.search_case import (
     RouteStrategy,
     Spend,
-    byte_compile,
     costs_of,
-    environment_of,
     spend,
     task_of,
 )
 from labkit.loop.search.search_run import run_search
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
-
-A, B, C = "A restore the old API", "B add a compatibility layer", "C fix the callers"
 
 
 @pytest.fixture(scope="module")
@@ -56,26 +48,6 @@ def validator(checker: Checker) -> Validator:
 @pytest.fixture(scope="module")
 def baseline(case: SearchCase, validator: Validator) -> Verdict:
     return validator.run(case.case.start, case.suite)
-
-
-def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: float = 15,
-           reserve: float = 2, strategy: Any = None, hidden: AcceptanceSuite | None = None,
-           **kw: Any) -> tuple[Any, Ledger, Budget]:  # fmt: skip
-    led = Ledger()
-    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
-                    run_id="task-1")  # fmt: skip
-    task = task_of(case) if hidden is None else replace(task_of(case), hidden=hidden)
-    checker = Checker(validator)
-    kw.setdefault("build", byte_compile)
-    result = run_search(task, strategy or RouteStrategy(case), checker, budget, costs_of(case), ledger=led,
-                        run_id="task-1", environment=environment_of(case, checker), **kw).result  # fmt: skip
-    assert case.checks.read(baseline.evidence).failures == result.baseline_run.failures  # the engine's own start
-    return result, led, budget
-
-
-def steps(led: Ledger, case: SearchCase) -> list[Step]:
-    """The search's steps, read back from the engine's events."""
-    return read_search(led, "task-1", case.checks).steps
 
 
 # -- the case material -----------------------------------------------------------------
@@ -205,46 +177,6 @@ def test_a_sealed_candidate_is_immutable_and_changes_inherit_nothing(
     assert recorded == [dict(recorded[0], seal=seal.digest, candidate=seal.candidate.digest)]
 
 
-@dataclass
-class Script:
-    """A scripted generator (simulated): a fixed list of children at the root, then nothing."""
-
-    children: tuple[Child, ...]
-    name: str = "scripted"
-    simulated: bool = True
-    calls: int = 0
-
-    def propose(self, situation: Situation) -> Proposal:
-        self.calls += 1
-        return Proposal(children=self.children if situation.state == "start" else ())
-
-
-def test_an_integrity_alarm_quarantines_and_stops_incomplete(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    tamper = Candidate({**case.case.start.files, "tests/test_callers.py": "def test_x(): pass\n"})
-    fix = case.case.patches["fix_callers"]
-    strategy = Script((Child(patch=fix, name=C), Child(target=tamper, name="tamper")))
-    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30)
-    assert [s.route for s in result.sealed] == [C]  # a sealed candidate does not save the task
-    assert (result.status, result.reason, result.winner) == (
-        "incomplete", "integrity_or_effect_unresolved", None)  # fmt: skip
-    assert result.branches[-1].outcome == "quarantined"
-    assert any(s.kind == "quarantine" for s in steps(led, case))
-
-
-def test_an_unknown_effect_quarantines(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    def deploy(candidate: Candidate) -> None:  # run inside the engine's step 4 on each executed route
-        raise UnknownEffect("the deploy step timed out after sending", action="deploy")
-
-    result, led, _ = search(case, validator, baseline, build=deploy)
-    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
-    decisions = [e.detail for e in led.events("task-1") if e.kind == "decision"]
-    assert decisions[0]["error_class"] == "UNKNOWN_EFFECT" and decisions[0]["action"] == "quarantine"
-
-
 def test_an_empty_generation_still_costs_an_expansion_and_its_spend(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
@@ -298,59 +230,6 @@ def test_states_are_keyed_on_artifact_environment_and_hypothesis() -> None:
     assert len(keys) == 4 and State(c, "env", "h", depth=2).key == State(c, "env", "h").key
 
 
-# -- error classes drive the search ------------------------------------------------------
-
-
-def test_a_patch_that_does_not_apply_ends_that_branch_only(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    broken = Patch("--- a/app/nope.py\n+++ b/app/nope.py\n@@ -1 +1 @@\n-a\n+b\n", "broken")
-    fix = case.case.patches["fix_callers"]
-    strategy = Script((Child(patch=broken, name="broken"), Child(patch=fix, name=C)))
-    result, led, _ = search(case, validator, baseline, strategy=strategy)
-    assert [(b.name, b.outcome, b.error_class) for b in result.branches] == [
-        ("broken", "execute failed", "INVALID_ARGUMENT"), (C, "sealed", "")]  # fmt: skip
-    assert result.success
-
-
-class Flaky:
-    """A generator whose model is down `failures` times, then proposes the case routes."""
-
-    name = "flaky model (simulated)"
-    simulated = True
-
-    def __init__(self, case: SearchCase, errors: list[Exception]) -> None:
-        self.inner, self.errors = RouteStrategy(case), errors
-
-    def propose(self, situation: Situation) -> Proposal:
-        if self.errors:
-            raise self.errors.pop(0)
-        return self.inner.propose(situation)
-
-
-def test_infrastructure_is_retried_uniformly_and_billed(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    strategy = Flaky(case, [ModelUnavailable("503")])
-    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30,
-                            retry=RetryPolicy(infrastructure_retries=1))  # fmt: skip
-    assert result.success
-    retries = [e.detail for e in led.events("task-1") if e.kind == "retry"]
-    assert len(retries) == 1 and retries[0]["original_failure"].startswith("ModelUnavailable")
-    assert spend(led, "task-1", 30).by_kind["generate"] >= 6  # the failed attempt was paid
-    assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}
-
-
-def test_policy_denied_stops_the_search(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    strategy = Flaky(case, [MissingKey("OPENAI_API_KEY is not set")])
-    result, led, _ = search(case, validator, baseline, strategy=strategy)
-    assert (result.status, result.reason) == ("incomplete", "policy_denied")
-    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
-    assert decision["error_class"] == "POLICY_DENIED" and decision["action"] == "stop"
-
-
 def test_spend_arithmetic() -> None:
     s = Spend(12, 2, 15, {})
     assert (s.total, s.left) == (14, 1)
@@ -374,15 +253,3 @@ def test_search_drives_the_engines_per_candidate_steps(
     budget2 = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led2, run_id="again")
     run_search(task_of(case), RouteStrategy(case), checker, budget2, costs_of(case), ledger=led2, run_id="again")
     assert checker.runs == 4 and spend(led2, "again", 15).search == 12
-
-
-def test_an_alarm_at_verification_quarantines_too(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    plugin = Candidate({**case.case.start.files, "conftest.py": "def pytest_collection_modifyitems(items):\n    pass\n"})
-    result, led, _ = search(case, validator, baseline, strategy=Script((Child(target=plugin, name="plugin"),)))
-    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
-    assert result.branches[-1].outcome == "quarantined" and result.branches[-1].spent == 3  # executed, verified
-    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
-    assert (decision["where"], decision["action"]) == ("verify", "quarantine")
-    assert any((e.role, e.kind) == ("validator", "alarm") for e in led.events("task-1"))

@@ -26,9 +26,9 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-QUARANTINED = ("integrity", "quarantine")  # stop rules after which nothing is confirmed
-
 __all__ = ["QUARANTINED", "CaseState", "confirm_winners", "ending", "record_stop", "result", "unit_end"]
+
+QUARANTINED = ("integrity", "quarantine")  # stop rules after which nothing is confirmed
 
 
 @dataclass

@@ -38,7 +38,7 @@ from labkit.record.events import BudgetStatus, Event, Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["Readback", "Step", "read_search"]
+__all__ = ["ReadStep", "Readback", "read_search"]
 
 _SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 # the engine's stop rules, as the search's reasons
@@ -48,8 +48,8 @@ _REASONS = {"budget": "budget_exhausted", "frontier-empty": "frontier_empty", "r
 
 
 @dataclass
-class Step:
-    """One step of the search, with the accounts as they stood after it."""
+class ReadStep:
+    """One step of the search as read back, with the accounts as they stood after it."""
 
     kind: Kind
     detail: dict[str, Any]
@@ -73,7 +73,7 @@ class _Node:
 class Readback:
     """What `read_search` found: the steps in order and the result they add up to."""
 
-    steps: list[Step]
+    steps: list[ReadStep]
     result: SearchResult
     limit: float
     reserve: float
@@ -88,13 +88,14 @@ class _Reader:
     limits: dict[str, int] = field(default_factory=dict)
     search: float = 0.0
     confirm: float = 0.0
-    steps: list[Step] = field(default_factory=list)
+    steps: list[ReadStep] = field(default_factory=list)
     nodes: dict[str, _Node] = field(default_factory=dict)
     queued: set[tuple[str, str]] = field(default_factory=set)
     sealed: list[Sealed] = field(default_factory=list)
     expansions: list[Expansion] = field(default_factory=list)
     branches: list[dict[str, Any]] = field(default_factory=list)  # this run's, in order (mutable until decided)
     round_branches: list[dict[str, Any]] = field(default_factory=list)
+    reached: dict[int, _Node] = field(default_factory=dict)  # id of a verified branch -> the state it reached
     expanded: _Node | None = None
     mark: float = 0.0  # search spend when the current branch began
     budget_said: bool = False
@@ -108,7 +109,7 @@ class _Reader:
     reserve: float = 0.0
 
     def step(self, kind: Kind, detail: dict[str, Any]) -> dict[str, Any]:
-        self.steps.append(Step(kind, detail, self.search, self.confirm, self.seq))
+        self.steps.append(ReadStep(kind, detail, self.search, self.confirm, self.seq))
         return detail
 
     def state_key(self, node: _Node) -> str:
@@ -196,8 +197,9 @@ class _Reader:
         cls = classify(v)
         node = _Node((*self.expanded.path, name), v, self.candidate(out))
         self.nodes.setdefault(name, node)
-        self.branch(name, state=self.state_key(node), candidate=digest, progress=progress.as_dict(),
-                    resolved=v.resolved, error_class=cls.error_class.value if cls else "", node=node)  # fmt: skip
+        b = self.branch(name, state=self.state_key(node), candidate=digest, progress=progress.as_dict(),
+                        resolved=v.resolved, error_class=cls.error_class.value if cls else "")  # fmt: skip
+        self.reached[id(b)] = node
         self.pending = None
 
     def failed(self, rnd: int, d: dict[str, Any]) -> None:
@@ -220,7 +222,7 @@ class _Reader:
 
     def _state_of(self, d: dict[str, Any]) -> str:
         digest = d.get("candidate")
-        return next((n for n, node in self.nodes.items() if node.candidate.digest == digest), "start")
+        return next((n for n, node in self.nodes.items() if node.candidate.digest == digest), self.start_state)
 
     def decided(self, d: dict[str, Any]) -> None:
         by_name = {str(c.get("name")): c for c in d.get("children") or []}
@@ -228,7 +230,7 @@ class _Reader:
             c = by_name.get(b["name"])
             if c is None or b["outcome"]:
                 continue
-            node: _Node = b.pop("node")
+            node = self.reached.pop(id(b))
             if c.get("decision") != "keep":
                 b.update(outcome="quarantined" if c.get("rule") == "integrity" else "not expanded", reason=c.get("reason"))
             elif node.verdict.resolved:
@@ -241,14 +243,12 @@ class _Reader:
                 seal = {"name": b["name"], "state": b["state"], "candidate": b["candidate"], "evidence": s.evidence,
                         "seal": s.digest}  # fmt: skip
                 at = self.steps[i]
-                self.steps.insert(i + 1, Step(Kind.SEAL, seal, at.search_spent, at.confirm_spent, at.seq))
+                self.steps.insert(i + 1, ReadStep(Kind.SEAL, seal, at.search_spent, at.confirm_spent, at.seq))
             elif (node.candidate.digest, b["name"]) in self.queued or len(node.path) >= self.limits.get("max_depth", 3):
                 b.update(outcome="not expanded", reason="state already visited or at max depth")
             else:
                 self.queued.add((node.candidate.digest, b["name"]))
                 b.update(outcome="frontier", reason=f"not verified; {c.get('reason')}")
-        for b in self.round_branches:
-            b.pop("node", None)
         unrun = d.get("unexecuted") or []
         if unrun:  # the first child the budget could not pay for: the run stopped there
             need = self.prices.get(str(Kind.EXECUTE), 0.0) + self.prices.get(str(Kind.VERIFY), 0.0)
@@ -277,8 +277,9 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
     stop = r.stopped or {}
     rule = str(stop.get("rule", ""))
     reason = _REASONS.get(rule, f"stopped: {rule}")
-    if rule == "error-class":
-        reason = f"stopped: {str(stop.get('reason', '')).split(':')[0]}"
+    if rule == "error-class":  # the class whose permissions left only a stop (e.g. INFRASTRUCTURE retried out)
+        said = [s.detail for s in r.steps if s.kind == Kind.ERROR_DECISION and s.detail.get("action") == "stop"]
+        reason = f"stopped: {said[-1]['error_class'] if said else rule}"
     r.seq = r.stop_seq
     if rule == "budget":
         r.budget_stop(str(stop.get("reason", "")))
@@ -293,7 +294,7 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
                        "sealed": [s.route for s in r.sealed]})  # fmt: skip
     define = r.steps[0].detail
     start_node = r.nodes[r.start_state]
-    branches = tuple(Branch(**{k: v for k, v in b.items() if k != "node"}) for b in r.branches)
+    branches = tuple(Branch(**b) for b in r.branches)
     result = SearchResult(run_id, status, reason, str(define.get("rule", "")), winner, confirmed, tuple(r.sealed),  # type: ignore[arg-type]
                           tuple(r.expansions), branches, start_node.verdict, checks.read(start_node.verdict.evidence))  # fmt: skip
     return Readback(r.steps, result, r.limit, r.reserve)

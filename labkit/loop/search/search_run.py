@@ -22,6 +22,7 @@ The search has no loop of its own. It is the engine with a frontier:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from labkit.core.error_classes import RetryPolicy
@@ -56,11 +57,12 @@ _LIMITS = SearchLimits()
 _RETRY = RetryPolicy()
 
 
+@dataclass(frozen=True)
 class SearchRun:
     """A finished search: the engine's run and the search read back from its ledger."""
 
-    def __init__(self, run: EngineRun, readback: Readback) -> None:
-        self.run, self.readback = run, readback
+    run: EngineRun
+    readback: Readback
 
     @property
     def result(self) -> SearchResult:
