@@ -188,8 +188,9 @@ class Runner(OneRound):
         return self.rec.check(task, 0, candidate, hidden=True)
 
     def _map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
-        """Validation work in parallel when nothing is paid through a budget (it is not shared)."""
-        if self.workers <= 1 or self.rec.budget is not None or len(items) < 2:
+        """Validation work in parallel when nothing is paid through a budget (it is not shared) and
+        no retry is recorded from a worker (a run that classifies failures validates in turn)."""
+        if self.workers <= 1 or self.rec.budget is not None or self.failures is not None or len(items) < 2:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(fn, items))
