@@ -9,10 +9,14 @@ states proposes 6 variants of route C on top, which pass every dev check and are
 That is 1 + 7 + 7·6 = 50 nodes, 8 expansions, 49 sandboxed validations, then one
 confirmation on the sealed final check set.
 
+The search is `engine.run` with a frontier (labkit.loop.search.search_run), read back from its
+events (labkit.loop.search.readback).
+
 Baselines measured in the same run, on the same 49 candidates:
   validation only   Validator.run on each candidate, nothing else (what search cannot avoid)
-  search, no pytest the same tree with verify replaced by a lookup of the verdicts already
-                    computed (the search's own bookkeeping: budget, ledger, ΔF, sealing)
+  search, no pytest the same tree with the validator replaced by a lookup of the verdicts
+                    already computed (the engine's bookkeeping: budget, ledger, ΔF, sealing,
+                    and reading the search back)
 and it prints the search's time as a ratio to the first, and the share of its wall time
 spent inside verify. On a shared machine the two real-validation timings move with the
 load (each is ~50 sandboxed pytest runs); the share in verify and the no-pytest line are
@@ -24,22 +28,51 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from labkit.core import patch as patches
 from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine.strategy import Child, Proposal, Situation
 from labkit.loop.search.frontier import SearchLimits
-from labkit.loop.search.host import run_search
-from labkit.loop.search.search_case import case_host, costs_of
+from labkit.loop.search.search_case import byte_compile, costs_of, task_of
+from labkit.loop.search.search_run import run_search
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 
 ROOT_CHILDREN, LEAF_CHILDREN = 7, 6
+
+
+@dataclass
+class Timed:
+    """The validator, timed; with `lookup`, answered from the verdicts a real run computed."""
+
+    inner: Validator
+    verdicts: dict[tuple[str, str], Verdict]
+    lookup: bool
+    spent: float = 0.0
+    seen: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    def __getattr__(self, name: str) -> Any:  # limits, python, ...: the real validator's
+        return getattr(self.inner, name)
+
+    def run(self, candidate: Candidate, suite: AcceptanceSuite) -> Verdict:
+        key = (candidate.digest, suite.digest)
+        if self.lookup:
+            return self.verdicts[key]
+        t0 = time.perf_counter()
+        self.verdicts[key] = v = self.inner.run(candidate, suite)
+        self.spent += time.perf_counter() - t0
+        return v
 
 
 def _variant(start: Candidate, patch: Patch, tag: str) -> Candidate:
@@ -73,37 +106,22 @@ def main() -> None:
 
     case = load_search_case("api_change")
     validator = Validator()
-    base = validator.run(case.case.start, case.suite)
     tree = Tree(case.case.patches["fix_callers"], case.case.patches["restore_old_api"])
     lim = SearchLimits(max_expansions=50, max_stalled=50, max_depth=3, max_children=8)
-    verdicts: dict[str, Verdict] = {}
-    spent_in_verify = 0.0
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    timed = Timed(validator, verdicts, lookup=False)
 
     def run(tag: str, lookup: bool) -> tuple[float, int, int]:
-        nonlocal spent_in_verify
         with tempfile.TemporaryDirectory(prefix="labkit-bench-") as tmp:
             path = ":memory:" if args.ledger == "memory" else Path(tmp) / "ledger.sqlite"
             with Ledger(path) as led:
                 # a fresh, empty verdict cache: every validation in this run is a real pytest run
-                host = case_host(case, Checker(validator, VerdictCache()), led, tag)
-                if lookup:
-                    host = replace(host, verify=lambda c, rnd: verdicts[c.digest], confirm=lambda c: True)
-                else:
-                    real = host.verify
-
-                    def timed(c: Candidate, rnd: int) -> Verdict:
-                        nonlocal spent_in_verify
-                        t0 = time.perf_counter()
-                        verdicts[c.digest] = v = real(c, rnd)
-                        spent_in_verify += time.perf_counter() - t0
-                        return v
-
-                    host = replace(host, verify=timed)
+                checker = Checker(timed if not lookup else Timed(validator, verdicts, lookup=True), VerdictCache())  # type: ignore[arg-type]
                 budget = Budget(limits(cost_units=10_000), confirmation=Usage(cost_units=2),
                                 ledger=led, run_id=tag)  # fmt: skip
                 t0 = time.perf_counter()
-                r = run_search(case.case.start, base, tree, host, budget, costs_of(case), limits=lim,
-                               ledger=led, run_id=tag)  # fmt: skip
+                r = run_search(task_of(case), tree, checker, budget, costs_of(case), limits=lim, ledger=led,
+                               run_id=tag, build=byte_compile).result  # fmt: skip
                 wall = time.perf_counter() - t0
         nodes = 1 + len(r.branches)
         assert nodes == 50 and r.success, (nodes, r.status, r.reason)
@@ -121,8 +139,8 @@ def main() -> None:
           f"ledger={args.ledger}")  # fmt: skip
     print(f"  search (real validation)   {search_wall:7.2f} s   {expansions / search_wall:6.2f} expansions/s"
           f"   {(nodes - 1) / search_wall:6.2f} nodes/s")  # fmt: skip
-    print(f"  share of time in verify    {spent_in_verify / search_wall:7.1%}   "
-          f"outside verify {search_wall - spent_in_verify:.2f} s")
+    print(f"  share of time in verify    {timed.spent / search_wall:7.1%}   "
+          f"outside verify {search_wall - timed.spent:.2f} s")
     print(f"  validation only (baseline) {validate_only:7.2f} s   search / validation-only = "
           f"{search_wall / validate_only:.2f}x")  # fmt: skip
     print(f"  search, no pytest          {lookup_wall:7.3f} s   {expansions / lookup_wall:6.1f} expansions/s"

@@ -16,7 +16,7 @@ from labkit.core.errors import CaseError
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
-from labkit.loop.search.search_case import routes, search, spend
+from labkit.loop.search.search_case import routes, search, search_run, spend
 from labkit.record.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +96,8 @@ def test_listing_c_first_does_not_change_the_outcome_at_13(tmp_path, checker) ->
     ends = []
     for case in (listed, c_first):
         with Ledger() as led:
-            r = search(case, checker, baseline, total=13, reserve=2, ledger=led, run_id="t")
+            out = search_run(case, checker, baseline, total=13, reserve=2, ledger=led, run_id="t")
+            r = out.result
             ends.append(
                 (
                     r.status,
@@ -105,10 +106,10 @@ def test_listing_c_first_does_not_change_the_outcome_at_13(tmp_path, checker) ->
                     spend(led, "t", 13).total,
                 )
             )
-            budget_stops = [
-                e.detail
-                for e in led.events("t")
-                if e.kind == "decision" and e.detail["where"] == "budget"
+            budget_stops = [  # the search's decisions, read back from the engine's events
+                s.detail
+                for s in out.readback.steps
+                if s.kind == "decision" and s.detail["where"] == "budget"
             ]
     assert ends[0] == ends[1]
     # at 13 (2 reserved) C is not executed: 11 - 9 = 2 cannot pay execute 2 + verify 1

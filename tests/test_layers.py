@@ -189,7 +189,7 @@ def test_a_cycle_is_caught_in_a_synthetic_graph() -> None:
 def test_the_real_graph_points_down() -> None:
     graph = import_graph()
     assert "labkit.core.errors" in graph["labkit.loop.engine.engine"]
-    assert "labkit.loop.engine.strategy" in graph["labkit.loop.search.host"]
+    assert "labkit.loop.engine.engine" in graph["labkit.loop.search.search_run"]
     assert violations(graph) == []
 
 
@@ -199,9 +199,9 @@ def test_a_violation_is_caught_in_a_synthetic_graph() -> None:
     ]
     # the loop's rooms: the engine imports no room above it; strategies and search are side by side
     assert violations({"labkit.loop.engine.runner": {"labkit.loop.control.classify"}}) != []
-    assert violations({"labkit.loop.strategies.reflector": {"labkit.loop.search.host"}}) != []
-    assert violations({"labkit.loop.search.host": {"labkit.loop.strategies.rewrite"}}) != []
-    assert violations({"labkit.loop.search.host": {"labkit.loop.control.classify", "labkit.loop.engine.steps"}}) == []
+    assert violations({"labkit.loop.strategies.reflector": {"labkit.loop.search.search_run"}}) != []
+    assert violations({"labkit.loop.search.search_run": {"labkit.loop.strategies.rewrite"}}) != []
+    assert violations({"labkit.loop.search.search_run": {"labkit.loop.control.classify", "labkit.loop.engine.steps"}}) == []
     with pytest.raises(AssertionError, match="in no room"):
         violations({"labkit.loop.misc.x": {"labkit.core.types"}})
     # grading and models are side by side: neither imports the other

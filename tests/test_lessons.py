@@ -226,11 +226,15 @@ def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
     assert m.trusted == 3 and m.trusted_rate == pytest.approx(3 / 9)
     # a candidate is a branch that was executed: a route the budget could not also verify is
     # recorded "not run" and never built (it was paid for and counted before issue 29)
-    branches = {u: sum(1 for e in p.ledger.events(u) if e.kind == "branch" and e.detail["candidate"])
-                for u in metrics.SEARCH_UNITS}  # fmt: skip
+    from labkit.grading.sealed import load_search_case
+    from labkit.loop.search.readback import read_search
+
+    checks = load_search_case("api_change").checks  # each search read back from its engine events
+    searched = {u: read_search(p.ledger, u, checks).result.branches for u in metrics.SEARCH_UNITS}
+    branches = {u: sum(1 for b in bs if b.candidate) for u, bs in searched.items()}
     assert {u: rows[u].candidates for u in metrics.SEARCH_UNITS} == branches and min(branches.values()) >= 1
-    unpaid = [e.detail for e in p.ledger.events("search-10") if e.kind == "branch" and not e.detail["candidate"]]
-    assert [(d["outcome"], d["spent"]) for d in unpaid] == [("not run", 0)]
+    unpaid = [b for b in searched["search-10"] if not b.candidate]
+    assert [(b.outcome, b.spent) for b in unpaid] == [("not run", 0)]
     assert m.candidates_per_task == pytest.approx(sum(r.candidates for r in m.rows) / 9)
     assert m.cost == pytest.approx(sum(e.cost_units for e in p.ledger.events()
                                        if e.role == "budget" and e.detail["status"] in ("settled", "unknown", "overrun")))  # fmt: skip

@@ -75,9 +75,7 @@ ALLOWED = {
 
 # moving onto engine.run (issue 26): emptied as that work lands. (Self-critique and best-of-N run on
 # engine.run; the tool task pays and records through the engine's Recorder and stops by its rules.)
-PENDING = {
-    "loop/search/host.py": "e1: run_search onto engine.run",
-}
+PENDING: dict[str, str] = {}
 
 # Still a loop of their own that validates and decides: not done yet (issue 26), each with what is left.
 OWN_LOOP: dict[str, str] = {}

@@ -229,21 +229,19 @@ def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
 
 def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case: SearchCase) -> None:
     from labkit.loop.control.units import units_of
-    from labkit.loop.search.host import run_search
-    from labkit.loop.search.search_case import RouteStrategy, case_host, costs_of
+    from labkit.loop.search.search_case import search_run
 
     led = Ledger()
-    budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="v")
-    baseline = Checker().validator.run(case.case.start, case.suite)
-    run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, Checker(), led, "v"), budget,
-               costs_of(case), ledger=led, run_id="v")  # fmt: skip
-    search = [e for e in led.events("v") if e.role == Role.SEARCH]
-    assert {Kind(e.kind) for e in search} == {Kind.DEFINE, Kind.EXPAND, Kind.BRANCH, Kind.SEAL, Kind.CONFIRM,
-                                              Kind.ERROR_DECISION, Kind.STOP}  # the decision: budget exhausted
-    for e in search:
-        assert undeclared(e.role, e.kind, e.detail) == [], (e.kind, e.detail)
-    assert {k for r, k in VOCABULARY if r is Role.SEARCH} >= {Kind(e.kind) for e in search}
-    assert units_of(led.events("v")) == {"v"}  # three branches, one experimental unit
+    out = search_run(case, Checker(), total=15, reserve=2, ledger=led, run_id="v")  # engine.run, configured
+    events = led.events("v")
+    assert not [e for e in events if e.role == Role.SEARCH]  # the search writes only the engine's events
+    for e in events:
+        assert undeclared(e.role, e.kind, e.detail) == [], (e.role, e.kind, e.detail)
+    assert {(r, k) for r, k in VOCABULARY} >= {(Role(e.role), Kind(e.kind)) for e in events if e.role != Role.BUDGET}
+    assert units_of(events) == {"v"}  # three branches and their retry bookkeeping: one experimental unit
+    # the search read back from them: every step, the budget stop among them
+    assert {s.kind for s in out.readback.steps} == {Kind.DEFINE, Kind.EXPAND, Kind.BRANCH, Kind.SEAL, Kind.CONFIRM,
+                                                    Kind.ERROR_DECISION, Kind.STOP}  # fmt: skip
     assert undeclared(Role.SEARCH, Kind.BRANCH, {"unit": "u", "hidden_failures": []}) == ["hidden_failures"]
     assert undeclared(Role.VALIDATOR, Kind.EXPAND, {"unit": "u"}) != []  # not the validator's kind: refused whole
     with pytest.raises(LedgerError, match="'expand' events by role 'validator'"):

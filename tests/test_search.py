@@ -1,28 +1,33 @@
-"""Frontier search on the api_change case: the SPEC §7 trace from a real run, and the rules."""
+"""Frontier search on the api_change case: the SPEC §7 trace from a real run, and the rules.
+
+The search is a configuration of `engine.run` (labkit.loop.search.search_run); what it did is
+read back from the engine's events (labkit.loop.search.readback)."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
-from typing import Any
 
 import pytest
+from search_runs import A, B, C, Script, search, steps
 
-from labkit.core.error_classes import RetryPolicy, UnknownEffect
-from labkit.core.errors import MissingKey, ModelUnavailable
-from labkit.core.types import Candidate, Patch, Usage, Verdict
+from labkit.core.types import Candidate, Usage, Verdict
+from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import SealedCheckSet, SearchCase, load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.units import units_in
-from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.strategy import Child
 from labkit.loop.search.frontier import Sealed, SearchError, SearchLimits, State, WinnerRule
-from labkit.loop.search.host import Host, run_search
-from labkit.loop.search.search_case import RouteStrategy, Spend, case_host, costs_of, spend
+from labkit.loop.search.search_case import (
+    RouteStrategy,
+    Spend,
+    costs_of,
+    spend,
+    task_of,
+)
+from labkit.loop.search.search_run import run_search
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
-
-A, B, C = "A restore the old API", "B add a compatibility layer", "C fix the callers"
 
 
 @pytest.fixture(scope="module")
@@ -43,18 +48,6 @@ def validator(checker: Checker) -> Validator:
 @pytest.fixture(scope="module")
 def baseline(case: SearchCase, validator: Validator) -> Verdict:
     return validator.run(case.case.start, case.suite)
-
-
-def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: float = 15,
-           reserve: float = 2, strategy: Any = None, host: Host | None = None,
-           **kw: Any) -> tuple[Any, Ledger, Budget]:  # fmt: skip
-    led = Ledger()
-    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
-                    run_id="task-1")  # fmt: skip
-    result = run_search(case.case.start, baseline, strategy or RouteStrategy(case),
-                        host or case_host(case, Checker(validator), led, "task-1"), budget, costs_of(case), ledger=led,
-                        run_id="task-1", case=case.case.name, **kw)  # fmt: skip
-    return result, led, budget
 
 
 # -- the case material -----------------------------------------------------------------
@@ -121,10 +114,9 @@ def test_worked_trace_search_12_confirmation_2_total_14_one_left(
 def test_three_branches_of_one_task_are_one_experimental_unit(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    result, led, _ = search(case, validator, baseline, unit="task-1")
-    events = [e for e in led.events("task-1") if e.role == "search"]
-    assert len([e for e in events if e.kind == "branch"]) == 3
-    assert units_in(e.detail for e in events) == {"task-1"}
+    result, led, _ = search(case, validator, baseline)
+    assert len([s for s in steps(led, case) if s.kind == "branch"]) == 3
+    assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}  # every event naming a unit
 
 
 def test_without_the_reserve_the_task_is_incomplete(
@@ -140,8 +132,9 @@ def test_without_the_reserve_the_task_is_incomplete(
 def test_a_failed_confirmation_leaves_the_task_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    host = replace(case_host(case, Checker(validator), Ledger(), "x"), confirm=lambda c: False)  # a stricter final set
-    result, _, _ = search(case, validator, baseline, host=host)
+    strict = AcceptanceSuite("a stricter final set (sealed)", {"final/test_strict.py": "def test_strict():\n    assert False\n"},
+                             ("final/test_strict.py::test_strict",), ())  # fmt: skip
+    result, _, _ = search(case, validator, baseline, hidden=strict)
     assert result.winner is not None and result.confirmed is False
     assert (result.status, result.reason) == ("incomplete", "confirmation_failed")
 
@@ -162,8 +155,11 @@ def test_the_winner_rule_is_registered_before_any_candidate(
 ) -> None:
     rule = WinnerRule("first sealed", lambda s, start: s.order)
     _, led, _ = search(case, validator, baseline, rule=rule)
-    kinds = [(e.kind, e.detail.get("rule")) for e in led.events("task-1") if e.role == "search"]
+    kinds = [(s.kind, s.detail.get("rule")) for s in steps(led, case)]
     assert kinds[0] == ("define", "first sealed") and kinds[1][0] == "expand"
+    start = next(e for e in led.events("task-1") if e.kind == "start")  # preregistered by the engine
+    assert start.detail["winner_rule"] == "first sealed" and start.seq < min(
+        e.seq for e in led.events("task-1") if e.kind == "generate" and e.round > 0)
     with pytest.raises(SearchError, match="registered up front"):
         search(case, validator, baseline, rule=lambda s: 0)
 
@@ -177,49 +173,8 @@ def test_a_sealed_candidate_is_immutable_and_changes_inherit_nothing(
         seal.route = "other"  # type: ignore[misc]
     changed = seal.candidate.with_files({**seal.candidate.files, "app/extra.py": "x = 1\n"})
     assert seal.covers(seal.candidate) and not seal.covers(changed)
-    recorded = [e.detail for e in led.events("task-1") if e.kind == "seal"]
+    recorded = [s.detail for s in steps(led, case) if s.kind == "seal"]
     assert recorded == [dict(recorded[0], seal=seal.digest, candidate=seal.candidate.digest)]
-
-
-@dataclass
-class Script:
-    """A scripted generator (simulated): a fixed list of children at the root, then nothing."""
-
-    children: tuple[Child, ...]
-    name: str = "scripted"
-    simulated: bool = True
-    calls: int = 0
-
-    def propose(self, situation: Situation) -> Proposal:
-        self.calls += 1
-        return Proposal(children=self.children if situation.state == "start" else ())
-
-
-def test_an_integrity_alarm_quarantines_and_stops_incomplete(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    tamper = Candidate({**case.case.start.files, "tests/test_callers.py": "def test_x(): pass\n"})
-    fix = case.case.patches["fix_callers"]
-    strategy = Script((Child(patch=fix, name=C), Child(target=tamper, name="tamper")))
-    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30)
-    assert [s.route for s in result.sealed] == [C]  # a sealed candidate does not save the task
-    assert (result.status, result.reason, result.winner) == (
-        "incomplete", "integrity_or_effect_unresolved", None)  # fmt: skip
-    assert result.branches[-1].outcome == "quarantined"
-    assert any(e.kind == "quarantine" for e in led.events("task-1"))
-
-
-def test_an_unknown_effect_quarantines(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    def execute(parent: Candidate, child: Child, rnd: int) -> Candidate:
-        raise UnknownEffect("the deploy step timed out after sending", action="deploy")
-
-    host = replace(case_host(case, Checker(validator), Ledger(), "x"), execute=execute)
-    result, led, _ = search(case, validator, baseline, host=host)
-    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
-    decisions = [e.detail for e in led.events("task-1") if e.kind == "decision"]
-    assert decisions[0]["error_class"] == "UNKNOWN_EFFECT" and decisions[0]["action"] == "quarantine"
 
 
 def test_an_empty_generation_still_costs_an_expansion_and_its_spend(
@@ -238,7 +193,7 @@ def test_the_host_truncates_to_max_children(
     first = result.expansions[0]
     assert (first.proposed, first.kept) == (3, 2)
     assert [b.name for b in result.branches if b.expansion == 1] == [A, B]
-    expand = next(e for e in led.events("task-1") if e.kind == "expand")
+    expand = next(s for s in steps(led, case) if s.kind == "expand")
     assert expand.detail["truncated"] == 1
 
 
@@ -275,59 +230,6 @@ def test_states_are_keyed_on_artifact_environment_and_hypothesis() -> None:
     assert len(keys) == 4 and State(c, "env", "h", depth=2).key == State(c, "env", "h").key
 
 
-# -- error classes drive the search ------------------------------------------------------
-
-
-def test_a_patch_that_does_not_apply_ends_that_branch_only(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    broken = Patch("--- a/app/nope.py\n+++ b/app/nope.py\n@@ -1 +1 @@\n-a\n+b\n", "broken")
-    fix = case.case.patches["fix_callers"]
-    strategy = Script((Child(patch=broken, name="broken"), Child(patch=fix, name=C)))
-    result, led, _ = search(case, validator, baseline, strategy=strategy)
-    assert [(b.name, b.outcome, b.error_class) for b in result.branches] == [
-        ("broken", "execute failed", "INVALID_ARGUMENT"), (C, "sealed", "")]  # fmt: skip
-    assert result.success
-
-
-class Flaky:
-    """A generator whose model is down `failures` times, then proposes the case routes."""
-
-    name = "flaky model (simulated)"
-    simulated = True
-
-    def __init__(self, case: SearchCase, errors: list[Exception]) -> None:
-        self.inner, self.errors = RouteStrategy(case), errors
-
-    def propose(self, situation: Situation) -> Proposal:
-        if self.errors:
-            raise self.errors.pop(0)
-        return self.inner.propose(situation)
-
-
-def test_infrastructure_is_retried_uniformly_and_billed(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    strategy = Flaky(case, [ModelUnavailable("503")])
-    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30,
-                            retry=RetryPolicy(infrastructure_retries=1))  # fmt: skip
-    assert result.success
-    retries = [e.detail for e in led.events("task-1") if e.kind == "retry"]
-    assert len(retries) == 1 and retries[0]["original_failure"].startswith("ModelUnavailable")
-    assert spend(led, "task-1", 30).by_kind["generate"] >= 6  # the failed attempt was paid
-    assert units_in(e.detail for e in led.events("task-1") if e.role in ("search", "control")) == {"task-1"}
-
-
-def test_policy_denied_stops_the_search(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    strategy = Flaky(case, [MissingKey("OPENAI_API_KEY is not set")])
-    result, led, _ = search(case, validator, baseline, strategy=strategy)
-    assert (result.status, result.reason) == ("incomplete", "policy_denied")
-    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
-    assert decision["error_class"] == "POLICY_DENIED" and decision["action"] == "stop"
-
-
 def test_spend_arithmetic() -> None:
     s = Spend(12, 2, 15, {})
     assert (s.total, s.left) == (14, 1)
@@ -338,31 +240,16 @@ def test_search_drives_the_engines_per_candidate_steps(
 ) -> None:
     checker = Checker(validator)
     led = Ledger()
-    host = case_host(case, checker, led, "task-1")
     budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="task-1")
-    run_search(case.case.start, baseline, RouteStrategy(case), host, budget, costs_of(case),
-               ledger=led, run_id="task-1")  # fmt: skip
+    run_search(task_of(case), RouteStrategy(case), checker, budget, costs_of(case), ledger=led, run_id="task-1")
     events = led.events("task-1")
-    generated = [e.detail["proposal"] for e in events if (e.role, e.kind) == ("executor", "generate")]
-    verified = [e.detail["why"] for e in events if (e.role, e.kind) == ("validator", "verify")]
+    generated = [e.detail["proposal"] for e in events if (e.role, e.kind) == ("executor", "generate") and e.round]
+    verified = [e.detail["why"] for e in events if (e.role, e.kind) == ("validator", "verify") and e.detail["retest"]]
     assert generated == [A, B, C]  # the engine's step 4 recorded each child
-    assert verified == ["search: development checks"] * 3  # the engine's steps 2/5 validated them
-    assert checker.runs == 3
+    assert verified == [f"proposal {n}" for n in (A, B, C)]  # the engine's step 5 validated them
+    assert checker.runs == 4  # the start (the task's input, not billed) and the three routes
     # the same candidates again: the engine's verdict cache answers, the declared costs are still paid
     led2 = Ledger()
     budget2 = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led2, run_id="again")
-    run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led2, "again"),
-               budget2, costs_of(case), ledger=led2, run_id="again")  # fmt: skip
-    assert checker.runs == 3 and spend(led2, "again", 15).search == 12
-
-
-def test_an_alarm_at_verification_quarantines_too(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    plugin = Candidate({**case.case.start.files, "conftest.py": "def pytest_collection_modifyitems(items):\n    pass\n"})
-    result, led, _ = search(case, validator, baseline, strategy=Script((Child(target=plugin, name="plugin"),)))
-    assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
-    assert result.branches[-1].outcome == "quarantined" and result.branches[-1].spent == 3  # executed, verified
-    decision = next(e.detail for e in led.events("task-1") if e.kind == "decision")
-    assert (decision["where"], decision["action"]) == ("verify", "quarantine")
-    assert any((e.role, e.kind) == ("validator", "alarm") for e in led.events("task-1"))
+    run_search(task_of(case), RouteStrategy(case), checker, budget2, costs_of(case), ledger=led2, run_id="again")
+    assert checker.runs == 4 and spend(led2, "again", 15).search == 12

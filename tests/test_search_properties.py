@@ -1,13 +1,17 @@
 """Progress with severity, and properties of frontier search over random trees and failures.
 
-The trees, verdicts and failures here are simulated (a scripted host): the properties are
-about the control flow and the accounts, which do not depend on what the checks run.
+The trees, verdicts and failures here are simulated (a scripted world standing in for the
+strategy, the build of step 4 and the validator): the properties are about the engine's
+control flow and accounts under the search's configuration, which do not depend on what the
+checks run.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,12 +19,15 @@ from hypothesis import strategies as st
 from labkit.core.error_classes import RetryPolicy, UnknownEffect
 from labkit.core.errors import ModelUnavailable, PatchError
 from labkit.core.types import Candidate, Evidence, TestResult, Usage, Verdict
+from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.checkset import Check, CheckSet, compare
+from labkit.grading.verdicts import Checker
 from labkit.loop.engine.progress import judge
 from labkit.loop.engine.strategy import Child, Proposal, Situation
+from labkit.loop.engine.trace import Task
 from labkit.loop.search.frontier import Costs, SearchLimits
-from labkit.loop.search.host import Host, run_search
 from labkit.loop.search.search_case import spend
+from labkit.loop.search.search_run import run_search
 from labkit.record.budget import Budget, limits
 from labkit.record.ledger import Ledger
 
@@ -65,10 +72,12 @@ def test_a_new_failure_worse_than_every_fix_is_not_progress() -> None:
     assert p.delta_f == 1 and not p.comparable and "mask" in p.reason
 
 
-# -- random search trees, random failures (simulated host) --------------------------------
+# -- random search trees, random failures (simulated world) --------------------------------
 
 CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "medium"),
                           Check("t.py::c", "", "high")))  # fmt: skip
+DEV = AcceptanceSuite("sim dev checks", {"t.py": "a = 0\nb = 0\nc = 0  # simulated\n"}, ("t.py::a", "t.py::b"), ("t.py::c",))
+FINAL = AcceptanceSuite("sim final (sealed)", {"final/t.py": "f = 0  # simulated\n"}, ("final/t.py::f",), ())
 OUTCOMES = ("pass", "progress", "flat", "severe", "alarm", "unknown", "patch_error", "memory")
 _RESULTS = {
     "pass": ("passed", "passed", "passed"),
@@ -79,10 +88,10 @@ _RESULTS = {
 }
 
 
-def sim_verdict(kind: str, cand: str) -> Verdict:
+def sim_verdict(kind: str, cand: str, suite: str = "suite", validator: str = "validator") -> Verdict:
     outcomes = _RESULTS[kind]
     results = tuple(TestResult(c.id, o) for c, o in zip(CHECKS.checks, outcomes, strict=True))  # type: ignore[arg-type]
-    ev = Evidence(cand, "suite", "validator", results, 0, 0.0, ("tamper",) if kind == "alarm" else ())
+    ev = Evidence(cand, suite, validator, results, 0, 0.0, ("tamper",) if kind == "alarm" else ())
     ok = {r.nodeid for r in results if r.outcome == "passed"}
     f2p = ("t.py::a", "t.py::b")
     return Verdict(ev, tuple(i for i in f2p if i in ok), tuple(i for i in f2p if i not in ok),
@@ -91,7 +100,9 @@ def sim_verdict(kind: str, cand: str) -> Verdict:
 
 @dataclass
 class World:
-    """A random tree: each propose draws 0..4 children, each with a random fate."""
+    """A random tree: each propose draws 0..4 children, each with a random fate; the same world
+    is the build run in step 4 (an unknown effect, a patch error, a memory blow-up) and the
+    validator (dev verdicts by fate; the sealed final set passes 80% of the time)."""
 
     seed: int
     weights: tuple[float, ...]
@@ -101,6 +112,9 @@ class World:
     model_down: int = 0
     name: str = "random tree (simulated)"
     simulated: bool = True
+    id: str = "sim-validator"
+    python: str = sys.executable
+    limits: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(wall_seconds=1.0))
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -122,25 +136,25 @@ class World:
             kids.append(Child(target=Candidate({"n": name}), name=name))
         return Proposal(children=tuple(kids))
 
-    def execute(self, parent: Candidate, child: Child, rnd: int) -> Candidate:
+    def build(self, c: Candidate) -> None:
         self.check("execute")
-        fate = self.fates[child.name]
+        fate = self.fates[c.files["n"]]
         if fate == "unknown":
             raise UnknownEffect("write may have happened")
         if fate == "patch_error":
             raise PatchError("hunk does not apply")
         if fate == "memory":
             raise MemoryError()
-        assert child.target is not None
-        return child.target
 
-    def verify(self, c: Candidate, rnd: int) -> Verdict:
+    def run(self, c: Candidate, suite: AcceptanceSuite, **_: object) -> Verdict:
+        if suite.digest == FINAL.digest:
+            self.check("confirm")
+            ok = self.rng.random() < 0.8
+            ev = Evidence(c.digest, suite.digest, self.id, (TestResult("final/t.py::f", "passed" if ok else "failed"),), 0, 0.0)
+            return Verdict(ev, ("final/t.py::f",) if ok else (), () if ok else ("final/t.py::f",), (), ())
         self.check("verify")
-        return sim_verdict(self.fates[c.files["n"]], c.digest)
-
-    def confirm(self, c: Candidate) -> bool:
-        self.check("confirm")
-        return self.rng.random() < 0.8
+        name = c.files["n"]
+        return sim_verdict(self.fates.get(name, "flat"), c.digest, suite.digest, self.id)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,11 +177,10 @@ def test_random_trees_never_overspend_and_incomplete_is_never_success(
         budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve),
                         ledger=led, run_id="r")  # fmt: skip
         world.budget = budget
-        host = Host(world.execute, world.verify, world.confirm, CHECKS, "sim")
-        base = sim_verdict("flat", "root")
-        result = run_search(Candidate({"n": "root"}), base, world, host, budget, Costs(*costs),
-                            limits=SearchLimits(*lim), ledger=led, run_id="r",
-                            retry=RetryPolicy(infrastructure_retries=1))  # fmt: skip
+        task = Task("sim", Candidate({"n": "root"}), DEV, FINAL, checks=CHECKS)
+        result = run_search(task, world, Checker(world), budget, Costs(*costs), limits=SearchLimits(*lim),  # type: ignore[arg-type]
+                            ledger=led, run_id="r", retry=RetryPolicy(infrastructure_retries=1),
+                            build=world.build).result  # fmt: skip
         # spent + reserved <= limit at every paid action, and at the end
         assert world.violations == []
         assert budget.spent.cost_units <= total and budget.reserved.cost_units == 0
@@ -178,12 +191,12 @@ def test_random_trees_never_overspend_and_incomplete_is_never_success(
             assert result.winner is not None and result.confirmed is True
             assert result.winner in result.sealed
             assert result.reason != "integrity_or_effect_unresolved"
-        quarantined = any(e.kind == "quarantine" for e in led.events("r"))
+        quarantined = any(e.kind == "decision" and e.detail.get("action") == "quarantine" for e in led.events("r"))
         if quarantined:
             assert not result.success and result.winner is None
         if not result.sealed:
             assert not result.success
         stop = next(e for e in led.events("r") if e.kind == "stop")
         assert stop.detail["status"] == result.status
-        # every search event belongs to the one task
-        assert {e.detail["unit"] for e in led.events("r") if e.role in ("search", "control")} == {"r"}
+        # every event that names a unit names the one task (retries and branches are not units)
+        assert {e.detail["unit"] for e in led.events("r") if "unit" in e.detail} == {"r"}

@@ -78,7 +78,7 @@ def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> 
 
 def test_a_run_without_a_search_is_refused() -> None:
     with Ledger() as led, pytest.raises(ValueError, match="has no search"):
-        steps(led, "nothing")
+        steps(led, "nothing", load_search_case("api_change").checks)
 
 
 def test_a_reopened_sweep_reuses_its_dev_check_verdicts_and_spends_the_same(runs, tmp_path) -> None:

@@ -1,7 +1,8 @@
 """`labkit search`: frontier search over a case's routes under a budget, from the command line.
 
-The search is labkit.loop.search.host (seed 002 §3) on a search case (case.json with `final` and
-`costs`; `severity` and `route_order` optional — see the README's "Search" section). The
+The search is labkit.loop.search.search_run (seed 002 §3: `engine.run` with a frontier) on a
+search case (case.json with `final` and `costs`; `severity` and `route_order` optional — see
+the README's "Search" section). The
 routes are the case's patches, proposed by a scripted generator (simulated: say so); every
 execution, verification and the sealed final confirmation is real.
 """
@@ -18,7 +19,7 @@ from labkit.cli.console import fail, out, usage
 
 __all__ = ["search"]
 
-# Why a search stopped, in words (labkit.loop.search.host's reasons).
+# Why a search stopped, in words (the reasons labkit.loop.search.readback gives).
 WHY = {
     "budget_exhausted": "the next step did not fit in what was left",
     "frontier_empty": "no route left to try",

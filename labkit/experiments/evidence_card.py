@@ -112,8 +112,17 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
     stops: Counter[str] = Counter()
     children, sequence, predictions, rollbacks = 0, False, 0, 0
     parts: list[tuple[str, ...]] = []
+    frontier = {e.run_id for e in events if e.kind == Kind.START and e.detail.get("expand")}  # frontier searches
     for e in events:
         d = e.detail
+        if e.run_id in frontier:  # the search on the engine, in its own nouns (labkit.loop.search.readback)
+            if e.kind in (Kind.REFLECT, Kind.IDLE):
+                kinds[str(Kind.EXPAND)] += 1
+            elif e.kind == Kind.GENERATE and e.role == Role.EXECUTOR and e.round > 0:
+                kinds[str(Kind.BRANCH)] += 1
+            elif e.kind == Kind.CONFIRM and e.role == Role.DECISION:
+                kinds[str(Kind.SEAL)] += int(d.get("green") or 0)
+                held.append(str(d.get("state", "")))
         if e.kind == Kind.START and d.get("keep"):
             keep.add(str(d["keep"]))
         elif e.kind == Kind.DEFINE and e.role == Role.DECISION:
@@ -163,7 +172,7 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
             ] += 1
             if search and d.get("winner"):
                 held.append(str(d["winner"]))
-            if e.output_hash and e.role == Role.DECISION:
+            if e.output_hash and e.role == Role.DECISION and e.run_id not in frontier:  # a search releases its winner
                 import json
 
                 held.append(str(json.loads(ledger.get(e.output_hash)).get("label", "")))

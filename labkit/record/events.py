@@ -79,9 +79,8 @@ class Kind(StrEnum):
     BATCH = "batch"  # the control plane over a batch of units: rule registered, start, pause, void, complete
     EXPOSE = "expose"  # a sealed final set authorised as development material: it can confirm no more
     SELECT = "select"  # the selector cascade: its rule (first), then each tier's verdict on a candidate
-    # -- frontier search (labkit.loop.search.host) and the control plane's retries ----------------
-    # Search events have role SEARCH; its "define" and "stop" are DEFINE and STOP with the
-    # search's own detail fields (labkit.record.search_events). EXECUTE and CONFIRM are also paid kinds.
+    # -- frontier search (role SEARCH: its own loop's, until session 33; ledgers still read) and
+    # classified failures (role DECISION: the engine's). EXECUTE and CONFIRM are also paid kinds.
     EXECUTE = "execute"  # a paid action: step 4 run in a fresh branch (apply, build)
     EXPAND = "expand"  # one state of the frontier expanded: one shared generation
     BRANCH = "branch"  # one child of an expansion: executed, verified, and what became of it
@@ -149,6 +148,11 @@ class StartDetail(TypedDict, total=False):
     rules: list[str]
     case_rules: list[str]
     expand: str  # the expansion policy, when not "hold" (labkit.loop.engine.expand)
+    limits: dict[str, int]  # with a frontier: max_depth, max_children
+    prices: dict[str, float]  # ... and its price list in cost units, by budget kind
+    winner_rule: str  # with the winner-plus-confirmation ending: the rule, preregistered
+    limit: float | None  # with a frontier and a budget: its cost-unit limit (None: unlimited)
+    reserve: float  # ... and what it holds for the confirmation
 
 
 class DefineDetail(CaseDetail, total=False):
@@ -285,6 +289,7 @@ class DecideDetail(CaseDetail, total=False):
     cost_so_far: float
     children: list[dict[str, str]]  # every child's decision
     frontier: int  # states waiting on the case's frontier after the decision (expand != "hold")
+    unexecuted: list[str]  # children the budget could not execute (then the run stopped)
 
 
 class WinnerDetail(CaseDetail, total=False):

@@ -1,4 +1,6 @@
-"""The frontier search's detail shapes (role SEARCH) and the control plane's retries (role CONTROL).
+"""Search and failure shapes: the frontier search's own loop's (role SEARCH, until session 33; its
+ledgers still read), the control plane's retries (role CONTROL), and the engine's classified
+failures (ERROR_DECISION, role DECISION: labkit.loop.engine.failure_policy).
 
 Part of the ledger's vocabulary (see labkit.record.events for kinds and roles, and
 labkit.record.vocabulary for which shape each (role, kind) carries).
@@ -106,3 +108,14 @@ class AttemptDetail(TypedDict, total=False):
     error_class: str
     reason: str
     original_failure: str
+
+
+class ErrorClassDetail(CaseDetail, total=False):
+    """A failed step, classified, and what its class left the engine to do (engine.failure_policy)."""
+
+    where: str  # propose | execute | verify
+    error_class: str
+    reason: str
+    action: str  # continue (the child or expansion ends) | stop | quarantine
+    candidate: str  # the state the failed step started from
+    child: str  # the child being executed or verified ("" at propose)

@@ -46,6 +46,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.RESUME): ev.ResumeDetail,
     (Role.DECISION, Kind.STOP): ev.StopDetail,
     (Role.DECISION, Kind.CONFIRM): ev.WinnerDetail,  # the winner-plus-confirmation ending
+    (Role.DECISION, Kind.ERROR_DECISION): se.ErrorClassDetail,  # a failed step's class, obeyed
     # -- an experiment around the engine (labkit.experiments.arms.run) ----------------------
     (Role.EXPERIMENT, Kind.DEFINE): xe.ArmDefineDetail,
     (Role.EXPERIMENT, Kind.STOP): ev.StopDetail,
@@ -67,7 +68,7 @@ VOCABULARY: dict[tuple[Role, Kind], type] = {
     (Role.DECISION, Kind.SELECT): xe.SelectDetail,  # the selector cascade (judging.cascade)
     (Role.HUMAN, Kind.EXPOSE): xe.ExposeDetail,  # a final set authorised as development material
     (Role.CONTROL, Kind.BATCH): xe.BatchDetail,  # batches of units (arms.incidents)
-    # -- the frontier search (labkit.loop.search.host) -------------------------------------------
+    # -- the frontier search's own loop, until session 33 (its ledgers still read; nothing writes it now)
     (Role.SEARCH, Kind.DEFINE): se.SearchDefineDetail,
     (Role.SEARCH, Kind.EXPAND): se.ExpandDetail,
     (Role.SEARCH, Kind.BRANCH): se.BranchDetail,

@@ -25,9 +25,16 @@ __all__ = [
     "sweep_chart", "sweep_frame", "tree_html",
 ]  # fmt: skip
 
-# why a search (or a unit of work) ended, as a class reads it
+# why a search (or a unit of work) ended, as a class reads it (the search's reasons, and the
+# engine's stop rules a unit's stop names)
 ENDED = {
     "budget_exhausted": "stopped when the next step no longer fitted the budget",
+    "budget": "stopped when the next step no longer fitted the budget",
+    "frontier-empty": "every route was tried",
+    "round-cap": "the cap on expansions was reached",
+    "policy-denied": "a tool call was refused by policy",
+    "quarantine": "quarantined: an integrity alarm or an unresolved side effect",
+    "integrity": "quarantined: an integrity alarm or an unresolved side effect",
     "frontier_empty": "every route was tried",
     "max_expansions": "the cap on expansions was reached",
     "stalled": "no route made progress",
@@ -109,7 +116,7 @@ def outcome_words(status: str, reason: str) -> str:
     """How a task ended, in words: "success" means a sealed candidate was confirmed; why the search
     itself stopped is said apart from it (a success whose search ran out of budget is still a success)."""
     why = ENDED.get(reason, reason.replace("_", " "))
-    if status == "success" and reason == "budget_exhausted":
+    if status == "success" and reason in ("budget_exhausted", "budget"):
         return f"success: a sealed candidate was confirmed ({why})"
     if status == "success":
         return f"success: {why}"

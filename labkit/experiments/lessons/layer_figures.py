@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.types import Usage
 from labkit.experiments.lessons import bound_reflection
 from labkit.experiments.lessons import irreversible as effects
 from labkit.grading.sealed import load_search_case
@@ -23,8 +22,7 @@ from labkit.grading.verdicts import Checker
 from labkit.loop.control.bound import run_tool_task
 from labkit.loop.control.layer_metrics import LayerMetrics, layer_metrics
 from labkit.loop.engine.stopping import NoNewEvidence
-from labkit.loop.search.host import run_search
-from labkit.loop.search.search_case import RouteStrategy, case_host, costs_of
+from labkit.loop.search.search_case import search
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
@@ -48,9 +46,7 @@ def _searches(led: Ledger, checker: Checker) -> None:
     case = load_search_case("api_change")
     baseline = checker.check(case.case.start, case.suite).verdict
     for total, unit in zip(TOTALS, SEARCH_UNITS, strict=True):
-        budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=2), ledger=led, run_id=unit)
-        run_search(case.case.start, baseline, RouteStrategy(case), case_host(case, checker, led, unit), budget,
-                   costs_of(case), ledger=led, run_id=unit, unit=unit, case=case.case.name)  # fmt: skip
+        search(case, checker, baseline, total=total, reserve=2, ledger=led, run_id=unit)  # the run id is the unit
     wanted, offered = case.case.environment, case.case.environment.replace("2.0", "1.9")
     if wanted == offered:
         raise AssertionError(f"the case's environment {wanted!r} does not name userlib 2.0")

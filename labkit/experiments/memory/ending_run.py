@@ -26,6 +26,7 @@ from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.sealed import SearchCase, load_search_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.search.frontier import SearchResult
+from labkit.loop.search.readback import read_search
 from labkit.loop.search.search_case import search, spend
 from labkit.loop.strategies.memory.ending import (
     ExperienceCandidate,
@@ -35,7 +36,7 @@ from labkit.loop.strategies.memory.ending import (
     derive,
     promote,
 )
-from labkit.record.events import Kind, Role
+from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 __all__ = [
@@ -59,13 +60,13 @@ def end_task(
     ledger: Ledger, result: SearchResult, case: SearchCase, total: float
 ) -> ExperienceCandidate:
     """The experience candidate a finished search proposes, read from its ledger."""
-    events = [e for e in ledger.events(result.run_id) if e.role == Role.SEARCH]
-    branches = [e for e in events if e.kind == Kind.BRANCH]
-    stop = next(e for e in events if e.kind == Kind.STOP)
+    steps = read_search(ledger, result.run_id, case.checks).steps  # the search, read from the engine's events
+    branches = [e for e in steps if e.kind == Kind.BRANCH]
+    stop = next(e for e in steps if e.kind == Kind.STOP)
     paid = spend(ledger, result.run_id, total)
     evidence = tuple(
         [f"event {e.seq}: branch {e.detail['name']!r} {e.detail['outcome']}" for e in branches]
-        + [f"event {e.seq}: confirmation {e.detail.get('confirmed')}" for e in events if e.kind == Kind.CONFIRM]
+        + [f"event {e.seq}: confirmation {e.detail.get('confirmed')}" for e in steps if e.kind == Kind.CONFIRM]
         + [f"event {stop.seq}: stop {stop.detail['status']} ({stop.detail['reason']}); "
            f"spent {paid.total:g} of {total:g} cost units"]
     )  # fmt: skip

@@ -20,7 +20,6 @@ is the same rule around an action that pays for itself (an engine step given a P
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from labkit.core.error_classes import Classified, ErrorClass, RetryPolicy, UnknownEffect
@@ -38,13 +37,14 @@ from labkit.core.errors import (
 )
 from labkit.core.types import Verdict
 from labkit.grading.sandbox import SandboxError, SandboxRun
-from labkit.record.events import Kind, Role
+from labkit.loop.engine.failure_policy import RetryAttempt
+from labkit.loop.engine.failure_policy import retried as engine_retried
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget, Operation
     from labkit.record.ledger import Ledger
 
-__all__ = ["RetryAttempt", "Source", "classify", "retried", "retry_infrastructure"]
+__all__ = ["RetryAttempt", "Source", "classify", "classify_exception", "retried", "retry_infrastructure"]
 
 T = TypeVar("T")
 Source = Literal["validator", "sandbox", "candidate", "model", "tool", "budget", "host"]
@@ -60,7 +60,7 @@ def classify(x: BaseException | Verdict | SandboxRun, source: Source = "tool") -
     if isinstance(x, SandboxRun):
         return _sandbox_run(x)
     if isinstance(x, BaseException):
-        return _exception(x, source)
+        return classify_exception(x, source)
     raise TypeError(f"classify takes an exception, Verdict or SandboxRun, got {type(x).__name__}")
 
 
@@ -95,7 +95,8 @@ def _sandbox_run(r: SandboxRun) -> Classified | None:
     return None
 
 
-def _exception(exc: BaseException, source: Source) -> Classified:
+def classify_exception(exc: BaseException, source: str) -> Classified:
+    """The class of an exception raised at `source` (an engine run's `Failures.classify`)."""
     what = f"{type(exc).__name__}: {exc}"
     ours = source in _CANDIDATE_SIDE
     if isinstance(exc, UnknownEffect):
@@ -115,15 +116,6 @@ def _exception(exc: BaseException, source: Source) -> Classified:
     if isinstance(exc, ModelTimeout | ModelUnavailable | LedgerError | TimeoutError | ConnectionError):
         return Classified(E.INFRASTRUCTURE, source, what)
     return Classified(E.UNKNOWN_EFFECT, source, f"effect unknown after {what}")
-
-
-@dataclass(frozen=True)
-class RetryAttempt:
-    """One try of a retried action. All attempts of one action share its `unit`."""
-
-    unit: str
-    attempt: int  # 0 is the original try
-    error: Classified | None  # None: this attempt succeeded
 
 
 def retry_infrastructure(
@@ -160,34 +152,7 @@ def retried(
     round: int = 0,
 ) -> tuple[T, tuple[RetryAttempt, ...]]:
     """The same rule as `retry_infrastructure` for an `attempt` that pays for itself (each
-    call must charge the budget: an engine step given a Payment)."""
-    attempts: list[RetryAttempt] = []
-    for i in range(policy.infrastructure_retries + 1):
-        try:
-            out = attempt()
-        except Exception as exc:
-            cls = _exception(exc, source)
-            attempts.append(RetryAttempt(unit, i, cls))
-            _log(ledger, run_id, round, kind, attempts[-1], attempts[0])
-            if cls.error_class is not ErrorClass.INFRASTRUCTURE or i == policy.infrastructure_retries:
-                raise
-            continue
-        attempts.append(RetryAttempt(unit, i, None))
-        _log(ledger, run_id, round, kind, attempts[-1], attempts[0])
-        return out, tuple(attempts)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _log(
-    ledger: Ledger | None, run_id: str, round: int, kind: str, a: RetryAttempt, first: RetryAttempt
-) -> None:
-    if ledger is None:
-        return
-    event = Kind.RETRY if a.attempt else Kind.ATTEMPT
-    detail = {
-        "unit": a.unit, "attempt": a.attempt, "action": kind,
-        "error_class": a.error.error_class.value if a.error else "",
-        "reason": a.error.reason if a.error else "",
-        "original_failure": first.error.reason if first.error else "",
-    }  # fmt: skip
-    ledger.record(run_id, round, Role.CONTROL, event, detail=detail)
+    call must charge the budget: an engine step given a Payment). The rule is the engine's
+    (`labkit.loop.engine.failure_policy.retried`), with this module's classification."""
+    return engine_retried(attempt, kind, classify=classify_exception, policy=policy, unit=unit, source=source,
+                          ledger=ledger, run_id=run_id, round=round)  # fmt: skip

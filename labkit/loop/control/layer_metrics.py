@@ -111,8 +111,9 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
         runs = [r for r, unit in unit_of_run.items() if unit == u]
         dup = sum(duplicated_effects(ledger, r) for r in runs)
         ok = stop["status"] == "success" and stop.get("confirmed", True) is True and dup == 0
-        rows.append(UnitRow(u, str(stop["status"]), str(stop.get("reason", "")), ok, cands[u], cost[u], dup,
-                            takeovers[u]))  # fmt: skip
+        # an engine run's stop names its rule ("budget", "stalled", ...); its reason is a sentence
+        why = stop.get("rule") if stop.get("run") is True and stop.get("rule") else stop.get("reason", "")
+        rows.append(UnitRow(u, str(stop["status"]), str(why), ok, cands[u], cost[u], dup, takeovers[u]))
     outcomes = [UnitOutcome(r.unit, "success" if r.trusted else "failed" if r.status == "success" else r.status)  # type: ignore[arg-type]
                 for r in rows if r.status != "not_returned"]  # fmt: skip
     trusted, n = completion_rate(assigned, outcomes)

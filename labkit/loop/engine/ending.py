@@ -16,7 +16,8 @@ from labkit.core.errors import BudgetExhausted, LedgerError
 from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.loop.engine.decide import assess
 from labkit.loop.engine.expand import Confirmation, Frontier, Node, Winner
-from labkit.loop.engine.steps import Payment, Recorder, candidate_json, detail_of
+from labkit.loop.engine.recorder import Payment, Recorder, candidate_json
+from labkit.loop.engine.steps import detail_of
 from labkit.loop.engine.stopping import StopRecord
 from labkit.loop.engine.strategy import Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace
@@ -25,7 +26,9 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["CaseState", "confirm_winners", "ending", "record_stop", "result", "unit_end"]
+__all__ = ["QUARANTINED", "CaseState", "confirm_winners", "ending", "record_stop", "result", "unit_end"]
+
+QUARANTINED = ("integrity", "quarantine")  # stop rules after which nothing is confirmed
 
 
 @dataclass
@@ -45,6 +48,7 @@ class CaseState:
     scored: set[int] = field(default_factory=set)
     frontier: Frontier | None = None  # None: the case holds one state (expand="hold")
     depth: int = 0  # the held state's depth from the start
+    path: tuple[str, ...] = ()  # the held state's route from the start (with a frontier)
     green: list[Node] = field(default_factory=list)  # kept states whose visible suite passes
 
 
@@ -65,11 +69,12 @@ def confirm_winners(
     rec: Recorder, cases: Sequence[CaseState], confirmation: Confirmation, rnd: int
 ) -> dict[str, Winner]:
     """Each case's winner among its green states by the preregistered rule, confirmed once on
-    its sealed final set, paid from the reserve. A case with no green state has no winner."""
+    its sealed final set, paid from the reserve. A case with no green state has no winner, nor
+    has a quarantined one (an integrity alarm or an unresolved effect stopped it)."""
     winners: dict[str, Winner] = {}
     rule = confirmation.rule
     for c in cases:
-        if not c.green:
+        if not c.green or (c.stop is not None and c.stop.rule in QUARANTINED):
             continue
         node = min(c.green, key=lambda n: rule.key(n, c.start))
         pay = Payment.fixed(Kind.CONFIRM, confirmation.cost) if confirmation.cost else None
@@ -88,9 +93,10 @@ def confirm_winners(
 
 def record_stop(
     rec: Recorder, tasks: Sequence[Task], cases: Mapping[str, CaseState], reached: int,
-    stop: DecisionRecord, error: BaseException | None,
+    stop: DecisionRecord, error: BaseException | None, winners: Mapping[str, Winner] | None = None,
 ) -> None:  # fmt: skip
-    """The run's STOP event (a one-case run's says how its experimental unit ended)."""
+    """The run's STOP event (a one-case run's says how its experimental unit ended; with the
+    winner-plus-confirmation ending, `winners`, a success is a confirmed winner)."""
     record = (
         stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
     )
@@ -103,6 +109,10 @@ def record_stop(
             if held
             else {}
         )
+        if single is not None and winners is not None:  # the unit succeeds only by a confirmed winner
+            w = winners.get(single.id)
+            ok = w is not None and w.confirmed is True
+            unit = {"unit": rid, "status": "success" if ok else "incomplete", **({"confirmed": w.confirmed} if w else {})}
         rec.log(single, reached, Role.DECISION, Kind.STOP,
                 outputs=candidate_json(held.candidate) if held else None,
                 detail={**detail_of(record), "outcome": str(record.outcome), "run": True,

@@ -17,7 +17,7 @@ the ledger) may stop the run. Every ending records a stop with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,8 +27,10 @@ from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
+from labkit.loop.engine.failure_policy import Failures
+from labkit.loop.engine.recorder import Prices, Recorder, candidate_from_json
 from labkit.loop.engine.runner import Runner
-from labkit.loop.engine.steps import Prices, Recorder, candidate_from_json, checker_for
+from labkit.loop.engine.steps import checker_for
 from labkit.loop.engine.stopping import Rule
 from labkit.loop.engine.strategy import Proposal, Situation, Strategy
 from labkit.loop.engine.trace import EngineRun, Round, Task, Trace
@@ -98,6 +100,8 @@ def run(
     limits: FrontierLimits | None = None,
     confirm: Confirmation | None = None,
     prices: Prices | None = None,
+    failures: Failures | None = None,
+    build: Callable[[Candidate], object] | None = None,
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -122,7 +126,12 @@ def run(
     `confirm`, the run ends by choosing each case's winner among its green states by the
     preregistered rule and confirming it once on the case's sealed final set (EngineRun.winners).
     `prices` bills each proposal and each step 4 at declared costs (default: a proposal's own
-    usage, step 4 unpaid); every validation costs `validation_cost`.
+    usage, step 4 unpaid); every validation costs `validation_cost`. `build` runs on each executed
+    candidate inside step 4 (e.g. byte-compile it: what it raises is the child's failure). With
+    `failures` (labkit.loop.engine.failure_policy) a failed step is classified and its class obeyed:
+    INFRASTRUCTURE retried under one billed rule, the child or expansion ended, or the case stopped
+    or quarantined (a quarantined case's winner is not confirmed); without it a model error is the
+    round's proposal failure and any other error interrupts the run.
     """
     if on_alarm not in ("continue", "stop"):
         raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
@@ -153,7 +162,7 @@ def run(
         rec=rec, tasks=tuple(tasks), strategy=strat, rounds=rounds, rules=tuple(rules), case_rules=tuple(case_rules),
         keep=keep, stop_at_green=stop_at_green, observe=observe, recheck=recheck, max_experiments=max_experiments,
         workers=workers, on_alarm=on_alarm, expand=expand, limits=limits or FrontierLimits(), confirmation=confirm,
-        prices=prices or Prices(),
+        prices=prices or Prices(), failures=failures, build=build,
     )  # fmt: skip
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:

@@ -61,6 +61,7 @@ class Node:
     state: str
     depth: int = 0
     order: int = 0
+    path: tuple[str, ...] = ()  # the state names from the start (the route's hypotheses)
 
     @property
     def key(self) -> tuple[str, str]:

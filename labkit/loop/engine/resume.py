@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from labkit.core.types import Candidate, Decision, Usage, Verdict
 from labkit.grading.verdicts import verdict_from_json
-from labkit.loop.engine.steps import candidate_from_json
+from labkit.loop.engine.recorder import candidate_from_json
 from labkit.loop.engine.stopping import Stop, StopRecord
 from labkit.record.events import Kind, Role
 

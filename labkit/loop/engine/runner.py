@@ -1,15 +1,17 @@
 """The engine's run of a suite of cases: lockstep rounds, case and run stop rules, endings.
 
 `labkit.loop.engine.run` builds a `Runner` and calls `go` (or `as_recorded` for a finished
-run being resumed). The steps of one case are in `labkit.loop.engine.steps`.
+run being resumed). One round (steps 3 to 6 for every active case) is `OneRound`
+(labkit.loop.engine.one_round); the steps of one case are in `labkit.loop.engine.steps`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -19,25 +21,16 @@ from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
 from labkit.grading.verdicts import Checked, rerun
 from labkit.loop.engine import accounting, ending
 from labkit.loop.engine import resume as resuming
-from labkit.loop.engine.decide import Keep, assess, best, decide
+from labkit.loop.engine.decide import Keep, assess
 from labkit.loop.engine.ending import CaseState
 from labkit.loop.engine.expand import Confirmation, Expand, Frontier, FrontierLimits, Node, Winner
-from labkit.loop.engine.probe import Observation
-from labkit.loop.engine.sequential import OneAtATime
-from labkit.loop.engine.steps import (
-    Paid,
-    Prepared,
-    Prices,
-    Recorder,
-    candidate_json,
-    detail_of,
-    prepare,
-    situation_for,
-)
-from labkit.loop.engine.steps import propose as ask
+from labkit.loop.engine.failure_policy import Failures
+from labkit.loop.engine.one_round import OneRound
+from labkit.loop.engine.recorder import Paid, Prices, Recorder, candidate_json
+from labkit.loop.engine.steps import detail_of
 from labkit.loop.engine.stopping import History, Rule, Step, Stop, StopRecord, Verification, check
-from labkit.loop.engine.strategy import Proposal, Strategy
-from labkit.loop.engine.trace import Attempt, EngineRun, Round, Task
+from labkit.loop.engine.strategy import Strategy
+from labkit.loop.engine.trace import EngineRun, Task
 from labkit.record.events import Kind, Role
 
 __all__ = ["Runner"]
@@ -46,7 +39,7 @@ _CAP_KEYS = frozenset(p for p in inspect.signature(patches.check_size).parameter
 
 
 @dataclass
-class Runner(OneAtATime):
+class Runner(OneRound):
     rec: Recorder
     tasks: tuple[Task, ...]
     strategy: Strategy
@@ -64,6 +57,10 @@ class Runner(OneAtATime):
     limits: FrontierLimits = field(default_factory=FrontierLimits)
     confirmation: Confirmation | None = None  # the winner-plus-confirmation ending, if asked for
     prices: Prices = field(default_factory=Prices)
+    failures: Failures | None = None  # classify and obey a failed step (labkit.loop.engine.failure_policy)
+    build: Callable[[Candidate], object] | None = None  # run on each executed candidate inside step 4
+    retests: dict[int, Verdict] = field(default_factory=dict)
+    unexecuted: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cases: dict[str, CaseState] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     verifications: list[Verification] = field(default_factory=list)
@@ -119,7 +116,7 @@ class Runner(OneAtATime):
                 "keep": self.keep, "observe": self.observe, "recheck": self.recheck,
                 "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
                 "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
-                **({"expand": self.expand} if self.expand != "hold" else {}),  # hold-one runs record as before
+                **(self._preregistered() if self.expand != "hold" else {}),  # hold-one runs record as before
             })  # fmt: skip
         fresh = [t for t in self.tasks if t.id not in held]
         for task in self.tasks:
@@ -166,16 +163,34 @@ class Runner(OneAtATime):
         self.reached = max(c.done for c in self.cases.values()) if self.cases else 0
         return min(done) + 1
 
+    def _preregistered(self) -> dict[str, object]:
+        """A frontier run's settings, recorded before any candidate is seen: the expansion policy,
+        its limits, its price list, the winner rule and the budget's limit and confirmation reserve."""
+        out: dict[str, object] = {"expand": self.expand, "limits": vars(self.limits), "prices": self.prices.listed(self.rec.validation_cost)}
+        if self.confirmation is not None:
+            out["winner_rule"] = self.confirmation.rule.name
+        if self.rec.budget is not None:
+            limit = self.rec.budget.limit.cost_units
+            out["limit"] = limit if math.isfinite(limit) else None
+            out["reserve"] = self.rec.budget.confirmation.cost_units
+        return out
+
     def _start_checks(self, task: Task) -> list[Paid]:
         again = partial(self.rec.check, task, 0, task.start, fresh=True)  # each re-run paid, uncached
-        return rerun(self.rec.check(task, 0, task.start), again, self.recheck, lambda p: p.verdict.evidence)
+        first = self.rec.check(task, 0, task.start, given=not self.prices.start)
+        return rerun(first, again, self.recheck, lambda p: p.verdict.evidence)
 
     def _score_check(self, task: Task, candidate: Candidate) -> Checked | None:
-        return self.rec.check(task, 0, candidate, hidden=True) if task.hidden is not None else None
+        """Hidden scoring, unless the hidden suite is the sealed final set the run confirms on:
+        then only the winner's pass/fail ever comes out of it, and rounds are scored visibly."""
+        if task.hidden is None or self.confirmation is not None:
+            return None
+        return self.rec.check(task, 0, candidate, hidden=True)
 
     def _map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
-        """Validation work in parallel when nothing is paid through a budget (it is not shared)."""
-        if self.workers <= 1 or self.rec.budget is not None or len(items) < 2:
+        """Validation work in parallel when nothing is paid through a budget (it is not shared) and
+        no retry is recorded from a worker (a run that classifies failures validates in turn)."""
+        if self.workers <= 1 or self.rec.budget is not None or self.failures is not None or len(items) < 2:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(fn, items))
@@ -194,120 +209,7 @@ class Runner(OneAtATime):
             self.rec.log(c.task, r, Role.DECISION, Kind.STOP, outputs=candidate_json(c.candidate),
                          detail={**detail_of(record), "outcome": str(record.outcome), "candidate": c.candidate.digest})  # fmt: skip
 
-    # -- one round -------------------------------------------------------------------------
-
-    def _round(self, r: int, active: list[CaseState]) -> History:
-        before = {cid: (c.candidate, c.verdict, c.state) for cid, c in self.cases.items()}
-        work: list[tuple[CaseState, Proposal, tuple[Observation, ...], list[Prepared]]] = []
-        results: dict[int, Paid] = {}
-        exhausted: BudgetExhausted | None = None
-        for c in active:
-            if c.frontier is not None:  # expand the next waiting state
-                node = c.frontier.pop()
-                assert node is not None  # an empty frontier stopped the case before the round
-                c.candidate, c.verdict, c.state, c.depth = node.candidate, node.verdict, node.state, node.depth
-            last = c.rounds[-1].attempts if c.rounds else ()
-            situation = situation_for(r, c.task, c.candidate, c.verdict, tuple(c.rejected), c.state, last)
-            proposal, obs = ask(self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
-            if proposal.sequence:  # dependent steps: validated one after another, below
-                work.append((c, proposal, obs, []))
-                continue
-            if c.frontier is not None:  # the engine keeps only the first children
-                proposal = replace(proposal, children=proposal.children[: self.limits.max_children])
-            if self.prices.execute is not None:  # a priced step 4: one child at a time, see _priced
-                prepared, exhausted = self._priced(r, c, proposal.children, results)
-                work.append((c, proposal, obs, prepared))
-                if exhausted is not None:
-                    break
-                continue
-            prepared = [prepare(self.rec, c.task, r, c.candidate, ch) for ch in proposal.children]
-            work.append((c, proposal, obs, prepared))
-        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results]
-        checked = self._map(lambda job: self.rec.check(job[0].task, r, job[1].patched), jobs)
-        results.update({id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)})
-        risk = 0.0
-        for c, proposal, obs, prepared in work:
-            if proposal.sequence:
-                risk += self._hold(r, c, proposal, obs, *self._checkpoints(r, c, proposal))
-            else:
-                risk += self._decide(r, c, proposal, obs, prepared, results)
-        self.risk[r] = risk
-        active = [c for c, *_ in work]  # every active case, unless the budget ran out mid-round
-        scores = self._map(lambda c: self._score_check(c.task, c.candidate), active)
-        for c, score in zip(active, scores, strict=True):
-            self.rec.scored(c.task, r, c.candidate, score, c.verdict, c.state)
-            c.scored.add(r)
-        self._before = before
-        if exhausted is not None:  # what was validated is decided and scored; then the run stops
-            raise exhausted
-        return self._case_rules(r)
-
-    def _decide(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...],
-                prepared: list[Prepared], results: dict[int, Paid]) -> float:  # fmt: skip
-        """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
-        attempts: list[Attempt] = []
-        for p in prepared:
-            if p.refusal is not None:
-                attempts.append(Attempt(p.child, None, None, None, self._policy(p.refusal)))
-                continue
-            assert p.patched is not None
-            retest = self.rec.verified(c.task, r, p.patched, results[id(p)], c.verdict, f"proposal {p.child.name or r}")
-            self.verifications.append(Verification.of(retest.evidence, c.task.id))
-            d = self._policy(decide(c.verdict, retest, p.size_problem, self.keep, c.task.checks))
-            attempts.append(Attempt(p.child, p.patched, p.size, retest, d))
-            self.steps.append(Step.of(c.task.id, r, retest.evidence, kept=d.decision is Decision.KEEP))
-        if not attempts:
-            return self._hold(r, c, proposal, obs, attempts, None, None)
-        i = best([(a.decision, a.retest) for a in attempts])
-        return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
-
-    def _hold(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
-              chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
-        """Step 6: hold the chosen child if it is kept, record the decision, stop the case if asked."""
-        held, held_verdict = c.candidate, c.verdict
-        if decision is None:
-            if proposal.idle:
-                decision = DecisionRecord(Decision.INVESTIGATE, "nothing proposed: the case holds", "idle")
-            else:
-                why = proposal.failure or "strategy gave no patch"
-                decision = DecisionRecord(Decision.INVESTIGATE, f"reflection unusable: {why}", "reflection")
-        self._grow(r, c, [chosen] if proposal.sequence else attempts)
-        risk = 0.0
-        if decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None and chosen.retest is not None:
-            c.candidate, c.verdict = chosen.patched, chosen.retest
-            c.state = chosen.child.name or chosen.patched.label or f"round-{r}"
-            risk = float(sum(a.size.lines for a in attempts if a.size is not None and a.decision.decision is Decision.KEEP))
-        else:
-            self.steps.append(Step.of(c.task.id, r, c.verdict.evidence))
-        cause = proposal.record.hypothesis.cause if proposal.record else ""
-        if decision.decision is Decision.ROLL_BACK and cause:
-            c.rejected.append(cause)
-        rnd = Round(r, held, held_verdict, proposal, obs,
-                    chosen.patched if chosen else None, chosen.size if chosen else None,
-                    chosen.retest if chosen else None, decision, self.rec.usage, c.task.id, tuple(attempts), c.state)  # fmt: skip
-        c.rounds.append(rnd)
-        c.done = r
-        self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(c.candidate),
-                     detail={**detail_of(decision), "candidate": c.candidate.digest, "proposal": c.state,
-                             "offered": chosen.child.name if chosen else "", "cause": cause, "lines": risk,
-                             "cost_so_far": self.rec.usage.cost_units,
-                             **({"frontier": len(c.frontier.waiting)} if c.frontier is not None else {}),
-                             "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts]})  # fmt: skip
-        if decision.decision is Decision.STOP:
-            self._case_stop(c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id))
-        return risk
-
-    def _grow(self, r: int, c: CaseState, attempts: Sequence[Attempt | None]) -> None:
-        """Every kept child: a green one is a candidate for the winner; with a frontier, the
-        others wait to be expanded (unless queued before or at the depth limit)."""
-        for a in attempts:
-            if a is None or a.decision.decision is not Decision.KEEP or a.patched is None or a.retest is None:
-                continue
-            node = Node(a.patched, a.retest, a.child.name or a.patched.label or f"round-{r}", c.depth + 1, len(c.green))
-            if a.retest.resolved:
-                c.green.append(node)
-            elif c.frontier is not None:
-                c.frontier.push(node)
+    # -- the rules -------------------------------------------------------------------------
 
     def _case_rules(self, r: int, fresh_only: set[str] | None = None) -> History:
         history = History(self._observed(), tuple(self.steps), tuple(self.verifications))
@@ -346,7 +248,8 @@ class Runner(OneAtATime):
     def _finish(self, stop: DecisionRecord, error: BaseException | None = None) -> EngineRun:
         if self.confirmation is not None and error is None:
             self.winners = ending.confirm_winners(self.rec, list(self.cases.values()), self.confirmation, self.reached)
-        ending.record_stop(self.rec, self.tasks, self.cases, self.reached, stop, error)
+        winners = self.winners if self.confirmation is not None else None
+        ending.record_stop(self.rec, self.tasks, self.cases, self.reached, stop, error, winners)
         return self._result(stop)
 
     def _result(self, stop: DecisionRecord) -> EngineRun:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from labkit.core.errors import BudgetExhausted
-from labkit.core.types import Decision, DecisionRecord
+from labkit.core.types import Decision, DecisionRecord, Verdict
 from labkit.loop.engine.decide import Keep, decide
 from labkit.loop.engine.ending import CaseState
-from labkit.loop.engine.steps import Paid, Prepared, Prices, Recorder, prepare
+from labkit.loop.engine.failure_policy import Failures, Obeyed
+from labkit.loop.engine.recorder import Paid, Payment, Prices, Recorder
+from labkit.loop.engine.steps import Prepared, prepare
 from labkit.loop.engine.stopping import Step, Verification
 from labkit.loop.engine.strategy import Child, Proposal
 from labkit.loop.engine.trace import Attempt
@@ -38,6 +41,15 @@ class OneAtATime:
     prices: Prices
     steps: list[Step]
     verifications: list[Verification]
+    failures: Failures | None
+    retests: dict[int, Verdict]
+
+    if TYPE_CHECKING:  # OneRound's (labkit.loop.engine.one_round), the class mixing this in
+
+        def _prepare(self, r: int, c: CaseState, child: Child, payment: Payment | None) -> Prepared | Obeyed: ...
+        def _check(self, r: int, c: CaseState, p: Prepared) -> Paid: ...
+        def _verified(self, r: int, c: CaseState, p: Prepared, checked: Paid) -> Verdict: ...
+        def _alarmed(self, r: int, c: CaseState, p: Prepared, verdict: Verdict) -> Obeyed: ...
 
     def _policy(self, d: DecisionRecord) -> DecisionRecord:
         """The run's alarm policy: by default an alarmed child is quarantined (its verdict and
@@ -52,10 +64,11 @@ class OneAtATime:
 
     def _priced(
         self, r: int, c: CaseState, children: Sequence[Child], results: dict[int, Paid]
-    ) -> tuple[list[Prepared], BudgetExhausted | None]:
+    ) -> tuple[list[Prepared], BudgetExhausted | Obeyed | None]:
         """Step 4 at its declared price, then step 5, child by child (results go into `results`).
         A child whose step 4 and validation together do not fit what is left is not executed:
-        the budget is exhausted, and the children validated so far are returned with it."""
+        the budget is exhausted, and the children validated so far are returned with it (as
+        they are with a failure whose class stops the case)."""
         assert self.prices.execute is not None
         need = self.prices.execute.upper.cost_units + self.rec.validation_cost
         prepared: list[Prepared] = []
@@ -65,9 +78,14 @@ class OneAtATime:
                 why = f"child {child.name or child.source!r}: step 4 + validation cost {need:g} cost units, {left:g} left"
                 return prepared, BudgetExhausted(why)
             try:
-                p = prepare(self.rec, c.task, r, c.candidate, child, payment=self.prices.execute)
-                if p.patched is not None:
-                    results[id(p)] = self.rec.check(c.task, r, p.patched)
+                p = self._prepare(r, c, child, self.prices.execute)
+                if isinstance(p, Obeyed):
+                    return prepared, p
+                if p.patched is not None:  # validated and recorded before the next child runs
+                    results[id(p)] = self._check(r, c, p)
+                    self.retests[id(p)] = v = self._verified(r, c, p, results[id(p)])
+                    if v.quarantined and self.failures is not None:
+                        return [*prepared, p], self._alarmed(r, c, p, v)
             except BudgetExhausted as exc:
                 return prepared, exc
             prepared.append(p)

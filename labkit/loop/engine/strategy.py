@@ -61,6 +61,7 @@ class Situation:
     state: str = ""  # the held state's name ("start", "original", a patch name, "model:…")
     suite: AcceptanceSuite | None = None  # the visible acceptance (its tests may be shown)
     attempts: tuple[Tried, ...] = ()  # last round's children for this case and what became of them
+    path: tuple[str, ...] = ()  # with a frontier: the state names from the start to this state
 
 
 @dataclass(frozen=True)

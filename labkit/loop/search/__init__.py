@@ -1,5 +1,6 @@
 """search: frontier search under a budget (seed 002 §3).
 
-The nouns (`frontier`), the host that runs a search (`host`), a search case from a folder
-(`search_case`) and a recorded search read back step by step (`recorded`).
+The nouns (`frontier`); the search as a configuration of `engine.run` (`search_run`); the search
+read back from the engine's events (`readback`); a search case from a folder (`search_case`); and a
+recorded search step by step, and sweeps over budgets, for the notebook (`recorded`).
 """

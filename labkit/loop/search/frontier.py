@@ -52,7 +52,7 @@ class SearchLimits:
     max_expansions: int = 8
     max_stalled: int = 2
     max_depth: int = 3
-    max_children: int = 3  # the host truncates what the generator returns
+    max_children: int = 3  # the engine keeps only the first children a generation returns
 
     def __post_init__(self) -> None:
         for name in ("max_expansions", "max_stalled", "max_depth", "max_children"):
@@ -159,7 +159,7 @@ class Expansion:
     hypothesis: str
     depth: int
     proposed: int  # children the generator returned
-    kept: int  # after the host truncated to max_children
+    kept: int  # after the engine kept the first max_children
     generate_spent: float
     failure: str = ""
 

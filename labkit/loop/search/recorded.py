@@ -1,9 +1,10 @@
 """A recorded search, step by step, read back from its ledger (for the notebook's stepper).
 
-Each search event (define, expand, branch, seal, decision, quarantine, confirm, stop) is
-one step. For each step this computes, from the budget events recorded before it, what
-was spent on search, spent on confirmation, still held for confirmation, and left; and
-the tree, sealed candidates and error-class decisions as they stood. Nothing is re-run.
+Each step of the search as `labkit.loop.search.readback` reads it from the engine's events
+(define, expand, branch, seal, decision, quarantine, confirm, stop) is one step. For each
+step: what was spent on search, spent on confirmation, still held for confirmation, and
+left (the budget's events before it); and the tree, sealed candidates and error-class
+decisions as they stood. Nothing is re-run.
 
 `sweep` runs the real search at several total budgets (same case, same reserve) and says,
 for each, how the task ended — where it turns incomplete.
@@ -11,16 +12,18 @@ for each, how the task ended — where it turns incomplete.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.types import Verdict
+from labkit.grading.checkset import CheckSet
 from labkit.grading.sealed import SearchCase
 from labkit.grading.verdicts import Checker
-from labkit.loop.search.search_case import search
-from labkit.record.events import BudgetStatus, Kind, Role
+from labkit.loop.search.readback import read_search
+from labkit.loop.search.search_case import environment_of, search
+from labkit.record.events import BudgetStatus, Kind
 from labkit.record.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -79,38 +82,23 @@ def _title(kind: Kind, d: dict[str, Any]) -> str:
     return f"{kind}: {d.get('reason', '')}"
 
 
-def steps(ledger: Ledger, run_id: str) -> list[SearchStep]:
-    """One SearchStep per search event of `run_id`, with the accounts as they stood."""
-    events = ledger.events(run_id)
-    define = next((e for e in events if e.role == Role.SEARCH and e.kind == Kind.DEFINE), None)
-    if define is None:
-        raise ValueError(f"run {run_id!r} has no search in {ledger.path}")
-    raw = define.detail.get("limit")
-    limit = math.inf if raw is None else float(raw)
-    reserve = float(define.detail.get("reserve", 0.0))
-    search = confirm = 0.0
+def steps(ledger: Ledger, run_id: str, checks: CheckSet, environment: str = "") -> list[SearchStep]:
+    """One SearchStep per step of the search `run_id`, with the accounts as they stood."""
+    back = read_search(ledger, run_id, checks, environment)
     branches: list[dict[str, Any]] = []
     sealed: list[str] = []
     decisions: list[dict[str, Any]] = []
     out: list[SearchStep] = []
-    for e in events:
-        if e.role == Role.BUDGET and e.detail.get("status") in _SETTLED:
-            if e.detail.get("from_reserve"):
-                confirm += e.cost_units
-            else:
-                search += e.cost_units
-            continue
-        if e.role != Role.SEARCH:
-            continue
-        d = dict(e.detail)
-        if e.kind == Kind.BRANCH:
+    for st in back.steps:
+        d = dict(st.detail)
+        if st.kind == Kind.BRANCH:
             branches.append(d)
-        elif e.kind == Kind.SEAL:
+        elif st.kind == Kind.SEAL:
             sealed.append(str(d.get("name")))
-        elif e.kind == Kind.ERROR_DECISION:
+        elif st.kind == Kind.ERROR_DECISION:
             decisions.append(d)
-        out.append(SearchStep(len(out), Kind(e.kind), _title(Kind(e.kind), d), d, limit, reserve, search, confirm,
-                              tuple(branches), tuple(sealed), tuple(decisions)))  # fmt: skip
+        out.append(SearchStep(len(out), st.kind, _title(st.kind, d), d, back.limit, back.reserve, st.search_spent,
+                              st.confirm_spent, tuple(branches), tuple(sealed), tuple(decisions)))  # fmt: skip
     return out
 
 
@@ -124,13 +112,28 @@ class Sweep:
 
 
 def sweep(
-    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float
-) -> list[Sweep]:
-    """The real search on `case` at each total budget (same reserve, same scripted routes)."""
-    out = []
-    for total in totals:
+    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float,
+    *, workers: int = 2,
+) -> list[Sweep]:  # fmt: skip
+    """The real search on `case` at each total budget (same reserve, same scripted routes).
+
+    Each total is its own run (its own ledger and budget; what it pays never depends on the
+    shared verdict cache), so the order only moves wall time: the largest total runs first,
+    alone, and validates every candidate a smaller one reaches; the others then run `workers`
+    at a time, their dev checks answered by the cache, each still running its own sealed
+    confirmation (never cached)."""
+
+    def one(total: float) -> Sweep:
         run_id = f"sweep-{total:g}"
         led = Ledger()
         result = search(case, checker, baseline, total=total, reserve=reserve, ledger=led, run_id=run_id)
-        out.append(Sweep(total, reserve, result, tuple(steps(led, run_id)), led))
-    return out
+        return Sweep(total, reserve, result, tuple(steps(led, run_id, case.checks, environment_of(case, checker))), led)
+
+    if not totals:
+        return []
+    first = max(totals)
+    done = {first: one(first)}
+    rest = [t for t in totals if t != first]
+    with ThreadPoolExecutor(max_workers=max(workers, 1)) as pool:
+        done.update(zip(rest, pool.map(one, rest), strict=True))
+    return [done[t] for t in totals]

@@ -1,18 +1,14 @@
-"""Running frontier search on case material: the real host, a route strategy, the accounts.
+"""Running frontier search on case material: the task, a route strategy, the accounts.
 
-- `engine_host` / `case_host` run each child through the engine's own per-candidate steps
-  (labkit.loop.engine.steps: prepare = step 4, Recorder.check/verified = steps 2 and 5, with the
-  engine's ledger events and verdict cache), then the case's sealed final check set
-  (Recorder.confirm: pass/fail only).
+- `task_of` is a search case as the engine sees it: the start, the dev checks (visible suite),
+  the sealed final set (hidden suite), the versioned checks with severities and the patch cap.
 - `RouteStrategy` is a scripted generator (simulated; label it so): one shared generation
-  proposes every route of the case not yet on the state's path, in the case's stated
+  proposes every route of the case not yet on the state's route, in the case's stated
   `route_order` (by label unless case.json says "size" or "listed"), so reordering
   case.json's patches does not change an outcome by accident.
-- `search` runs it all on a case at a total budget with a confirmation reserve.
-- `engine_search` is the same search as a configuration of `engine.run`: a breadth frontier,
-  the case's price list, keep with severity, `Stalled` as the stalled guard and the winner-plus-
-  confirmation ending. On api_change it agrees with `search` at every total from 4 to 40
-  (tests/test_search_on_engine.py); the notebook and `labkit search` still read `search`'s events.
+- `search` runs it on a case at a total budget with a confirmation reserve: `run_search`
+  (labkit.loop.search.search_run), a configuration of `engine.run`, with `byte_compile` as
+  the build of every executed route.
 - `spend` reads a run's accounts back from its ledger (budget events): search spend,
   confirmation spend, total, and what is left — the trace's numbers come from here.
 """
@@ -22,16 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from labkit.core.error_classes import RetryPolicy
+from labkit.core.errors import SearchError
 from labkit.core.patch import size
 from labkit.core.types import Candidate, Patch, Usage, Verdict
 from labkit.grading.sealed import SearchCase
-from labkit.grading.verdicts import Checker
-from labkit.loop.engine import engine
-from labkit.loop.engine.expand import Confirmation, FrontierLimits
-from labkit.loop.engine.steps import Payment, Prices, Recorder
-from labkit.loop.engine.stopping import Stalled
 from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
-from labkit.loop.engine.trace import EngineRun, Task
+from labkit.loop.engine.trace import Task
 from labkit.loop.search.frontier import (
     Costs,
     SearchLimits,
@@ -39,45 +32,29 @@ from labkit.loop.search.frontier import (
     WinnerRule,
     smallest_change,
 )
-from labkit.loop.search.host import Host, run_search
+from labkit.loop.search.search_run import SearchRun, run_search
 from labkit.record.budget import Budget, limits
-from labkit.record.events import BudgetStatus, Kind, Role
+from labkit.record.events import BudgetStatus, Role
 
 if TYPE_CHECKING:
+    from labkit.grading.verdicts import Checker
     from labkit.record.ledger import Ledger
 
 __all__ = [
-    "RouteStrategy", "Spend", "byte_compile", "case_host", "costs_of", "engine_host", "engine_search", "routes",
-    "search", "spend",
+    "RouteStrategy", "Spend", "byte_compile", "costs_of", "environment_of", "routes", "search", "search_run",
+    "spend", "task_of",
 ]  # fmt: skip
 
 
-def engine_host(case: SearchCase, rec: Recorder, task: Task) -> Host:
-    """A Host whose per-candidate steps are the engine's, so nothing here re-implements them.
+def task_of(case: SearchCase) -> Task:
+    """The case as the engine sees it (its hidden suite is the sealed final check set)."""
+    return Task(case.case.name, case.case.start, case.suite, case.final, patch_cap=case.case.patch_cap,
+                checks=case.checks)  # fmt: skip
 
-    - execute (left None: the search runs the engine's step 4, `steps.prepare`, paid as
-      EXECUTE): protected paths refused as an integrity alarm, the patch applied to a fresh
-      copy of the parent, a GENERATE event recorded, then `build`: every Python file of the
-      result byte-compiled (a SyntaxError is the candidate's failure);
-    - verify = the engine's steps 2/5 (`Recorder.check` through the one verdict cache, and
-      `Recorder.verified`, which records the VERIFY and ALARM events);
-    - confirm (left None: the search calls `Recorder.confirm`): the sealed final check set,
-      which is the task's hidden suite — only pass/fail comes back.
 
-    `rec` must have no budget: the search pays each action at the declared costs through a
-    Recorder of its own (a cached verdict is still paid for: the price list says so).
-    """
-    if rec.budget is not None:
-        raise ValueError("the search pays each action itself; give the case's Recorder budget=None")
-    if task.hidden is None or task.hidden.digest != case.final.digest:
-        raise ValueError("the task's hidden suite must be the case's sealed final check set")
-
-    def verify(candidate: Candidate, rnd: int) -> Verdict:
-        checked = rec.check(task, rnd, candidate)
-        return rec.verified(task, rnd, candidate, checked, None, "search: development checks")
-
-    return Host(None, verify, None, case.checks, f"{case.case.environment} · validator {rec.checker.id}",
-                rec.checker.id, case.suite.digest, task=task, recorder=rec, build=byte_compile)  # fmt: skip
+def environment_of(case: SearchCase, checker: Checker) -> str:
+    """Where the case's states live: its declared environment and the validator (state keys)."""
+    return f"{case.case.environment} · validator {checker.id}"
 
 
 def byte_compile(candidate: Candidate) -> None:
@@ -85,13 +62,6 @@ def byte_compile(candidate: Candidate) -> None:
     for path, text in candidate.files.items():
         if path.endswith(".py"):
             compile(text, path, "exec", dont_inherit=True)
-
-
-def case_host(case: SearchCase, checker: Checker, ledger: Ledger, run_id: str) -> Host:
-    """`engine_host` for a search case, recording into `ledger` under `run_id`."""
-    task = Task(case.case.name, case.case.start, case.suite, case.final,
-                patch_cap=case.case.patch_cap)  # fmt: skip
-    return engine_host(case, Recorder(run_id, ledger, checker, None, 0.0, True), task)
 
 
 def costs_of(case: SearchCase) -> Costs:
@@ -107,7 +77,7 @@ class RouteStrategy:
     simulated: bool = True
 
     def propose(self, situation: Situation) -> Proposal:
-        path = set(situation.state.split(" > ")) if situation.state != "start" else set()
+        path = set(situation.path)  # the route's hypotheses from the start
         children = tuple(
             Child(patch=p, name=p.description, source="route")
             for p in routes(self.case)
@@ -127,37 +97,34 @@ def routes(case: SearchCase) -> list[Patch]:
     return sorted(listed, key=lambda p: p.description)
 
 
-def search(
-    case: SearchCase, checker: Checker, baseline: Verdict, *, total: float, reserve: float,
-    ledger: Ledger, run_id: str, strategy: Strategy | None = None,
-) -> SearchResult:  # fmt: skip
+def search_run(
+    case: SearchCase, checker: Checker, baseline: Verdict | None = None, *, total: float, reserve: float,
+    ledger: Ledger, run_id: str, strategy: Strategy | None = None, limits_: SearchLimits | None = None,
+    rule: WinnerRule = smallest_change, retry: RetryPolicy | None = None,
+) -> SearchRun:  # fmt: skip
     """The real search on `case` at a `total` budget of cost units, `reserve` of it held for
-    the confirmation, recorded in `ledger` under `run_id` (scripted routes by default)."""
+    the confirmation, recorded in `ledger` under `run_id` (scripted routes by default).
+
+    The engine validates the start itself (the task's input, not billed); a `baseline` the
+    caller already has must fail the same dev checks, or the search is refused."""
     budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
                     ledger=ledger, run_id=run_id)  # fmt: skip
-    return run_search(case.case.start, baseline, strategy or RouteStrategy(case), case_host(case, checker, ledger, run_id),
-                      budget, costs_of(case), ledger=ledger, run_id=run_id, case=case.case.name)  # fmt: skip
+    out = run_search(task_of(case), strategy or RouteStrategy(case), checker, budget, costs_of(case),
+                     limits=limits_ or SearchLimits(), rule=rule, ledger=ledger, run_id=run_id,
+                     retry=retry or RetryPolicy(), build=byte_compile, environment=environment_of(case, checker))  # fmt: skip
+    if baseline is not None and case.checks.read(baseline.evidence).failures != out.result.baseline_run.failures:
+        raise SearchError("the given baseline and the run's own start verdict fail different dev checks")
+    return out
 
 
-def engine_search(
-    case: SearchCase, checker: Checker, *, total: float, reserve: float, ledger: Ledger, run_id: str,
-    strategy: Strategy | None = None, limits_: SearchLimits | None = None, rule: WinnerRule = smallest_change,
-) -> EngineRun:  # fmt: skip
-    """`search` as a configuration of the engine: one expansion per round (so `rounds` is
-    max_expansions), a breadth frontier bounded by max_depth and max_children, the case's
-    declared prices (the start's dev verdict is the input, not billed), keep with severity,
-    `Stalled(max_stalled)`, and the preregistered winner confirmed from the reserve."""
-    c, limits_ = costs_of(case), limits_ or SearchLimits()
-    task = Task(case.case.name, case.case.start, case.suite, case.final, patch_cap=case.case.patch_cap, checks=case.checks)
-    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
-                    ledger=ledger, run_id=run_id)  # fmt: skip
-    prices = Prices(Payment.fixed(Kind.GENERATE, c.generate), Payment.fixed(Kind.EXECUTE, c.execute), start=False)
-    return engine.run(
-        [task], strategy or RouteStrategy(case), checker, rounds=limits_.max_expansions, keep="severity",
-        stop_at_green=False, case_rules=(Stalled(limits_.max_stalled),), ledger=ledger, budget=budget, run_id=run_id,
-        validation_cost=c.verify, expand="breadth", limits=FrontierLimits(limits_.max_depth, limits_.max_children),
-        confirm=Confirmation(rule, c.confirm), prices=prices,
-    )  # fmt: skip
+def search(
+    case: SearchCase, checker: Checker, baseline: Verdict | None = None, *, total: float, reserve: float,
+    ledger: Ledger, run_id: str, strategy: Strategy | None = None, limits_: SearchLimits | None = None,
+    rule: WinnerRule = smallest_change, retry: RetryPolicy | None = None,
+) -> SearchResult:  # fmt: skip
+    """`search_run(...).result`: how the search on `case` ended."""
+    return search_run(case, checker, baseline, total=total, reserve=reserve, ledger=ledger, run_id=run_id,
+                      strategy=strategy, limits_=limits_, rule=rule, retry=retry).result  # fmt: skip
 
 
 @dataclass(frozen=True)
