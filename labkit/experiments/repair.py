@@ -29,6 +29,7 @@ import polars as pl
 from labkit.core import patch as patches
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch, Usage
+from labkit.experiments.ledger_run import LedgerRun
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import CaseError, load_case
 from labkit.grading.verdicts import Checker, VerdictCache
@@ -315,7 +316,7 @@ def warm(checker: Checker, cases: Sequence[RepairCase], workers: int = 2,
     return checker.warm(jobs, workers, on_progress)
 
 
-def moves(result: EngineRun, cases: Sequence[RepairCase], round: int) -> pl.DataFrame:
+def moves(result: LedgerRun, cases: Sequence[RepairCase], round: int) -> pl.DataFrame:
     """Who got fixed or broken in `round`, with the patch each case held after it."""
     moved = accounting.moved(result.correctness(), round)
     held = {c.id: "original" for c in cases}
@@ -341,7 +342,7 @@ def _effect_of(case: RepairCase, state: str) -> str:
     return case.patch(state).effect
 
 
-def label(result: EngineRun) -> str:
+def label(result: LedgerRun) -> str:
     """How to caption a run's numbers: simulated repairers say so."""
     kind = "simulated" if result.simulated else "model"
     said = kind in result.strategy.lower()  # "simulated repairer" needs no second "simulated"
