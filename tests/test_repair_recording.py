@@ -146,3 +146,25 @@ def test_the_recording_is_what_labkit_computes_on_a_real_slice(cases) -> None:
     assert_as_recorded(_by_case(now.events(), {case.id}), _by_case(osc.events(), {case.id}), meta,
                        "the recorded oscillation run's events")  # fmt: skip
     assert [(s.rule, s.reason) for s in now.stops] == [osc.case_stop(case.id)]
+
+
+def test_the_stability_recheck_on_open_is_recorded_and_the_button_reruns_now(cases, monkeypatch) -> None:
+    """On open the page shows the known-flaky original's recorded re-check; re-run now (fresh pytest
+    runs, bypassing the cache), the same rule fires on it. Not compared run for run: its test is
+    flaky by construction, so how many re-runs find the disagreement varies."""
+    recorded_rows = _meta()["stability"]["rows"]
+    flaky = [c for c in cases if c.flaky]
+    assert [r["case"] for r in recorded_rows] == [c.id for c in flaky] != []
+    assert page.stability_rows(repair.Checker(), cases, every=False) == recorded_rows
+    unstable = re.compile(r"report unknowns: case \w+: candidate \w+: \d+ runs of validator \w+ gave \d+ different verdicts")
+    assert all(unstable.match(str(r["verdict"])) for r in recorded_rows)
+    now = repair.stability(repair.Checker(), flaky)
+    assert [r["case"] for r in now] == [c.id for c in flaky]
+    assert all(unstable.match(str(r["verdict"])) and 2 <= int(str(r["runs"])) <= 13 for r in now), now
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(repair, "stability", lambda checker, on: asked.append([c.id for c in on]) or [])
+    page.stability_rows(repair.Checker(), cases, every=True)  # the button: every original, now
+    changed = [replace(c, flaky=(*c.flaky, "tests/test_visible.py::test_highest_wins")) if c.flaky else c for c in cases]
+    page.stability_rows(repair.Checker(), changed, every=False)  # the flaky case changed: now
+    assert asked == [[c.id for c in cases], [c.id for c in flaky]]

@@ -39,7 +39,7 @@ from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 __all__ = ["DEFAULT", "DEPENDS_ON", "OSCILLATION", "OSCILLATION_RUN_ID", "RECORD", "RECORDED_NOTE", "RUN_ID",
-           "RecordedRepairRun", "Setting", "fingerprint", "main", "record", "recorded"]  # fmt: skip
+           "RecordedRepairRun", "Setting", "fingerprint", "main", "record", "recorded", "recorded_stability"]  # fmt: skip
 
 RECORD = DATA / "diminishing_returns" / "repair_run.sqlite"
 RUN_ID = "diminishing_returns/default"
@@ -76,8 +76,9 @@ OSCILLATION = Setting(p_fix=0.0, rounds=3)
 
 
 def fingerprint(case: repair.RepairCase) -> str:
-    """A digest of everything of a case a run reads: its module, both suites, every patch."""
-    parts = [case.original.digest, case.visible.digest, case.hidden.digest]
+    """A digest of everything of a case the recorded runs read: its module, both suites, every patch,
+    and which of its tests are known flaky and which patches oscillate."""
+    parts = [case.original.digest, case.visible.digest, case.hidden.digest, repr(case.flaky), repr(case.oscillates)]
     parts += [f"{p.name}:{p.kind}:{p.base}:{p.effect}:{p.patch.diff}" for p in case.patches]
     return digest("\n".join(parts))
 
@@ -144,10 +145,22 @@ def recorded(setting: Setting, cases: Sequence[repair.RepairCase], run_id: str =
     return RecordedRepairRun(run_id, tuple(cases), run["rounds_run"], run["simulated"], run["strategy"], frame, meta)
 
 
+def recorded_stability(cases: Sequence[repair.RepairCase], path: Path = RECORD) -> list[dict[str, object]] | None:
+    """The recorded re-check of the known-flaky originals (`repair.stability`, fresh pytest runs),
+    while those cases are as recorded; None otherwise."""
+    meta_file = _meta_path(path)
+    if not meta_file.is_file():
+        return None
+    stability = json.loads(meta_file.read_text(encoding="utf-8")).get("stability", {})
+    if stability.get("cases") != {c.id: fingerprint(c) for c in cases if c.flaky}:
+        return None
+    return list(stability["rows"])
+
+
 def record(out: Path, cases: Sequence[repair.RepairCase] | None = None, command: str = "") -> dict[str, Any]:
     """Run `DEFAULT` on `cases` (default: every repair case), and `OSCILLATION` on the oscillating
-    one, each with a fresh checker (every verdict a new pytest run), into the ledger `out`; write
-    the .json beside it and return it."""
+    one, each with a fresh checker (every verdict a new pytest run), into the ledger `out`; re-check
+    the known-flaky originals (`repair.stability`); write the .json beside the ledger and return it."""
     cases = tuple(cases if cases is not None else repair.load_cases())
     for stale in (out, out.with_name(out.name + "-wal"), out.with_name(out.name + "-shm")):
         stale.unlink(missing_ok=True)
@@ -164,11 +177,13 @@ def record(out: Path, cases: Sequence[repair.RepairCase] | None = None, command:
                 "rounds_run": run.rounds_run, "simulated": run.simulated, "strategy": run.strategy,
                 "pytest_runs": checker.runs, "seconds": round(time.perf_counter() - t0, 1),
             }  # fmt: skip
+    flaky = [c for c in cases if c.flaky]  # the page's "is the validator stable?" re-check, as on open
     meta = {
         "command": command or f"python -m labkit.experiments.repair_recording --out {out}",
         "versions": package_versions(DEPENDS_ON),
         "python": platform.python_version(),
         "runs": runs,
+        "stability": {"cases": {c.id: fingerprint(c) for c in flaky}, "rows": repair.stability(repair.Checker(), flaky)},
     }
     _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta
