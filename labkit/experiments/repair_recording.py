@@ -1,18 +1,21 @@
-"""The repair run notebooks/diminishing_returns opens with, recorded once and read back.
+"""The repair runs notebooks/diminishing_returns opens with, recorded once and read back.
 
 At the page's default setting (`DEFAULT`: the simulated repairer's sliders, 4 rounds) every
 repair case goes through `repair.run`, every candidate validated by a fresh real pytest run
 (about 150 of them: half a minute on a 2-core machine, on every first open of a fresh clone).
-It is recorded once by
+With it are recorded the oscillating case's run (`OSCILLATION`: a repairer that never finds the
+fix) and the known-flaky original's stability re-check (`repair.stability`). All of it is made by
 
     python -m labkit.experiments.repair_recording --out data/diminishing_returns/repair_run.sqlite
 
-(the run's ledger, and a .json beside it: the command, the setting, each case's fingerprint, the
-pytest version, the seconds it took). The page shows that ledger on open, labelled as a recorded
-run; any other setting, or a case changed since, is run when chosen. The repairer's draws are
-seeded per (seed, case, round) and no run-level rule stops the run (rules=()), so the events of a
-subset of the cases are the full run's events for them: tests/test_repair_recording.py re-runs
-such a slice with fresh pytest runs and compares every event with the recording, timings aside.
+(the runs' ledger, and a .json beside it: the command, each run's setting, each case's
+fingerprint, the Python and pytest versions, the re-check's rows). The page shows them on open,
+labelled as recorded; any other setting, or a case changed since, is run when chosen. The
+repairer's draws are seeded per (seed, case, round) and no run-level rule stops the runs
+(rules=()), so the events of a subset of the cases are the full run's events for them:
+tests/test_repair_recording.py re-runs such a slice with fresh pytest runs and compares every
+event with the recording, timings aside. The known-flaky case is left out of that slice: its
+verdicts, and so the repairer's choices on it, vary from run to run.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "CONSTRUCTED", "INTRO", "RATES_TITLE", "REPAIR", "SLICES_TITLE", "STABILITY", "STOP_PROJECT_LABEL",
+    "CONSTRUCTED", "INTRO", "RATES_TITLE", "RECORDED_AT", "REPAIR", "SLICES_TITLE", "STABILITY", "STOP_PROJECT_LABEL",
     "STOP_THRESHOLD", "YOURS", "YOURS_WAIT", "cases_md",
     "chapter_stepper", "oscillation_md", "paradox_md", "real_md", "real_run", "real_stepper", "real_title", "stability_rows",
     "stop_md", "verdict_checker", "yours_case_md", "yours_choices", "yours_html",
@@ -52,6 +52,8 @@ SLICES_TITLE = "Net per round, by slice (constructed cases, not a run)"
 STOP_THRESHOLD = Slider(-10, 20, 0, 1, "stop when a round's net is ≤")
 STOP_PROJECT_LABEL = "also stop before a round whose projected net is ≤ that"
 
+RECORDED_AT = f"data/{recording.RECORD.parent.name}/{recording.RECORD.name}"  # as a reader finds it in the repo
+
 # the defaults are the recorded run's setting (labkit.experiments.repair_recording): the page opens on that recording
 REPAIR = {
     "p_fix": Slider(0.0, 1.0, recording.DEFAULT.p_fix, 0.05, "P(propose the fix), round 1"),
@@ -64,7 +66,7 @@ REPAIR = {
 
 STABILITY = (
     "Re-runs stop at the first disagreement (the known-flaky case gets up to 12). On open: the known-flaky "
-    "case's re-check as recorded (fresh pytest runs, data/diminishing_returns/repair_run.json); the button "
+    f"case's re-check as recorded (fresh pytest runs, in the .json beside {RECORDED_AT}); the button "
     "re-runs every original now, bypassing the cache."
 )
 
@@ -146,14 +148,13 @@ def verdict_checker(build: Path | None = None) -> repair.Checker:
 
 
 ShownRun = repair.RepairRun | recording.RecordedRepairRun
-RECORDED_AT = "data/diminishing_returns/repair_run.sqlite"  # recording.RECORD, as a reader finds it in the repo
 
 
 def real_run(cases: Sequence[repair.RepairCase], checker: repair.Checker, p_fix: float, fix_decay: float,
              p_break: float, break_growth: float, n_rounds: int, seed: int) -> ShownRun:  # fmt: skip
     """The repair run at the sliders' setting: at the defaults, the recorded run (read, not run:
-    RECORDED_AT); at any other setting, run now through the engine
-    (every verdict a real pytest run, cached by `checker`)."""
+    RECORDED_AT); at any other setting, or once a case changed, run now through the engine (every
+    verdict a real pytest run, cached by `checker`)."""
     setting = recording.Setting(p_fix, fix_decay, p_break, break_growth, int(n_rounds), int(seed))
     shown = recording.recorded(setting, cases)
     if shown is not None:
@@ -192,8 +193,7 @@ def real_stepper(result: ShownRun) -> Stepper | None:
 
 def oscillation_md(cases: Sequence[repair.RepairCase], checker: repair.Checker) -> str:
     """The oscillating case with a repairer that never finds the fix, and which rule stopped it:
-    the recorded run (data/diminishing_returns/repair_run.sqlite) while the case is as recorded,
-    else run now."""
+    the recorded run (RECORDED_AT) while the case is as recorded, else run now."""
     case = next(c for c in cases if c.oscillates)
     shown = recording.recorded(recording.OSCILLATION, [case], recording.OSCILLATION_RUN_ID)
     if shown is not None:
@@ -213,7 +213,7 @@ come back with a test flipped and stops{how}: **{stop[0] if stop else "no stop"}
 
 def stability_rows(checker: repair.Checker, cases: Sequence[repair.RepairCase], every: bool) -> list[dict[str, object]]:
     """Every original re-run now, uncached (`every`); else the known-flaky originals' re-check as
-    recorded (RECORDED_AT's .json), or re-run now when they changed since."""
+    recorded (the .json beside RECORDED_AT), or re-run now when they changed since."""
     if not every and (rows := recording.recorded_stability(cases)) is not None:
         return rows
     return repair.stability(checker, cases if every else [c for c in cases if c.flaky])
