@@ -124,30 +124,20 @@ def _(mo, page):
 
 
 @app.cell
-def _(mo, page):
+def _(page):
     # Every verdict is cached in build/ (keyed by candidate, suite, validator, Python and pytest):
-    # the first run validates for real (a few minutes), later runs and slider moves reuse it.
-    checker = page.verdict_checker(mo.notebook_dir().parent / "build")
+    # a setting's first run validates for real (seconds to minutes), later runs and slider moves reuse it.
+    checker = page.verdict_checker()
     return (checker,)
 
 
 @app.cell
-def _(
-    break_growth,
-    cases,
-    checker,
-    fix_decay,
-    mo,
-    n_rounds,
-    p_break,
-    p_fix,
-    page,
-    repair,
-    seed,
-):
-    repairer = page.repairer(p_fix.value, fix_decay.value, p_break.value, break_growth.value, seed.value)
-    with mo.status.spinner(title=f"running {len(cases)} cases through the engine (real pytest runs, cached)"):
-        result = repair.run(cases, repairer, rounds=n_rounds.value, checker=checker, rules=())
+def _(break_growth, cases, checker, fix_decay, mo, n_rounds, p_break, p_fix, page, seed):
+    # At the sliders' defaults this reads the recorded run (data/diminishing_returns/repair_run.sqlite);
+    # any other setting runs now through the engine (real pytest runs, cached in build/).
+    with mo.status.spinner(title=f"{len(cases)} cases through the engine (real pytest runs, cached)"):
+        result = page.real_run(cases, checker, p_fix.value, fix_decay.value, p_break.value, break_growth.value,
+                               n_rounds.value, seed.value)  # fmt: skip
     _saved = checker.cache.save()  # (not shown: the path is no result)
     return (result,)
 
@@ -158,7 +148,7 @@ def _(charts, frame_html, mo, page, project, result, threshold, views):
     mo.vstack(
         [
             mo.md(page.real_md(result, threshold.value, project.value)),
-            charts.paradox_chart(real_table),
+            charts.paradox_chart(real_table, title=page.real_title(result)),
             mo.Html(frame_html(views.round_table(real_table))),
         ]
     )

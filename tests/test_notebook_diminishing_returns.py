@@ -63,3 +63,17 @@ def test_marimo_check_is_clean() -> None:
     marimo = Path(sys.executable).with_name("marimo")
     proc = subprocess.run([str(marimo), "check", str(NOTEBOOK)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
+
+
+def test_the_headless_run_shows_the_recorded_run_at_the_defaults(computed: dict) -> None:
+    """At the sliders' defaults the notebook shows data/diminishing_returns/repair_run.sqlite
+    (tests/test_repair_recording.py re-measures it): its rounds, its decisions, in its order."""
+    from labkit.experiments import repair
+    from labkit.experiments import repair_recording as recording
+
+    shown = recording.recorded(recording.DEFAULT, repair.load_cases())
+    assert shown is not None
+    table = shown.per_round()
+    assert computed["real_net"] == table["net"].to_list() and computed["real_correct"] == table["correct"].to_list()
+    decided = [[r, d] for r, k, d in shown.events().select("round", "kind", "detail").iter_rows() if k == "decide"]
+    assert computed["decisions"] == decided != []

@@ -28,6 +28,7 @@ from typing import Literal
 import polars as pl
 
 from labkit.core.types import Usage
+from labkit.experiments.ledger_run import LedgerRun
 from labkit.experiments.repair_case import CASES_DIR, CasePatch, RepairCase, load_cases
 from labkit.grading.cases import CaseError
 from labkit.grading.verdicts import Checker, VerdictCache
@@ -215,7 +216,7 @@ def warm(checker: Checker, cases: Sequence[RepairCase], workers: int = 2,
     return checker.warm(jobs, workers, on_progress)
 
 
-def moves(result: EngineRun, cases: Sequence[RepairCase], round: int) -> pl.DataFrame:
+def moves(result: LedgerRun, cases: Sequence[RepairCase], round: int) -> pl.DataFrame:
     """Who got fixed or broken in `round`, with the patch each case held after it."""
     moved = accounting.moved(result.correctness(), round)
     held = {c.id: "original" for c in cases}
@@ -241,7 +242,7 @@ def _effect_of(case: RepairCase, state: str) -> str:
     return case.patch(state).effect
 
 
-def label(result: EngineRun) -> str:
+def label(result: LedgerRun) -> str:
     """How to caption a run's numbers: simulated repairers say so."""
     kind = "simulated" if result.simulated else "model"
     said = kind in result.strategy.lower()  # "simulated repairer" needs no second "simulated"

@@ -73,7 +73,7 @@ def best_of_n_chart(g: dict[tuple[str, float], BestOfN]) -> alt.FacetChart:
         y=alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of tasks"),
         color=alt.Color("rho:N", legend=alt.Legend(orient="top", title=None)),
         strokeDash=alt.StrokeDash("what:N", sort=["selected correct", "any correct"], legend=alt.Legend(orient="top", title=None)),
-        tooltip=["selector:N", "rho:N", "N:Q", "what:N", alt.Tooltip("share:Q", format=".3f")],
+        tooltip=[*map(alt.Tooltip, ["selector:N", "rho:N", "N:Q", "what:N"]), alt.Tooltip("share:Q", format=".3f")],
     )  # fmt: skip
     return (
         base.mark_line(point=True)

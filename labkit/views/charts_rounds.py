@@ -1,4 +1,8 @@
-"""Charts of per-round accounting: the cumulative curve, the marginal one (altair), who moved (a 2x2 SVG)."""
+"""Charts of per-round accounting: the cumulative curve, the marginal one (altair), who moved (a 2x2 SVG).
+
+Encodings are channel objects (alt.Y("net:Q")), never shorthand strings: altair turns each string
+into a channel by hashing every schema class it has (about 10 ms each), which made these charts a
+large share of the notebook's open; the specs are the same."""
 
 from __future__ import annotations
 
@@ -41,12 +45,12 @@ def cumulative_chart(
             legend=alt.Legend(orient="top", title=None, labelLimit=200),
         ),
     )
-    band = base.mark_area(opacity=0.15).encode(y="low:Q", y2="high:Q")
+    band = base.mark_area(opacity=0.15).encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
     line = base.mark_line(point=True).encode(
         y=alt.Y("value:Q", title="cases"),
         tooltip=[
-            "round:O",
-            "measure:N",
+            alt.Tooltip("round:O"),
+            alt.Tooltip("measure:N"),
             alt.Tooltip("value:Q", format=".0f"),
             alt.Tooltip("low:Q", format=".1f"),
             alt.Tooltip("high:Q", format=".1f"),
@@ -97,18 +101,18 @@ def marginal_chart(
                 scale=alt.Scale(domain=["fixed", "broken"], range=[_FIXED, _BROKEN]),
                 legend=alt.Legend(orient="top", title=None),
             ),
-            tooltip=["round:O", "kind:N", "count:Q"],
+            tooltip=[alt.Tooltip("round:O"), alt.Tooltip("kind:N"), alt.Tooltip("count:Q")],
         )
     )
-    net = alt.Chart(rounds).encode(x="round:O")
-    rule = net.mark_rule(color=_NET, strokeWidth=2).encode(y="net_low:Q", y2="net_high:Q")
+    net = alt.Chart(rounds).encode(x=alt.X("round:O"))
+    rule = net.mark_rule(color=_NET, strokeWidth=2).encode(y=alt.Y("net_low:Q"), y2=alt.Y2("net_high:Q"))
     point = net.mark_point(color=_NET, filled=True, size=70, shape="diamond").encode(
-        y="net:Q",
+        y=alt.Y("net:Q"),
         tooltip=[
-            "round:O",
-            "fixed:Q",
-            "broken:Q",
-            "net:Q",
+            alt.Tooltip("round:O"),
+            alt.Tooltip("fixed:Q"),
+            alt.Tooltip("broken:Q"),
+            alt.Tooltip("net:Q"),
             alt.Tooltip("net_low:Q", format=".0f"),
             alt.Tooltip("net_high:Q", format=".0f"),
         ],
@@ -116,7 +120,7 @@ def marginal_chart(
     zero = (
         alt.Chart(pl.DataFrame({"y": [0]}))
         .mark_rule(color="#999", strokeDash=[4, 3])
-        .encode(y="y:Q")
+        .encode(y=alt.Y("y:Q"))
     )
     return (bar + zero + rule + point).properties(title=title, width=260, height=220)
 
@@ -148,9 +152,10 @@ def rates_chart(
         ),
     )
     return (
-        base.mark_errorband(opacity=0.2).encode(y=alt.Y("low:Q", title="rate"), y2="high:Q")
+        base.mark_errorband(opacity=0.2).encode(y=alt.Y("low:Q", title="rate"), y2=alt.Y2("high:Q"))
         + base.mark_line(point=True).encode(
-            y="value:Q", tooltip=["round:O", "rate:N", alt.Tooltip("value:Q", format=".3f")]
+            y=alt.Y("value:Q"),
+            tooltip=[alt.Tooltip("round:O"), alt.Tooltip("rate:N"), alt.Tooltip("value:Q", format=".3f")],
         )
     ).properties(title=title, width=260, height=200)
 
@@ -194,11 +199,11 @@ def slices_chart(
     base = alt.Chart(rounds).encode(
         x=alt.X("round:O", axis=alt.Axis(labelAngle=0)),
         color=alt.Color(f"{by}:N", legend=alt.Legend(orient="top", title=None)),
-        xOffset=f"{by}:N",
+        xOffset=alt.XOffset(f"{by}:N"),
     )
     return (
-        base.mark_rule().encode(y=alt.Y("net_low:Q", title="net (fixed − broken)"), y2="net_high:Q")
+        base.mark_rule().encode(y=alt.Y("net_low:Q", title="net (fixed − broken)"), y2=alt.Y2("net_high:Q"))
         + base.mark_point(filled=True, size=60).encode(
-            y="net:Q", tooltip=[f"{by}:N", "round:O", "fixed:Q", "broken:Q", "net:Q"]
+            y=alt.Y("net:Q"), tooltip=[alt.Tooltip(t) for t in (f"{by}:N", "round:O", "fixed:Q", "broken:Q", "net:Q")]
         )
     ).properties(title=title, width=320, height=200)

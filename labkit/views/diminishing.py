@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from labkit.experiments import repair, repair_yours
+from labkit.experiments import repair_recording as recording
 from labkit.grading.verdicts import build_checker
 from labkit.loop.engine import stopping
 from labkit.loop.engine.stopping import RoundStats
@@ -26,9 +27,9 @@ from labkit.views.stepper import Stepper
 from labkit.views.tables import frame_html
 
 __all__ = [
-    "CONSTRUCTED", "INTRO", "RATES_TITLE", "REPAIR", "SLICES_TITLE", "STABILITY", "STOP_PROJECT_LABEL",
+    "CONSTRUCTED", "INTRO", "RATES_TITLE", "RECORDED_AT", "REPAIR", "SLICES_TITLE", "STABILITY", "STOP_PROJECT_LABEL",
     "STOP_THRESHOLD", "YOURS", "YOURS_WAIT", "cases_md",
-    "chapter_stepper", "oscillation_md", "paradox_md", "real_md", "real_stepper", "repairer", "stability_rows",
+    "chapter_stepper", "oscillation_md", "paradox_md", "real_md", "real_run", "real_stepper", "real_title", "stability_rows",
     "stop_md", "verdict_checker", "yours_case_md", "yours_choices", "yours_html",
 ]  # fmt: skip
 
@@ -51,18 +52,22 @@ SLICES_TITLE = "Net per round, by slice (constructed cases, not a run)"
 STOP_THRESHOLD = Slider(-10, 20, 0, 1, "stop when a round's net is ≤")
 STOP_PROJECT_LABEL = "also stop before a round whose projected net is ≤ that"
 
+RECORDED_AT = f"data/{recording.RECORD.parent.name}/{recording.RECORD.name}"  # as a reader finds it in the repo
+
+# the defaults are the recorded run's setting (labkit.experiments.repair_recording): the page opens on that recording
 REPAIR = {
-    "p_fix": Slider(0.0, 1.0, 0.6, 0.05, "P(propose the fix), round 1"),
-    "fix_decay": Slider(0.1, 1.0, 0.7, 0.05, "then P(fix) × per round"),
-    "p_break": Slider(0.0, 0.5, 0.03, 0.01, "P(over-edit a passing case), round 1"),
-    "break_growth": Slider(1.0, 3.0, 2.0, 0.1, "then P(over-edit) × per round"),
-    "n_rounds": Slider(1, 6, 4, 1, "rounds"),
-    "seed": Slider(0, 999, 0, 1, "seed"),
+    "p_fix": Slider(0.0, 1.0, recording.DEFAULT.p_fix, 0.05, "P(propose the fix), round 1"),
+    "fix_decay": Slider(0.1, 1.0, recording.DEFAULT.fix_decay, 0.05, "then P(fix) × per round"),
+    "p_break": Slider(0.0, 0.5, recording.DEFAULT.p_break, 0.01, "P(over-edit a passing case), round 1"),
+    "break_growth": Slider(1.0, 3.0, recording.DEFAULT.break_growth, 0.1, "then P(over-edit) × per round"),
+    "n_rounds": Slider(1, 6, recording.DEFAULT.rounds, 1, "rounds"),
+    "seed": Slider(0, 999, recording.DEFAULT.seed, 1, "seed"),
 }
 
 STABILITY = (
-    "Re-runs stop at the first disagreement (the known-flaky case gets up to 12). "
-    "The button re-runs every original."
+    "Re-runs stop at the first disagreement (the known-flaky case gets up to 12). On open: the known-flaky "
+    f"case's re-check as recorded (fresh pytest runs, in the .json beside {RECORDED_AT}); the button "
+    "re-runs every original now, bypassing the cache."
 )
 
 
@@ -142,19 +147,43 @@ def verdict_checker(build: Path | None = None) -> repair.Checker:
     return build_checker("repair", build)
 
 
-def repairer(p_fix: float, fix_decay: float, p_break: float, break_growth: float, seed: int) -> repair.SimulatedRepairer:
-    return repair.SimulatedRepairer(p_fix, fix_decay, p_break, break_growth, int(seed))
+ShownRun = repair.RepairRun | recording.RecordedRepairRun
 
 
-def real_md(result: repair.RepairRun, threshold: float, project: bool) -> str:
-    """The real run's caption and what the stop rule would have done on it."""
+def real_run(cases: Sequence[repair.RepairCase], checker: repair.Checker, p_fix: float, fix_decay: float,
+             p_break: float, break_growth: float, n_rounds: int, seed: int) -> ShownRun:  # fmt: skip
+    """The repair run at the sliders' setting: at the defaults, the recorded run (read, not run:
+    RECORDED_AT); at any other setting, or once a case changed, run now through the engine (every
+    verdict a real pytest run, cached by `checker`)."""
+    setting = recording.Setting(p_fix, fix_decay, p_break, break_growth, int(n_rounds), int(seed))
+    shown = recording.recorded(setting, cases)
+    if shown is not None:
+        return shown
+    return repair.run(cases, setting.repairer(), rounds=setting.rounds, checker=checker, rules=())
+
+
+def real_md(result: ShownRun, threshold: float, project: bool) -> str:
+    """The real run's caption (and, for the recorded one, how it was recorded) and what the stop
+    rule would have done on it."""
     fired = stopping.first_stop([stopping.MarginalNet(threshold, project)], result.round_stats())
     when = f"would have stopped after round {fired[0]}: {fired[1].reason}" if fired else "would not have stopped"
     text = f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}."
+    if isinstance(result, recording.RecordedRepairRun):
+        m, run = result.meta, result.meta["runs"][result.run_id]
+        text = (f"### {repair.label(result)}: {recording.RECORDED_NOTE}\n\n_Read from `{RECORDED_AT}`, recorded by "
+                f"`{m['command']}` ({run['pytest_runs']} real pytest runs, {run['seconds']:.0f} s; Python {m['python']}, "
+                f"pytest {m['versions']['pytest']}). Any other setting runs now, every verdict a real pytest run, "
+                f"cached in build/._\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}.")  # fmt: skip
     return link_first_uses([text], ["stop_reasons"])[0]
 
 
-def real_stepper(result: repair.RepairRun) -> Stepper | None:
+def real_title(result: ShownRun) -> str:
+    """The real run's chart title: its source, said on the chart."""
+    how = recording.RECORDED_NOTE if isinstance(result, recording.RecordedRepairRun) else "run now"
+    return f"{len(result.cases)} real repair cases, {repair.label(result)} — {how}"
+
+
+def real_stepper(result: ShownRun) -> Stepper | None:
     """Round by round on the real cases (who moved, by patch), or None when no round ran."""
     if result.rounds_run == 0:
         return None
@@ -163,21 +192,30 @@ def real_stepper(result: repair.RepairRun) -> Stepper | None:
 
 
 def oscillation_md(cases: Sequence[repair.RepairCase], checker: repair.Checker) -> str:
-    """Runs the oscillating case with a repairer that never finds the fix and says which rule stopped it."""
+    """The oscillating case with a repairer that never finds the fix, and which rule stopped it:
+    the recorded run (RECORDED_AT) while the case is as recorded, else run now."""
     case = next(c for c in cases if c.oscillates)
-    run = repair.run([case], repair.SimulatedRepairer(fix=0.0), rounds=3, checker=checker, rules=())
-    stop = run.stops[0] if run.stops else None
+    shown = recording.recorded(recording.OSCILLATION, [case], recording.OSCILLATION_RUN_ID)
+    if shown is not None:
+        stop, how = shown.case_stop(case.id), f" (a recorded run, `{RECORDED_AT}`)"
+    else:
+        osc = recording.OSCILLATION
+        run = repair.run([case], osc.repairer(), rounds=osc.rounds, checker=checker, rules=())
+        stop, how = next(((s.rule, s.reason) for s in run.stops if s.case == case.id), None), " (run now)"
     return f"""## Two patches that oscillate
 
 `{case.id}` has two tempting partial patches, `{case.oscillates[0]}` and `{case.oscillates[1]}`:
 each fixes one failing test and fails the other. A repairer that never finds the real fix
 (simulated, P(fix) = 0) alternates between them; the oscillation rule sees a candidate state
-come back with a test flipped and stops: **{stop.rule if stop else "no stop"}** —
-{stop.reason if stop else ""}"""
+come back with a test flipped and stops{how}: **{stop[0] if stop else "no stop"}** —
+{stop[1] if stop else ""}"""
 
 
 def stability_rows(checker: repair.Checker, cases: Sequence[repair.RepairCase], every: bool) -> list[dict[str, object]]:
-    """Re-run the known-flaky originals (or, with `every`, every original) uncached."""
+    """Every original re-run now, uncached (`every`); else the known-flaky originals' re-check as
+    recorded (the .json beside RECORDED_AT), or re-run now when they changed since."""
+    if not every and (rows := recording.recorded_stability(cases)) is not None:
+        return rows
     return repair.stability(checker, cases if every else [c for c in cases if c.flaky])
 
 
