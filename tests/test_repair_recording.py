@@ -102,9 +102,16 @@ def test_the_page_reads_the_recording_at_the_defaults_and_runs_any_other_setting
     assert [(n, r.seed, k) for n, r, k, _ in asked] == [(33, 0, 3), (33, 1, 4), (32, 0, 4)]
     # a case changed since the recording: run now, not the stale recording
     first = cases[0]
-    assert recording.recorded(recording.DEFAULT, (replace(first, title="renamed"), *cases[1:])) is not None
-    edited = replace(first, patches=(replace(first.patches[0], effect="incomplete"), *first.patches[1:]))
+    renamed = replace(first, case=replace(first.case, title="renamed"))
+    assert recording.recorded(recording.DEFAULT, (renamed, *cases[1:])) is not None
+    name, spec = first.patches[0].name, first.case.spec.patches
+    edited = _with_spec(first, patches={**spec, name: spec[name].model_copy(update={"effect": "incomplete"})})
     assert recording.recorded(recording.DEFAULT, (edited, *cases[1:])) is None
+
+
+def _with_spec(c: repair.RepairCase, **changes: object) -> repair.RepairCase:
+    """The same repair case with its case.json changed as `changes` say (an edit since the recording)."""
+    return replace(c, case=replace(c.case, spec=c.case.spec.model_copy(update=changes)))
 
 
 def _slice(shown: recording.RecordedRepairRun, cases: tuple[repair.RepairCase, ...]) -> list[repair.RepairCase]:
@@ -165,6 +172,6 @@ def test_the_stability_recheck_on_open_is_recorded_and_the_button_reruns_now(cas
     asked: list[list[str]] = []
     monkeypatch.setattr(repair, "stability", lambda checker, on: asked.append([c.id for c in on]) or [])
     page.stability_rows(repair.Checker(), cases, every=True)  # the button: every original, now
-    changed = [replace(c, flaky=(*c.flaky, "tests/test_visible.py::test_highest_wins")) if c.flaky else c for c in cases]
+    changed = [_with_spec(c, flaky=(*c.flaky, "tests/test_visible.py::test_highest_wins")) if c.flaky else c for c in cases]
     page.stability_rows(repair.Checker(), changed, every=False)  # the flaky case changed: now
     assert asked == [[c.id for c in cases], [c.id for c in flaky]]
