@@ -60,6 +60,7 @@ class Decided:
     candidate: str  # the digest of the candidate the decision is about
     proposal: str  # the named state held after the decision
     offered: str  # the child the decision is about ("" when none was offered)
+    cause: str  # the hypothesis behind the child decided on
     children: tuple[ChildDecision, ...]  # every child's decision, as recorded (may be empty)
 
     @property
@@ -135,6 +136,7 @@ def decisions(events: Iterable[Event], case: str | None = None) -> tuple[Decided
                 candidate=str(d.get("candidate", "")),
                 proposal=str(d.get("proposal", "")),
                 offered=str(d.get("offered", "")),
+                cause=str(d.get("cause", "")),
                 children=children,
             )
         )
