@@ -15,12 +15,13 @@ loop did not see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from labkit.experiments.case_task import task_of
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import load_case
-from labkit.loop.engine import Task, run
+from labkit.loop.engine import run
 from labkit.loop.strategies.rewrite import Rivals
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger 
     strategy = Rivals(((PATCH, c.patch(PATCH)),), name="scripted: disable the cache")
     arms = []
     for name, suite in (("covered", c.suite), ("uncovered", without_protection(c.suite))):
-        task = Task("cache_isolation", c.start, suite, hidden=c.suite, patch_cap=dict(c.patch_cap))
+        task = replace(task_of(c), suite=suite, hidden=c.suite)  # the full acceptance only scores
         out = run([task], strategy, validator, rounds=1, ledger=led, run_id=f"coverage-{name}")
         trace = out.traces[task.id]
         attempt = trace.rounds[0].attempts[0]
