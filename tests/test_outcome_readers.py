@@ -4,9 +4,9 @@ The engine records one SCORE (who was right after the round) and one DECIDE (wha
 per case per round. `labkit.record.outcomes` is the one reader of those events' detail, and
 `EngineRun.scores()` / `EngineRun.decisions()` call it for a run in hand. The scan below fails
 when a module anywhere else in labkit compares an event's kind with SCORE or DECIDE (or with
-"score" / "decide"), or names those kinds in any way other than writing them. The engine
-(labkit/loop/engine, which writes them and reads its own for resume and accounting) and the
-ledger's package (labkit/record, which declares them) are the places allowed to.
+"score" / "decide"), or names those kinds in any way other than writing them. Allowed: the
+engine (labkit/loop/engine, which writes them and reads its own for resume and accounting),
+the reader itself, and the two modules that declare the kinds and their detail shapes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
-ALLOWED = (LABKIT / "record", LABKIT / "loop" / "engine")
+RECORD = LABKIT / "record"
+ALLOWED = (RECORD / "outcomes.py", RECORD / "events.py", RECORD / "vocabulary.py", LABKIT / "loop" / "engine")
 OUTCOME_KINDS = {"SCORE", "DECIDE"}
 OUTCOME_VALUES = {"score", "decide"}
 WRITERS = {"log", "record"}  # rec.log(task, r, Role.DECISION, Kind.DECIDE, ...), ledger.record(...)
