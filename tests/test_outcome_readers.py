@@ -160,7 +160,8 @@ def test_the_run_reads_its_own_scores_and_decisions() -> None:
     }
     assert [s.round for s in out.scores("b")] == [0, 1]
     assert out.scores("b")[-1].candidate == state("tempt").digest
-    assert out.scores("b")[0].evidence["failing"] == ["t_hidden.py::h"]
+    assert out.scores("b")[0].failing == ("t_hidden.py::h",) and out.scores("b")[0].scored_suite == HIDDEN.digest
+    assert out.scores("a")[-1].failing == ()
 
     decided = {d.case: d for d in out.decisions()}
     assert set(decided) == {"a", "b"}
@@ -169,4 +170,4 @@ def test_the_run_reads_its_own_scores_and_decisions() -> None:
         assert (d.round, d.decision, d.proposal, d.offered) == (1, "keep", named, named)
         assert [(c.name, c.decision) for c in d.each] == [(named, "keep")]
         assert d.candidate == state(named).digest
-    assert outcomes.final_scores(ledger.events("outcomes"))["a"].correct is True
+    assert outcomes.scores(ledger.events("outcomes"), "a") == out.scores("a")  # one reader, ledger or run

@@ -158,9 +158,7 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
 
                 held.append(str(json.loads(ledger.get(e.output_hash)).get("label", "")))
         sequence = sequence or (e.kind == Kind.CHECKPOINT and "step" in d)
-    for s in outcomes.scores(events):  # a hidden score's evidence names the hidden suite
-        if s.scored_on == "hidden" and isinstance(s.evidence, dict):
-            found.add(str(s.evidence.get("suite", "")))
+    found.update(s.scored_suite for s in outcomes.scores(events) if s.scored_on == "hidden")
     for decided in outcomes.decisions(events):
         rules[f"{decided.decision}: {decided.rule}"] += 1
         rollbacks += sum(c.decision == "roll back" for c in decided.each)

@@ -95,7 +95,7 @@ def hidden(result: repair.RepairRun, case_id: str) -> Hidden:
     scores: dict[int, tuple[bool, tuple[str, ...]]] = {}
     score_seq = -1
     for s in result.scores(case_id):
-        scores[s.round] = (s.correct, tuple(s.evidence.get("failing", ())) if s.evidence else ())
+        scores[s.round] = (s.correct, s.failing)
         if s.round == 1:
             score_seq = s.seq
     decide_seq = max((d.seq for d in result.decisions(case_id) if d.round == 1), default=-1)

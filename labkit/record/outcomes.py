@@ -17,7 +17,7 @@ from typing import Any
 
 from labkit.record.events import Event, Kind, Role
 
-__all__ = ["ChildDecision", "Decided", "Score", "decisions", "final_scores", "is_decision", "is_score", "scores"]
+__all__ = ["ChildDecision", "Decided", "Score", "decisions", "is_decision", "is_score", "scores"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class Score:
     visible: bool  # the visible verdict of the same candidate
     state: str  # the named state held
     scored_on: str  # "hidden" | "visible"
-    evidence: Any  # the scoring verdict, decoded (None when none was recorded)
-    wall_seconds: float
+    scored_suite: str  # the digest of the (hidden) suite it was run on; "" when scored on the visible verdict
+    failing: tuple[str, ...]  # the tests of that suite that failed
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,8 @@ def scores(events: Iterable[Event], case: str | None = None) -> tuple[Score, ...
         d = e.detail
         if not is_score(e) or (case is not None and _case(d) != case):
             continue
+        evidence = e.evidence_value  # the hidden verdict's summary, when it was scored on one
+        run_on = evidence if isinstance(evidence, dict) else {}
         out.append(
             Score(
                 seq=e.seq,
@@ -101,16 +103,11 @@ def scores(events: Iterable[Event], case: str | None = None) -> tuple[Score, ...
                 visible=bool(d["visible"]),
                 state=str(d.get("state", "")),
                 scored_on=str(d.get("scored_on", "")),
-                evidence=e.evidence_value,
-                wall_seconds=e.wall_seconds,
+                scored_suite=str(run_on.get("suite", "")),
+                failing=tuple(str(t) for t in run_on.get("failing", ())),
             )
         )
     return tuple(out)
-
-
-def final_scores(events: Iterable[Event]) -> dict[str, Score]:
-    """Each case's last score (the state it ended in), by case id."""
-    return {s.case: s for s in scores(events)}
 
 
 def decisions(events: Iterable[Event], case: str | None = None) -> tuple[Decided, ...]:
