@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 
@@ -31,14 +32,14 @@ class LiveLedger(Ledger):
 
     def _tell(self, events: Iterable[Event]) -> None:
         for event in events:
-            if event.role == Role.DECISION and event.kind in (Kind.DECIDE, Kind.STOP):
+            if outcomes.is_decision(event) or (event.role == Role.DECISION and event.kind == Kind.STOP):
                 self._show(event)
 
 
 def describe(event: Event) -> str:
     from labkit.record.usage import readable
 
-    d: Mapping[str, Any] = event.detail
     if event.kind == Kind.STOP:
-        return f"stop after round {event.round}: {readable(str(d.get('reason', '')))}"
-    return f"round {event.round}: {d.get('decision', '')} — {readable(str(d.get('reason', '')))}"
+        return f"stop after round {event.round}: {readable(str(event.detail.get('reason', '')))}"
+    (decided,) = outcomes.decisions([event])
+    return f"round {event.round}: {decided.decision} — {readable(decided.reason)}"

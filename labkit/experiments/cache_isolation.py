@@ -88,15 +88,16 @@ class Row:
 def compare(validator: Validator | None = None, ledger: Ledger | None = None) -> tuple[pl.DataFrame, list[Row]]:
     """The chapter's table, measured by the engine: v1 validated, then one round in which the
     three candidate patches are rival children, each validated and decided against v1."""
-    from labkit.loop.engine import Task, run
+    from labkit.experiments.case_task import task_of
+    from labkit.loop.engine import run
     from labkit.loop.strategies.rewrite import Rivals
 
     c = case()
     names = ("composite_key", "disable_cache", "five_changes")
-    task = Task(CASE, c.start, c.suite, patch_cap=dict(c.patch_cap))
+    task = task_of(c)
     out = run([task], Rivals(tuple((n, c.patch(n)) for n in names)), validator or Validator(), rounds=1,
               ledger=ledger, run_id="cache-compare")  # fmt: skip
-    trace = out.traces[CASE]
+    trace = out.traces[task.id]
     v1 = trace.start_verdict
     rows = [Row(c.start.label, v1, assess(v1), "")]
     for a in trace.rounds[0].attempts:

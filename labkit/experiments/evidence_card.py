@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
@@ -133,23 +134,12 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
             files.update(touched(Patch(ledger.get(e.input_hash))))
         elif e.kind == Kind.VERIFY and e.output_hash:
             verdict_suite[e.output_hash] = str(d.get("suite", ""))
-        elif (
-            e.kind == Kind.SCORE
-            and d.get("scored_on") == "hidden"
-            and isinstance(e.evidence_value, dict)
-        ):
-            found.add(str(e.evidence_value.get("suite", "")))
         elif e.kind == Kind.REFLECT:
             children = max(children, int(d.get("children") or 0))
             predictions += bool(d.get("prediction"))
             prompted.add(str(d.get("suite", "")))  # the visible suite the strategy was shown
             if e.input_hash in verdict_suite:  # and the suite of the verdict it was handed
                 prompted.add(verdict_suite[e.input_hash])
-        elif e.kind == Kind.DECIDE:
-            rules[f"{d.get('decision')}: {d.get('rule')}"] += 1
-            rollbacks += sum(
-                1 for c in d.get("children") or [d] if c.get("decision") == "roll back"
-            )
         elif e.kind == Kind.CHECKPOINT:
             parts.append(
                 tuple(
@@ -177,6 +167,10 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
 
                 held.append(str(json.loads(ledger.get(e.output_hash)).get("label", "")))
         sequence = sequence or (e.kind == Kind.CHECKPOINT and "step" in d)
+    found.update(s.scored_suite for s in outcomes.scores(events) if s.scored_on == "hidden")
+    for decided in outcomes.decisions(events):
+        rules[f"{decided.decision}: {decided.rule}"] += 1
+        rollbacks += sum(c.decision == "roll back" for c in decided.each)
     budgeted = any(e.role == Role.BUDGET for e in events)
     return Facts(len(ids), tuple(sorted(files)), dict(kinds), budgeted, dict(rules), children, sequence,
                  tuple(sorted(keep)), tuple(sorted(visible - {""})), tuple(sorted(found - {""})),

@@ -19,7 +19,6 @@ tests are real.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -48,7 +47,6 @@ from labkit.loop.engine.stopping import (
 from labkit.loop.engine.strategy import Child, Proposal, Situation, Strategy
 from labkit.loop.engine.trace import EngineRun
 from labkit.loop.strategies.rewrite import Rewrite
-from labkit.record.events import Kind
 from labkit.record.ledger import Ledger, new_run_id
 
 __all__ = [
@@ -220,10 +218,9 @@ def moves(result: LedgerRun, cases: Sequence[RepairCase], round: int) -> pl.Data
     """Who got fixed or broken in `round`, with the patch each case held after it."""
     moved = accounting.moved(result.correctness(), round)
     held = {c.id: "original" for c in cases}
-    for r, kind, d in result.events().select("round", "kind", "detail").iter_rows():
-        if r <= round and kind == Kind.DECIDE:
-            detail = json.loads(d)
-            held[detail["case"]] = detail["proposal"]
+    for d in result.decisions():
+        if d.round <= round:
+            held[d.case] = d.proposal
     by_id = {c.id: c for c in cases}
     rows = [
         (case, by_id[case].slice, move, held[case], _effect_of(by_id[case], held[case]))

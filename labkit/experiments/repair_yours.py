@@ -10,7 +10,6 @@ reads that score back from the ledger, with the order of the two events.
 
 from __future__ import annotations
 
-import json
 import platform
 from dataclasses import dataclass
 
@@ -18,7 +17,6 @@ from labkit.core import patch as patches
 from labkit.core.errors import LedgerError
 from labkit.experiments import repair
 from labkit.loop.strategies.handwritten import HandWritten
-from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 __all__ = ["EDIT_HINT", "Hidden", "failing_tests", "hidden", "template", "try_patch"]
@@ -94,20 +92,13 @@ class Hidden:
 
 def hidden(result: repair.RepairRun, case_id: str) -> Hidden:
     """Read the hidden scoring of rounds 0 and 1 of `case_id` back from the run's ledger."""
-    f = result.events()
     scores: dict[int, tuple[bool, tuple[str, ...]]] = {}
-    decide_seq, score_seq = -1, -1
-    for seq, rnd, kind, detail, evidence in f.select("seq", "round", "kind", "detail", "evidence").iter_rows():
-        d = json.loads(detail)
-        if d.get("case") != case_id:
-            continue
-        if kind == Kind.SCORE:
-            failing = tuple(json.loads(evidence).get("failing", ())) if evidence else ()
-            scores[rnd] = (bool(d["correct"]), failing)
-            if rnd == 1:
-                score_seq = seq
-        elif kind == Kind.DECIDE and rnd == 1:
-            decide_seq = seq
+    score_seq = -1
+    for s in result.scores(case_id):
+        scores[s.round] = (s.correct, s.failing)
+        if s.round == 1:
+            score_seq = s.seq
+    decide_seq = max((d.seq for d in result.decisions(case_id) if d.round == 1), default=-1)
     if 0 not in scores or 1 not in scores:
         raise LedgerError(f"run {result.run_id} has no hidden score of {case_id!r} for rounds 0 and 1")
     (c0, f0), (c1, f1) = scores[0], scores[1]

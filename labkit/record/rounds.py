@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from labkit.core.types import Usage
+from labkit.record import outcomes
 from labkit.record.events import BudgetStatus, Event, Kind, Role
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ def round_rows(events: list[Event]) -> list[RoundRow]:
     for run_id, mine in by_run.items():
         budgeted = any(e.role == Role.BUDGET for e in mine)
         table: dict[int, RoundRow] = {}
-        decisions: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
         for e in mine:
             row = table.setdefault(e.round, RoundRow(run_id, e.round))
             if budgeted:
@@ -56,13 +56,11 @@ def round_rows(events: list[Event]) -> list[RoundRow]:
                     row.usage = row.usage + e.usage
             elif e.role != Role.BUDGET:
                 row.usage = row.usage + e.usage
-            if e.kind == Kind.DECIDE and e.role == Role.DECISION:
-                d = e.detail
-                decisions[e.round].append(
-                    (str(d.get("case", "")), str(d.get("decision", "")), str(d.get("reason", "")))
-                )
-            elif e.kind == Kind.STOP and (e.detail.get("run") or e.role == Role.SEARCH):
+            if e.kind == Kind.STOP and (e.detail.get("run") or e.role == Role.SEARCH):
                 row.stop = str(e.detail.get("reason", ""))
+        decisions: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+        for decided in outcomes.decisions(mine):
+            decisions[decided.round].append((decided.case, decided.decision, decided.reason))
         for r, made in decisions.items():
             several = len(made) > 1
             table[r].decision = "; ".join(f"{c}: {d}" if several else d for c, d, _ in made)

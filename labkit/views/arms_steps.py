@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 from labkit.views.arms_page import arm_name
@@ -99,12 +100,9 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         parts.append(asked + f"<div style='margin:2px 0'><b>reply</b></div><pre style='{_PRE}'>{e(reply[:4000])}</pre>")
     if not calls:
         parts.append("<p style='margin:2px 0'>no model call this round</p>")
-    scored = {str(x.detail.get("candidate")): x for x in at if x.role == Role.SCORER and x.kind == Kind.SCORE}
+    scored = {s.candidate: s for s in outcomes.scores(at)}
     verified = {str(x.detail.get("candidate")): x for x in at if x.role == Role.VALIDATOR and x.kind == Kind.VERIFY}
-    decided: dict[str, dict[str, Any]] = {}
-    for x in (x for x in at if x.kind == Kind.DECIDE):
-        for ch in x.detail.get("children") or [dict(x.detail, name=x.detail.get("offered") or x.detail.get("proposal"))]:
-            decided[str(ch.get("name"))] = dict(ch)
+    decided = {ch.name: ch for d in outcomes.decisions(at) for ch in d.each}
     rows, details = [], []
     for g in (x for x in at if x.role == Role.EXECUTOR and x.kind == Kind.GENERATE):
         cand = str(g.detail.get("candidate"))
@@ -113,10 +111,10 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         n_tests = sum("::" in v["id"] for v in vis)
         hidden = scored.get(cand)
         name = str(g.detail.get("proposal") or cand[:8])
-        d = decided.get(name, {})
+        d = decided.get(name)
         rows.append({"candidate": name, "visible passed": f"{passed}/{n_tests}" if vis else "—",
-                     "hidden": ("pass" if hidden.detail.get("correct") else "fail") if hidden else "— (not kept)",
-                     "decision": str(d.get("decision", "—")), "why": str(d.get("reason", ""))})  # fmt: skip
+                     "hidden": ("pass" if hidden.correct else "fail") if hidden else "— (not kept)",
+                     "decision": d.decision if d else "—", "why": d.reason if d else ""})  # fmt: skip
         table = frame_html(pl.DataFrame(vis).drop("id"), colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}}) if vis else ""
         details.append(f"<details><summary>{e(rows[-1]['candidate'])}: code and visible test results</summary>"
                        f"<pre style='{_PRE}'>{e(_code(ledger, g))}</pre>{table}</details>")  # fmt: skip
@@ -124,9 +122,9 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         parts.append(frame_html(pl.DataFrame(rows), colours={"hidden": {"pass": "#2e7d32", "fail": "#c62828"},
                                                              "decision": _DECISION}) + "".join(details))  # fmt: skip
     for h in scored.values():
-        held = "pass" if h.detail.get("correct") else "fail"
-        parts.append(f"<p style='margin:2px 0'><b>held after this round</b>: {e(str(h.detail.get('state', '')))} · "
-                     f"visible {'pass' if h.detail.get('visible') else 'fail'} · <b>hidden {held}</b></p>")  # fmt: skip
+        held = "pass" if h.correct else "fail"
+        parts.append(f"<p style='margin:2px 0'><b>held after this round</b>: {e(h.state)} · "
+                     f"visible {'pass' if h.visible else 'fail'} · <b>hidden {held}</b></p>")  # fmt: skip
     for s in (x for x in at if x.kind == Kind.STOP):
         parts.append(f"<p style='margin:2px 0'><b>{term_link('stop_reasons', 'stop')}</b>: "
                      f"{e(str(s.detail.get('reason', '')))}</p>")  # fmt: skip

@@ -34,6 +34,7 @@ import polars as pl
 
 from labkit.core.stats import Interval, bootstrap_mean, resample_indices
 from labkit.loop.engine import accounting
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Event, Ledger
 
@@ -47,8 +48,7 @@ def _parts(run_id: str) -> tuple[str, str, str, int]:
 
 def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
     suite, case, arm, seed = _parts(run_id)
-    scores = sorted((e.round, bool(e.detail["correct"]), bool(e.detail["visible"]), str(e.detail.get("candidate", "")))
-                     for e in events if e.kind == Kind.SCORE and e.role == Role.SCORER)  # fmt: skip
+    scores = sorted((s.round, s.correct, s.visible, s.candidate) for s in outcomes.scores(events))
     # The job's status is its stops' (a ledger recorded before this also repeats it as detail["job_status"]).
     stops = [e for e in events if e.kind == Kind.STOP]
     status = "complete"
@@ -59,7 +59,7 @@ def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
     budget = [e for e in events if e.role == Role.BUDGET]  # only settlements carry usage (reservations, refusals: 0)
     define = next((e for e in events if e.role == Role.EXPERIMENT and e.kind == Kind.DEFINE), None)
     worked = {e.round for e in events if e.role == Role.REFLECTOR and e.kind == Kind.REFLECT and e.detail.get("children")}
-    children = [ch for e in events if e.kind == Kind.DECIDE for ch in e.detail.get("children", [])]
+    children = [ch for d in outcomes.decisions(events) for ch in d.children]
     by_round = {r: (c, v) for r, c, v, _ in scores}
     last = max(by_round) if by_round else 0
     return {
@@ -67,7 +67,7 @@ def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
         "start": by_round.get(0, (False, False))[0], "first": by_round.get(1, by_round.get(0, (False, False)))[0],
         "correct": by_round.get(last, (False, False))[0], "visible": by_round.get(last, (False, False))[1],
         "rounds": len(worked), "children": len(children),
-        "rolled_back": sum(ch.get("decision") == "roll back" for ch in children),
+        "rolled_back": sum(ch.decision == "roll back" for ch in children),
         "escalated": any(e.detail.get("outcome") == "escalate" for e in stops),
         "tokens": sum(e.tokens for e in budget), "calls": sum(e.calls for e in budget),
         "seconds": sum(e.wall_seconds for e in budget), "cost": sum(e.cost_units for e in budget),
@@ -131,7 +131,7 @@ def self_test_judgements(ledger: Ledger) -> pl.DataFrame:
         if e.run_id.startswith("arms/") and e.run_id.split("/")[3] == "self_tests":
             groups.setdefault(e.run_id, []).append(e)
     for rid, evs in groups.items():
-        hidden = {str(e.detail.get("candidate")): bool(e.detail["correct"]) for e in evs if e.kind == Kind.SCORE and e.role == Role.SCORER}
+        hidden = {s.candidate: s.correct for s in outcomes.scores(evs)}
         for e in evs:
             note = str(e.detail.get("note", "")) if e.role == Role.REFLECTOR else ""
             if note.startswith("{") and "self_tests" in note:

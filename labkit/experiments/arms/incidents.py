@@ -33,6 +33,7 @@ from labkit.core.types import Usage, digest
 from labkit.core.versions import package_versions
 from labkit.experiments.arms.arm_metrics import runs
 from labkit.experiments.arms.run import Job, JobResult, Plan, jobs_for, merge, run_job
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
@@ -115,8 +116,9 @@ def _report(
         return BatchReport(batch, env, status, reason, planned, 0, 0, 0, 0.0)
     frame = runs(book)
     events = book.events()
-    checks = sum(e.kind in (Kind.VERIFY, Kind.SCORE) for e in events)
-    scored = {e.detail.get("case") for e in events if e.kind == Kind.SCORE}
+    scores = outcomes.scores(events)
+    checks = sum(e.kind == Kind.VERIFY for e in events) + len(scores)
+    scored = {s.case for s in scores}
     success = {} if status == "voided" else {
         str(r["arm"]): float(r["correct"]) for r in frame.group_by("arm").agg(pl.col("correct").mean()).iter_rows(named=True)
     }  # fmt: skip

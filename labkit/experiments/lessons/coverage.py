@@ -15,14 +15,14 @@ loop did not see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from labkit.experiments.case_task import task_of
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.cases import load_case
-from labkit.loop.engine import Task, run
+from labkit.loop.engine import run
 from labkit.loop.strategies.rewrite import Rivals
-from labkit.record.events import Kind
 
 if TYPE_CHECKING:
     from labkit.grading.validator import Validator
@@ -63,12 +63,12 @@ def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger 
     strategy = Rivals(((PATCH, c.patch(PATCH)),), name="scripted: disable the cache")
     arms = []
     for name, suite in (("covered", c.suite), ("uncovered", without_protection(c.suite))):
-        task = Task("cache_isolation", c.start, suite, hidden=c.suite, patch_cap=dict(c.patch_cap))
+        task = replace(task_of(c), suite=suite, hidden=c.suite)  # the full acceptance only scores
         out = run([task], strategy, validator, rounds=1, ledger=led, run_id=f"coverage-{name}")
         trace = out.traces[task.id]
         attempt = trace.rounds[0].attempts[0]
-        score = [e for e in led.events(out.run_id) if e.kind == Kind.SCORE][-1]  # the hidden (full) suite
+        score = out.scores(task.id)[-1]  # the held state, scored on the hidden (full) suite
         arms.append(CoverageRun(name, out.run_id, trace.suite, len(suite.pass_to_pass), attempt.decision.decision.value,
                         attempt.decision.reason, trace.final.label, bool(trace.final_verdict.resolved),
-                        bool(score.detail["correct"])))  # fmt: skip
+                        score.correct))  # fmt: skip
     return arms[0], arms[1]

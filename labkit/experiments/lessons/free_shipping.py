@@ -16,9 +16,10 @@ orders of 50 **or more** ship free. Run for real:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from labkit.core.errors import CaseError, TestChangeRefused
+from labkit.experiments.case_task import task_of
 from labkit.grading.cases import Case, load_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.test_change import ChangeOutcome, Requirement, TestChange, change_test
@@ -57,7 +58,7 @@ class Walkthrough:
     ledger: Ledger
 
     def kept(self, run: EngineRun) -> str:
-        return run.traces[CASE].final.label
+        return run.traces[run.tasks[0].id].final.label
 
     def accepted(self) -> Event:
         """The recorded, accepted TEST_CHANGE event."""
@@ -74,8 +75,9 @@ def walkthrough(checker: Checker | None = None) -> Walkthrough:
     c = load_case(CASE)
     checker = checker or Checker()
     led = Ledger()
-    before = engine_round(c, Task(CASE, c.start, c.suite), led, checker, "shipping-before")
-    trace = before.traces[CASE]
+    task = task_of(c)
+    before = engine_round(c, task, led, checker, "shipping-before")
+    trace = before.traces[task.id]
     pool = {c.start.digest: c.start, **{a.patched.digest: a.patched for a in trace.rounds[0].attempts if a.patched}}
     reqs, proposed = requirements(c), change(c)
     refusals = []
@@ -86,5 +88,5 @@ def walkthrough(checker: Checker | None = None) -> Walkthrough:
             refusals.append(("none" if offered is None else f"{offered.id} by {offered.author}", str(exc)))
     outcome = change_test(c.suite, proposed, reqs["REQ-7"], pool=pool, checker=checker, ledger=led,
                           run_id="shipping-change")  # fmt: skip
-    after = engine_round(c, Task(CASE, c.start, outcome.new), led, checker, "shipping-after")
+    after = engine_round(c, replace(task, suite=outcome.new), led, checker, "shipping-after")
     return Walkthrough(before, tuple(refusals), outcome, after, led)

@@ -193,10 +193,9 @@ def measure(doc: dict[str, Any] | None = None, validator: Validator | Checker | 
                 continue
             rid = f"triage/{arm}/{task.id}"
             budget = Budget(limits(cost_units=BUDGET), ledger=led, run_id=rid)
-            trace = run(
-                [task], strategy, validator, rounds=1, ledger=led, budget=budget, run_id=rid
-            ).traces[task.id]
-            last = [e for e in led.events(rid) if e.kind == Kind.SCORE][-1]
+            done = run([task], strategy, validator, rounds=1, ledger=led, budget=budget, run_id=rid)
+            trace = done.traces[task.id]
+            last = done.scores(task.id)[-1]
             paid = [
                 e
                 for e in led.events(rid)
@@ -205,7 +204,7 @@ def measure(doc: dict[str, Any] | None = None, validator: Validator | Checker | 
             scored = score(led, rid)
             held = trace.held if trace.held is not None else trace.final
             out.append(Outcome(
-                arm, task.id, task.slice, held.label, bool(trace.final_verdict.resolved), bool(last.detail["correct"]),
+                arm, task.id, task.slice, held.label, bool(trace.final_verdict.resolved), last.correct,
                 budget.spent.cost_units, len(paid), scored[0].held if scored else None,
             ))  # fmt: skip
     return tuple(out)

@@ -25,6 +25,7 @@ from typing import Any
 
 from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
+from labkit.record import outcomes
 from labkit.record.events import Kind
 
 __all__ = ["DEPENDS_ON", "RECORD", "Demo", "Setting", "Trial", "load", "main", "measure"]
@@ -81,14 +82,12 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
     reflected = {c for c, _, w in strategy.windows if w.reflections}
     case = next((c for c in cases if c.id in reflected), cases[0])
     tried: dict[int, str] = {}
-    decided: dict[int, tuple[str, str]] = {}
     for e in ledger.events():
         if str(e.detail.get("case")) != case.id or e.round < 1:
             continue
         if e.kind == Kind.GENERATE and e.detail.get("proposal"):
             tried[e.round] = str(e.detail["proposal"])
-        elif e.kind == Kind.DECIDE:
-            decided[e.round] = (str(e.detail["decision"]), str(e.detail["reason"]))
+    decided = {d.round: (d.decision, d.reason) for d in outcomes.decisions(ledger.events(), case.id) if d.round >= 1}
     return {
         "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor); verdicts: real pytest",
         "setting": {"n_cases": setting.n_cases, "trials": setting.trials, "seed": setting.seed},

@@ -41,7 +41,6 @@ from labkit.loop.strategies.memory.episodic import (
     Window,
     tokens,
 )
-from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -140,10 +139,10 @@ class SubTask:
 
 def _hidden_correct(run: EngineRun, case: str, digest: str) -> bool:
     """The engine's last hidden score of `case` (its SCORE event), which must be of `digest`."""
-    last = [e for e in run.ledger.events(run.run_id) if e.kind == Kind.SCORE and e.detail.get("case") == case][-1]
-    if last.detail.get("scored_on") != "hidden" or last.detail.get("candidate") != digest:
+    last = run.scores(case)[-1]
+    if last.scored_on != "hidden" or last.candidate != digest:
         raise ValueError(f"case {case!r}: the last score is not the hidden score of the returned state {digest}")
-    return bool(last.detail["correct"])
+    return last.correct
 
 
 def _artifacts(case: repair.RepairCase) -> int:

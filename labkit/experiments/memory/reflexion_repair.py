@@ -23,7 +23,6 @@ from labkit.experiments.memory.actors import ModelActor, SimActor
 from labkit.experiments.memory.on_humaneval import HumanEvalCase, run_tasks
 from labkit.grading.verdicts import Checker
 from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflexion, Signal, Truncation
-from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
 
 __all__ = ["ARMS", "ModelActor", "ReflexionSetup", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
@@ -38,10 +37,10 @@ def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
     for arm in ARMS[:2]:
         strategy = Reflexion(ModelActor(model), checker, EpisodicBuffer(arm.budget) if arm.memory else None)
         ledger = Ledger()
-        repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
-                   run_id=f"reflexion-model-{arm.name}", workers=1)  # fmt: skip
-        rows = [{"arm": arm.name, "case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
-                for e in ledger.events() if e.kind == Kind.SCORE and e.round >= 1]  # fmt: skip
+        done = repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
+                          run_id=f"reflexion-model-{arm.name}", workers=1)  # fmt: skip
+        rows = [{"arm": arm.name, "case": s.case, "trial": s.round, "correct": s.correct}
+                for s in done.scores() if s.round >= 1]  # fmt: skip
         frames.append(pl.DataFrame(rows).group_by("arm", "case", "trial").agg(pl.col("correct").last()))
     return pl.concat(frames).sort("arm", "case", "trial")
 
@@ -94,13 +93,9 @@ def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[Huma
         return run_tasks(strategy, he, checker, trials=trials, run_id=f"reflexion-{arm.name}-{seed}"), strategy
     ledger = ledger if ledger is not None else Ledger()
     rc = [c for c in cs if isinstance(c, repair.RepairCase)]
-    repair.run(rc, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
-               run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
-    rows = [
-        {"case": str(e.detail["case"]), "trial": e.round, "correct": bool(e.detail["correct"])}
-        for e in ledger.events()
-        if e.kind == Kind.SCORE and e.round >= 1
-    ]
+    done = repair.run(rc, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
+                      run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
+    rows = [{"case": s.case, "trial": s.round, "correct": s.correct} for s in done.scores() if s.round >= 1]
     return pl.DataFrame(rows).group_by("case", "trial").agg(pl.col("correct").last()).sort("case", "trial"), strategy
 
 

@@ -41,10 +41,9 @@ def run_arm(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, roun
     agent = ReflectiveAgent(actor, checker, oracle=None if blind else "external",
                             critique=_critic(seed) if blind else None, guard=arm == "self-critique + guard")  # fmt: skip
     ledger, run_id = Ledger(), f"unified-{arm}-{seed}"
-    repair.run(cs, agent, rounds=rounds, checker=checker, ledger=ledger, rules=(), case_rules=(), run_id=run_id,
-               workers=1)  # fmt: skip
-    score = [{"case": str(e.detail["case"]), "round": e.round, "correct": bool(e.detail["correct"])}
-             for e in ledger.events() if e.kind == Kind.SCORE]  # fmt: skip
+    done = repair.run(cs, agent, rounds=rounds, checker=checker, ledger=ledger, rules=(), case_rules=(),
+                      run_id=run_id, workers=1)  # fmt: skip
+    score = [{"case": s.case, "round": s.round, "correct": s.correct} for s in done.scores()]
     calls = [{"case": str(e.detail["case"]), "round": e.round} for e in ledger.events()
              if e.kind == Kind.REFLECT and int(e.detail.get("children", 0)) > 0]  # fmt: skip
     f = pl.DataFrame(score).group_by("case", "round").agg(pl.col("correct").last())

@@ -18,6 +18,7 @@ from labkit.loop.engine.expand import Winner
 from labkit.loop.engine.probe import Observation
 from labkit.loop.engine.stopping import RoundStats, StopRecord
 from labkit.loop.engine.strategy import Child, Proposal
+from labkit.record import outcomes
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from labkit.grading.acceptance import AcceptanceSuite
     from labkit.grading.checkset import CheckSet
     from labkit.record.ledger import Ledger
+    from labkit.record.outcomes import Decided, Score
 
 __all__ = ["Attempt", "EngineRun", "Round", "Task", "Trace"]
 
@@ -138,6 +140,14 @@ class EngineRun:
     def correctness(self, field: str = "correct") -> pl.DataFrame:
         """Per-case per-round correctness (hidden scoring where a case has it), from the ledger."""
         return accounting.from_ledger(self.ledger.frame(self.run_id), field=field)
+
+    def scores(self, case: str | None = None) -> tuple[Score, ...]:
+        """Every score of the run (of `case`, if given) in ledger order: who was right after which round."""
+        return outcomes.scores(self.ledger.events(self.run_id), case)
+
+    def decisions(self, case: str | None = None) -> tuple[Decided, ...]:
+        """Every decision of the run (of `case`, if given) in ledger order: what was kept or rolled back."""
+        return outcomes.decisions(self.ledger.events(self.run_id), case)
 
     def per_round(self, **kw: Any) -> pl.DataFrame:
         return accounting.per_round(self.correctness(), **kw)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from labkit.core.errors import MemoryRefused
 from labkit.core.types import Hypothesis
 from labkit.loop.engine.reflection import Applicability, Experience
+from labkit.record import outcomes
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
@@ -86,10 +87,10 @@ def find_correction(ledger: Ledger, run_id: str, case: str = "") -> Correction:
         for e in events
         if e.kind == Kind.VERIFY and e.detail.get("retest") and e.detail.get("resolved")
     }
-    keeps = [e for e in events if e.kind == Kind.DECIDE and e.detail.get("decision") == "keep"]
+    keeps = [d for d in outcomes.decisions(events) if d.decision == "keep"]
     if not keeps:
         raise MemoryRefused(f"run {run_id!r} kept no change: only a verified correction may be remembered")
-    verified = [e for e in keeps if e.detail.get("candidate") in resolved]
+    verified = [d for d in keeps if d.candidate in resolved]
     if not verified:
         raise MemoryRefused(
             f"run {run_id!r} kept a change that the validator never re-tested as resolved "
@@ -97,8 +98,7 @@ def find_correction(ledger: Ledger, run_id: str, case: str = "") -> Correction:
         )
     kept = verified[-1]
     simulated = any(bool(e.detail.get("simulated")) for e in events)
-    return Correction(run_id, str(kept.detail.get("case", "")), kept.round, str(kept.detail["candidate"]),
-                      str(kept.detail.get("cause", "")), simulated)  # fmt: skip
+    return Correction(run_id, kept.case, kept.round, kept.candidate, kept.cause, simulated)
 
 
 @dataclass(frozen=True)
