@@ -38,7 +38,9 @@ WRITERS = {"log", "record"}  # rec.log(task, r, Role.DECISION, Kind.DECIDE, ...)
 # (test_every_exemption_is_still_needed), so an entry goes as soon as its module is moved over.
 KNOWN = {
     "experiments/judging/cascade.py": "the first candidate event of a run: GENERATE, VERIFY or SCORE",
-    "experiments/arms/run.py": "a job's validation seconds: VERIFY and SCORE events' wall time",
+    "experiments/arms/jobs.py": "a job's validation seconds: VERIFY and SCORE events' wall time",
+    "loop/search/readback.py": "replays the engine's whole event stream in order (every kind) to rebuild a search's "
+    "steps, as resume does; a decision is one step among the others there",
     "experiments/long_projects/roles.py": "a role's view leaves out the scorer's SCORE events",
 }
 
