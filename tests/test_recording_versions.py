@@ -10,6 +10,7 @@ import pytest
 from recordings import assert_as_recorded, first_difference
 
 from labkit.core import versions
+from labkit.experiments import cache_isolation as cache_case
 from labkit.experiments.arms import incidents, stops
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import cascade, simjudge
@@ -35,6 +36,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDERS = {
     "arms/batch_incident.json": incidents.DEPENDS_ON,
     "arms/stopping.json": stops.DEPENDS_ON,
+    "cache_isolation/compare.json": cache_case.DEPENDS_ON,
     "long_projects/merge_recording.json": long_merge.DEPENDS_ON,
     "memory/ending_task.json": ending_run.DEPENDS_ON,
     "memory/fork.json": fork.DEPENDS_ON,
