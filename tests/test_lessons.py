@@ -306,7 +306,6 @@ def test_the_recorded_verdicts_are_what_the_validator_gives_now(checker: Checker
     from labkit.experiments.lessons import verdicts
 
     record = verdicts.record()
-    assert record["settings"] == verdicts.settings(checker.validator)
     now = verdicts._entries(verdicts.measure(checker))
     assert set(record["verdicts"]) <= set(now)
     now = {k: v for k, v in now.items() if k in record["verdicts"]}
@@ -324,6 +323,7 @@ def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with
     from labkit.grading.verdicts import build_checker
 
     fresh = _shown(checker)  # every verdict from a real pytest run of this session
+    assert verdicts.why_not(checker) is None  # the recording applies here (else the page validates for real)
     original = Validator.run
 
     def sealed_only(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
@@ -333,6 +333,22 @@ def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with
     monkeypatch.setattr(Validator, "run", sealed_only)
     assert _shown(verdicts.checker(tmp_path)) == fresh  # first open: the recording, saved into build/
     assert _shown(build_checker("lessons", tmp_path)) == fresh  # reopen: build/ alone
+
+
+def test_the_recorded_verdicts_apply_only_to_the_validator_settings_and_interpreter_that_made_them(monkeypatch) -> None:
+    from labkit.experiments.lessons import verdicts
+    from labkit.grading.sandbox_facts import Limits
+    from labkit.grading.validator import Validator
+
+    other = Checker(Validator(Limits(wall_seconds=59.0)))
+    assert "validator settings" in str(verdicts.why_not(other))
+    here = Checker()
+    assert verdicts.why_not(here) is None
+    record = verdicts.record()
+    monkeypatch.setattr(verdicts, "record", lambda: {**record, "runtime": "3.10.0/" + record["runtime"].split("/")[1]})
+    assert "3.10.0" in str(verdicts.why_not(here))
+    monkeypatch.setattr(verdicts, "record", lambda: {**record, "runtime": record["runtime"].split("/")[0] + "/0.1"})
+    assert "/0.1" in str(verdicts.why_not(here))
 
 
 def test_the_bound_reflection_chart_plots_the_ledgers_charges_labelled_by_source() -> None:

@@ -8,8 +8,8 @@ metrics, fix the plan vs fix the state) validates its candidates through one ver
 every candidate, and stores each verdict with its candidate and suite digests,
 `data/lessons/verdicts.json`. `checker()` is the page's cache: the verdicts kept in build/ by
 an earlier open, plus the recorded ones, which it takes only when they were made by the same
-validator settings (limits, sandbox mode, protocol) under the same Python and pytest versions;
-otherwise the page validates for real, as before. The sealed final set is never cached, so the
+validator settings (limits, sandbox mode, protocol) under the same Python minor and pytest
+versions (`why_not`); otherwise the page validates for real, as before. The sealed final set is never cached, so the
 searches' confirmations still run on every open.
 
 tests/test_lessons.py validates every recorded candidate again and asserts the same outcomes,
@@ -28,7 +28,7 @@ from labkit.core.types import digest
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker, build_checker, runtime, verdict_from_json
 
-__all__ = ["COMMAND", "DEPENDS_ON", "checker", "measure", "outcomes", "record", "settings", "write"]
+__all__ = ["COMMAND", "DEPENDS_ON", "checker", "measure", "outcomes", "record", "settings", "why_not", "write"]
 
 COMMAND = "python -m labkit.experiments.lessons.verdicts --write"
 DEPENDS_ON = ("pytest",)  # the validator runs pytest (the Python version is stored beside it, in "runtime")
@@ -103,16 +103,35 @@ def record() -> dict[str, Any]:
     return read_recording(_path(), COMMAND)
 
 
+def _minor(env: str) -> tuple[str, str]:
+    """(Python major.minor, pytest version) of a runtime string '<python version>/<pytest version>'."""
+    python, _, pytest = env.partition("/")
+    return ".".join(python.split(".")[:2]), pytest
+
+
+def why_not(check: Checker) -> str | None:
+    """None when the recording applies to `check`'s validator and interpreter, else why not: other
+    validator settings (limits, sandbox mode, protocol), or another Python minor or pytest version
+    (a patch release of Python is taken as the same interpreter; the recording test, run on it,
+    asserts the same outcomes)."""
+    rec = record()
+    if rec["settings"] != settings(check.validator):
+        return "the recording was made under other validator settings (limits, sandbox mode or protocol)"
+    now = runtime(check.validator.python)
+    if _minor(rec["runtime"]) != _minor(now):
+        return f"the recording was made with Python/pytest {rec['runtime']}, this interpreter is {now}"
+    return None
+
+
 def checker(build: Path | None = None) -> Checker:
     """The page's verdict cache: build/'s (`build_checker("lessons")`) plus the recorded verdicts
-    when they apply to this validator and interpreter (else none: the page validates for real)."""
+    when they apply to this validator and interpreter (`why_not`; else none: the page validates for real)."""
     check = build_checker("lessons", build)
-    rec = record()
-    env = runtime(check.validator.python)
-    if rec["runtime"] != env or rec["settings"] != settings(check.validator):
+    if why_not(check) is not None:
         return check
-    for pair, v in rec["verdicts"].items():
-        key = f"{pair}:{check.id}:{digest(env)}"  # grading.verdicts.VerdictCache.key's layout
+    env = digest(runtime(check.validator.python))
+    for pair, v in record()["verdicts"].items():
+        key = f"{pair}:{check.id}:{env}"  # grading.verdicts.VerdictCache.key's layout
         if key not in check.cache:
             check.cache.put(key, verdict_from_json(v))
     return check
