@@ -87,14 +87,14 @@ def _(effects, gated, mo, page):
 
 
 @app.cell
-def _(checker, frame_html, metrics, mo, page):
-    lm = metrics.portfolio(checker).metrics
-    _saved = checker.cache.save()
+def _(frame_html, metrics, mo, page):
+    lm = metrics.recorded()  # the units' layer metrics, measured once by their runs and recorded (data/lessons/)
     mo.vstack([
         mo.md(page.METRICS),
         mo.Html(frame_html(page.metrics_frame(lm))),
         mo.Html(frame_html(page.units_frame(lm))),
         mo.md(page.METRICS_CAPTION),
+        mo.md(page.recorded_source(metrics.record())),
     ])
     return
 

@@ -216,8 +216,28 @@ def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
 # -- 5. layer metrics -------------------------------------------------------------------------
 
 
-def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
-    p = metrics.portfolio(checker)
+@pytest.fixture(scope="module")
+def portfolio(checker: Checker) -> metrics.Portfolio:
+    return metrics.portfolio(checker)
+
+
+def test_the_page_shows_the_recorded_layer_metrics_and_they_are_what_the_runs_give_now(portfolio: metrics.Portfolio) -> None:
+    import json
+    from dataclasses import asdict
+
+    from recordings import assert_as_recorded
+
+    from labkit.views import lessons as page
+
+    record = metrics.record()
+    now = json.loads(json.dumps(asdict(portfolio.metrics)))  # as stored: rows a list, not a tuple
+    assert_as_recorded(now, record["metrics"], record, "the lessons page's layer metrics")
+    assert metrics.recorded() == portfolio.metrics  # read back into the same typed rows
+    assert record["command"] in page.recorded_source(record) and "recorded real runs" in page.recorded_source(record)
+
+
+def test_layer_metrics_from_the_ledgers_of_the_runs(portfolio: metrics.Portfolio) -> None:
+    p = portfolio
     m = p.metrics
     rows = {r.unit: r for r in m.rows}
     assert m.units == len(metrics.ASSIGNED) == 9  # invalid_environment stays in the denominator
@@ -288,12 +308,11 @@ def _shown(check: Checker) -> list[str]:
 
     arms = coverage.counterfactual(check)
     walk = test_change.walkthrough(check)
-    lm = metrics.portfolio(check).metrics
     led = Ledger()
     story = plan_state.story(check, led)
     check.cache.save()
     return [frame_html(page.coverage_frame(arms)), page.test_change_md(walk), frame_html(page.revalidation_frame(walk)),
-            frame_html(page.metrics_frame(lm)), frame_html(page.units_frame(lm)), frame_html(diagnosis.plan_frame(story)),
+            frame_html(diagnosis.plan_frame(story)),
             diagnosis.plan_state_md(story), frame_html(diagnosis.restores_frame(story)), diagnosis.restores_caption(story),
             frame_html(diagnosis.checkpoints_frame(led, story.run_id))]  # fmt: skip
 
@@ -316,7 +335,7 @@ def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with
     checker: Checker, tmp_path, monkeypatch
 ) -> None:
     """notebooks/lessons opens on the recorded verdicts plus build/'s (experiments.lessons.verdicts),
-    so it runs no dev-check pytest; a reopen reads build/ alone. Both show exactly what a run that
+    so it runs no pytest (its layer metrics are a recording too); a reopen reads build/ alone. Both show exactly what a run that
     validated every candidate for real shows."""
     from labkit.experiments.lessons import verdicts
     from labkit.grading.validator import Validator
@@ -324,13 +343,11 @@ def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with
 
     fresh = _shown(checker)  # every verdict from a real pytest run of this session
     assert verdicts.why_not(checker) is None  # the recording applies here (else the page validates for real)
-    original = Validator.run
 
-    def sealed_only(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
-        assert suite.name.endswith("(sealed)"), f"{suite.name} validated again on opening"
-        return original(self, candidate, suite, **kw)  # the sealed final set is never cached
+    def never(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"{suite.name} validated again on opening")
 
-    monkeypatch.setattr(Validator, "run", sealed_only)
+    monkeypatch.setattr(Validator, "run", never)
     assert _shown(verdicts.checker(tmp_path)) == fresh  # first open: the recording, saved into build/
     assert _shown(build_checker("lessons", tmp_path)) == fresh  # reopen: build/ alone
 

@@ -14,7 +14,7 @@ from labkit.experiments import cache_isolation as cache_case
 from labkit.experiments.arms import incidents, stops
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import cascade, simjudge
-from labkit.experiments.lessons import triage
+from labkit.experiments.lessons import layer_figures, triage
 from labkit.experiments.lessons import verdicts as lesson_verdicts
 from labkit.experiments.long_projects import merge as long_merge
 from labkit.experiments.long_projects import study as long_projects
@@ -38,6 +38,7 @@ RECORDERS = {
     "arms/batch_incident.json": incidents.DEPENDS_ON,
     "arms/stopping.json": stops.DEPENDS_ON,
     "cache_isolation/compare.json": cache_case.DEPENDS_ON,
+    "lessons/layer_metrics.json": layer_figures.DEPENDS_ON,
     "lessons/verdicts.json": lesson_verdicts.DEPENDS_ON,
     "long_projects/merge_recording.json": long_merge.DEPENDS_ON,
     "memory/ending_task.json": ending_run.DEPENDS_ON,

@@ -2,15 +2,16 @@
 dev check that a recording already answers (seed 002: the page's runs are real; this is where
 their verdicts are kept).
 
-Every section of the page (the coverage counterfactual, the test-change walkthrough, the layer
-metrics, fix the plan vs fix the state) validates its candidates through one verdict cache
+Every section of the page that validates on open (the coverage counterfactual, the test-change
+walkthrough, fix the plan vs fix the state) validates its candidates through one verdict cache
 (`grading.verdicts.Checker`). `write()` runs those sections with an empty cache, real pytest for
 every candidate, and stores each verdict with its candidate and suite digests,
 `data/lessons/verdicts.json`. `checker()` is the page's cache: the verdicts kept in build/ by
 an earlier open, plus the recorded ones, which it takes only when they were made by the same
 validator settings (limits, sandbox mode, protocol) under the same Python minor and pytest
-versions (`why_not`); otherwise the page validates for real, as before. The sealed final set is never cached, so the
-searches' confirmations still run on every open.
+versions (`why_not`); otherwise the page validates for real, as before. (The layer metrics,
+whose searches confirm on the sealed final set, which is never cached, are read from their own
+recording: `layer_figures.recorded`.)
 
 tests/test_lessons.py validates every recorded candidate again and asserts the same outcomes,
 and that a page opened on the recording shows exactly what a fresh run shows.
@@ -47,13 +48,12 @@ def settings(validator: Validator) -> str:
 
 def measure(check: Checker | None = None) -> Checker:
     """Run every section of the page that validates, through `check` (a fresh one by default)."""
-    from labkit.experiments.lessons import coverage, free_shipping, layer_figures, plan_state
+    from labkit.experiments.lessons import coverage, free_shipping, plan_state
     from labkit.record.ledger import Ledger
 
     check = check if check is not None else Checker()
     coverage.counterfactual(check)
     free_shipping.walkthrough(check)
-    layer_figures.portfolio(check)
     plan_state.story(check, Ledger())
     return check
 
