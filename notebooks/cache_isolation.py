@@ -37,14 +37,12 @@ def _():
     from labkit.views.export import STATIC_NOTE, is_static_export
     from labkit.views.step_card import trace_pages
     from labkit.views.stepper import Stepper
-    from labkit.views.tables import frame_html
 
     static = is_static_export()
     return (
         STATIC_NOTE,
         Stepper,
         cache_case,
-        frame_html,
         page,
         scores_chart,
         scores_frame,
@@ -193,12 +191,8 @@ def _(mo, page):
 
 
 @app.cell
-def _(cache_case, frame_html, mo):
-    @mo.cache
-    def chapter_table():
-        return cache_case.compare()[0]
-
-    mo.Html(frame_html(chapter_table()))
+def _(mo, page):
+    mo.Html(page.chapter_table_html())  # measured once by the engine and recorded (data/cache_isolation/)
     return
 
 

@@ -22,11 +22,11 @@ def _(mo):
 @app.cell(hide_code=True)
 def _():
     from labkit.experiments.lessons import bound_reflection, coverage, irreversible as effects, layer_figures as metrics, free_shipping as test_change
-    from labkit.grading.verdicts import build_checker
+    from labkit.experiments.lessons import verdicts as lesson_verdicts
     from labkit.record.ledger import Ledger
     from labkit.views.tables import frame_html
 
-    checker = build_checker("lessons")  # one verdict cache, kept in build/: each distinct candidate runs pytest once
+    checker = lesson_verdicts.checker()  # one verdict cache: build/'s and the recorded verdicts (data/lessons/); a candidate they lack runs pytest once
     return Ledger, bound_reflection, checker, coverage, effects, frame_html, metrics, test_change
 
 
@@ -87,14 +87,14 @@ def _(effects, gated, mo, page):
 
 
 @app.cell
-def _(checker, frame_html, metrics, mo, page):
-    lm = metrics.portfolio(checker).metrics
-    _saved = checker.cache.save()
+def _(frame_html, metrics, mo, page):
+    lm = metrics.recorded()  # the units' layer metrics, measured once by their runs and recorded (data/lessons/)
     mo.vstack([
         mo.md(page.METRICS),
         mo.Html(frame_html(page.metrics_frame(lm))),
         mo.Html(frame_html(page.units_frame(lm))),
         mo.md(page.METRICS_CAPTION),
+        mo.md(page.recorded_source(metrics.record())),
     ])
     return
 

@@ -41,6 +41,18 @@ def test_the_chapter_table_comes_out_of_the_run(compared):
     assert (off["isolation"], off["same-user hit"], off["decision"]) == ("2/2", "0/2", "roll back")
 
 
+def test_the_page_shows_the_recorded_table_and_it_is_what_the_engine_measures_now(compared):
+    from recordings import assert_as_recorded
+
+    from labkit.views import cache_page
+
+    record = cache_case.compare_record()
+    assert_as_recorded(compared[0], cache_case.recorded_table(), record, "the cache chapter's table")
+    assert record["command"] == cache_case.COMPARE_COMMAND and "recorded real run" in record["label"]
+    shown = cache_page.chapter_table_html()
+    assert "alternative: disable the cache" in shown and record["label"] in shown and record["command"] in shown
+
+
 def test_failing_tests_alone_cannot_tell_the_two_patches_apart(compared):
     _, rows = compared
     v2, off = rows[1].verdict, rows[2].verdict

@@ -216,8 +216,28 @@ def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
 # -- 5. layer metrics -------------------------------------------------------------------------
 
 
-def test_layer_metrics_from_the_ledgers_of_the_runs(checker: Checker) -> None:
-    p = metrics.portfolio(checker)
+@pytest.fixture(scope="module")
+def portfolio(checker: Checker) -> metrics.Portfolio:
+    return metrics.portfolio(checker)
+
+
+def test_the_page_shows_the_recorded_layer_metrics_and_they_are_what_the_runs_give_now(portfolio: metrics.Portfolio) -> None:
+    import json
+    from dataclasses import asdict
+
+    from recordings import assert_as_recorded
+
+    from labkit.views import lessons as page
+
+    record = metrics.record()
+    now = json.loads(json.dumps(asdict(portfolio.metrics)))  # as stored: rows a list, not a tuple
+    assert_as_recorded(now, record["metrics"], record, "the lessons page's layer metrics")
+    assert metrics.recorded() == portfolio.metrics  # read back into the same typed rows
+    assert record["command"] in page.recorded_source(record) and "recorded real runs" in page.recorded_source(record)
+
+
+def test_layer_metrics_from_the_ledgers_of_the_runs(portfolio: metrics.Portfolio) -> None:
+    p = portfolio
     m = p.metrics
     rows = {r.unit: r for r in m.rows}
     assert m.units == len(metrics.ASSIGNED) == 9  # invalid_environment stays in the denominator
@@ -283,33 +303,73 @@ def test_the_new_kinds_refuse_an_undeclared_detail_field_before_writing() -> Non
     assert len(led) == 1
 
 
-def test_the_notebook_reopens_from_its_verdicts_in_build_with_the_same_tables(tmp_path, monkeypatch) -> None:
-    """notebooks/lessons keeps its verdicts in build/ (grading.verdicts.build_checker): a reopened
-    notebook runs no dev-check pytest again and shows exactly the first open's tables and text."""
-    from labkit.grading.validator import Validator
-    from labkit.grading.verdicts import build_checker
+def _shown(check: Checker) -> list[str]:
+    """Every table and text of the lessons page that reads a verdict, as the page renders it."""
+    from labkit.experiments.lessons import plan_state
+    from labkit.views import diagnosis
     from labkit.views import lessons as page
     from labkit.views.tables import frame_html
 
-    def shown() -> list[str]:
-        checker = build_checker("lessons", tmp_path)
-        arms = coverage.counterfactual(checker)
-        walk = test_change.walkthrough(checker)
-        lm = metrics.portfolio(checker).metrics
-        checker.cache.save()
-        return [frame_html(page.coverage_frame(arms)), page.test_change_md(walk),
-                frame_html(page.revalidation_frame(walk)), frame_html(page.metrics_frame(lm)),
-                frame_html(page.units_frame(lm))]  # fmt: skip
+    arms = coverage.counterfactual(check)
+    walk = test_change.walkthrough(check)
+    led = Ledger()
+    story = plan_state.story(check, led)
+    check.cache.save()
+    return [frame_html(page.coverage_frame(arms)), page.test_change_md(walk), frame_html(page.revalidation_frame(walk)),
+            frame_html(diagnosis.plan_frame(story)),
+            diagnosis.plan_state_md(story), frame_html(diagnosis.restores_frame(story)), diagnosis.restores_caption(story),
+            frame_html(diagnosis.checkpoints_frame(led, story.run_id))]  # fmt: skip
 
-    first = shown()
-    original = Validator.run
 
-    def sealed_only(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
-        assert suite.name.endswith("(sealed)"), f"{suite.name} validated again on reopening"
-        return original(self, candidate, suite, **kw)  # the sealed final set is never cached
+def test_the_recorded_verdicts_are_what_the_validator_gives_now(checker: Checker) -> None:
+    """data/lessons/verdicts.json (what the page opens on): every candidate validated again for
+    real, same outcomes (the module's checker holds only this session's real runs)."""
+    from recordings import assert_as_recorded
 
-    monkeypatch.setattr(Validator, "run", sealed_only)
-    assert shown() == first
+    from labkit.experiments.lessons import verdicts
+
+    record = verdicts.record()
+    now = verdicts._entries(verdicts.measure(checker))
+    assert set(record["verdicts"]) <= set(now)
+    now = {k: v for k, v in now.items() if k in record["verdicts"]}
+    assert_as_recorded(verdicts.outcomes(now), verdicts.outcomes(record["verdicts"]), record, "the lessons page's verdicts")
+
+
+def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with_a_fresh_runs_tables(
+    checker: Checker, tmp_path, monkeypatch
+) -> None:
+    """notebooks/lessons opens on the recorded verdicts plus build/'s (experiments.lessons.verdicts),
+    so it runs no pytest (its layer metrics are a recording too); a reopen reads build/ alone. Both show exactly what a run that
+    validated every candidate for real shows."""
+    from labkit.experiments.lessons import verdicts
+    from labkit.grading.validator import Validator
+    from labkit.grading.verdicts import build_checker
+
+    fresh = _shown(checker)  # every verdict from a real pytest run of this session
+    assert verdicts.why_not(checker) is None  # the recording applies here (else the page validates for real)
+
+    def never(self: Validator, candidate, suite, **kw):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"{suite.name} validated again on opening")
+
+    monkeypatch.setattr(Validator, "run", never)
+    assert _shown(verdicts.checker(tmp_path)) == fresh  # first open: the recording, saved into build/
+    assert _shown(build_checker("lessons", tmp_path)) == fresh  # reopen: build/ alone
+
+
+def test_the_recorded_verdicts_apply_only_to_the_validator_settings_and_interpreter_that_made_them(monkeypatch) -> None:
+    from labkit.experiments.lessons import verdicts
+    from labkit.grading.sandbox_facts import Limits
+    from labkit.grading.validator import Validator
+
+    other = Checker(Validator(Limits(wall_seconds=59.0)))
+    assert "validator settings" in str(verdicts.why_not(other))
+    here = Checker()
+    assert verdicts.why_not(here) is None
+    record = verdicts.record()
+    monkeypatch.setattr(verdicts, "record", lambda: {**record, "runtime": "3.10.0/" + record["runtime"].split("/")[1]})
+    assert "3.10.0" in str(verdicts.why_not(here))
+    monkeypatch.setattr(verdicts, "record", lambda: {**record, "runtime": record["runtime"].split("/")[0] + "/0.1"})
+    assert "/0.1" in str(verdicts.why_not(here))
 
 
 def test_the_bound_reflection_chart_plots_the_ledgers_charges_labelled_by_source() -> None:

@@ -10,11 +10,13 @@ import pytest
 from recordings import assert_as_recorded, first_difference
 
 from labkit.core import versions
+from labkit.experiments import cache_isolation as cache_case
 from labkit.experiments import repair_recording
 from labkit.experiments.arms import incidents, stops
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import cascade, random_run, sim_report, simjudge
-from labkit.experiments.lessons import triage
+from labkit.experiments.lessons import layer_figures, triage
+from labkit.experiments.lessons import verdicts as lesson_verdicts
 from labkit.experiments.long_projects import merge as long_merge
 from labkit.experiments.long_projects import study as long_projects
 from labkit.experiments.memory import (
@@ -36,7 +38,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDERS = {
     "arms/batch_incident.json": incidents.DEPENDS_ON,
     "arms/stopping.json": stops.DEPENDS_ON,
+    "cache_isolation/compare.json": cache_case.DEPENDS_ON,
     "diminishing_returns/repair_run.json": repair_recording.DEPENDS_ON,
+    "lessons/layer_metrics.json": layer_figures.DEPENDS_ON,
+    "lessons/verdicts.json": lesson_verdicts.DEPENDS_ON,
     "long_projects/merge_recording.json": long_merge.DEPENDS_ON,
     "memory/ending_task.json": ending_run.DEPENDS_ON,
     "memory/fork.json": fork.DEPENDS_ON,

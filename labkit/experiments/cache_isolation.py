@@ -8,7 +8,8 @@ pytest subprocess: v1 (key = product_id), v2 (key = (user_id, product_id)), the 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -105,6 +106,43 @@ def compare(validator: Validator | None = None, ledger: Ledger | None = None) ->
         s = a.size
         rows.append(Row(c.patch(a.child.name).description, a.retest, a.decision, f"{s.files}f/{s.hunks}h/{s.lines}l"))
     return table(c, rows), rows
+
+
+# The chapter's table, measured once and recorded: the page reads it on open (four pytest runs
+# saved), tests/test_cache_case.py measures it again with `compare()` and asserts the same rows.
+COMPARE_COMMAND = "python -m labkit.experiments.cache_isolation --write"
+DEPENDS_ON = ("polars", "pytest")  # the validator runs pytest; the table is a polars frame
+
+
+def _compare_recording() -> Path:
+    from labkit.core.paths import data_root
+
+    return data_root() / CASE / "compare.json"
+
+
+def write_compare() -> Path:
+    """Measure the chapter's table (`compare()`) and record it with the package versions it depends on."""
+    import json
+
+    from labkit.core.versions import package_versions
+
+    path = _compare_recording()
+    data = {"label": "recorded real run: v1 and three patches, one engine round, real validator",
+            "command": COMPARE_COMMAND, "rows": compare()[0].to_dicts(), "versions": package_versions(DEPENDS_ON)}  # fmt: skip
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def compare_record() -> dict[str, Any]:
+    """The recording as stored (label, command, rows, package versions)."""
+    from labkit.core.paths import read_recording
+
+    return read_recording(_compare_recording(), COMPARE_COMMAND)
+
+
+def recorded_table() -> pl.DataFrame:
+    """The chapter's table as recorded (what the page shows on open)."""
+    return pl.DataFrame(compare_record()["rows"])
 
 
 def table(c: Case, rows: list[Row]) -> pl.DataFrame:
@@ -212,3 +250,11 @@ def leak_demo(candidate: Candidate | None = None) -> list[tuple[str, str, int, i
         user, product, price = line.split()
         out.append((user, product, int(price), LEAK_PRICES[(user, product)]))
     return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--write" not in sys.argv[1:]:
+        raise SystemExit(f"usage: {COMPARE_COMMAND}")
+    print(write_compare())

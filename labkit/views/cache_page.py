@@ -39,7 +39,7 @@ __all__ = [
     "COMPARE", "DOWNLOAD_INTRO", "Download", "EVIDENCE", "GLOSSARY", "LEAK", "REAL_MODEL", "REAL_MODEL_BUTTON",
     "REAL_MODEL_ROUNDS", "REAL_MODEL_RUNNING", "REMEMBER", "RealModelRun", "STORYLINE_LABEL", "StorylineRun", "TEMPTING",
     "TWIN_COMPARE", "TWIN_REMEMBER", "TWIN_YOURS", "YOURS", "YOURS_DIFF_LABEL", "YOURS_HYPOTHESIS_LABEL", "YOURS_PLACEHOLDER",
-    "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "download_links_html", "downloads", "glossary", "leak_html",
+    "YOURS_RUNNING", "YOURS_WAIT", "ask_real_model", "chapter_table_html", "download_links_html", "downloads", "glossary", "leak_html",
     "lesson_md", "real_model_button", "real_model_expectation", "real_model_lesson_md", "real_model_md", "run_storyline", "scores_title", "storyline_options",
     "wrong_generalisation_md", "yours_html",
 ]  # fmt: skip
@@ -106,6 +106,16 @@ def leak_html() -> str:
 
     rows = cache_case.leak_demo()
     return frame_html(pl.DataFrame(rows, schema=["user", "product", "price served", "own price"], orient="row"))
+
+
+def chapter_table_html() -> str:
+    """The chapter's table, read from its recording (data/cache_isolation/compare.json) and labelled
+    by it; tests/test_cache_case.py measures it again with the engine and asserts the same rows."""
+    from labkit.views.tables import frame_html
+
+    rec = cache_case.compare_record()
+    source = f"<p><i>Source: {rec['label']} (<code>{rec['command']}</code>; the suite re-measures it).</i></p>"
+    return frame_html(cache_case.recorded_table()) + source
 
 
 def scores_title() -> str:

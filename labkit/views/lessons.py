@@ -8,9 +8,9 @@ first use of each glossary term in the prose links to its entry (`labkit.views.g
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -127,6 +127,11 @@ rule found its rounds stalled; a human takeover is an escalation to a person."""
  EFFECTS, _EFFECTS_RESULT, METRICS, METRICS_CAPTION) = link_first_uses(
     [_INTRO, _COVERAGE, _COVERAGE_CAPTION, _TEST_CHANGE, _WALK, _REVALIDATION_CAPTION, _BOUND, _COMMANDS,
      _BOUND_RESULT, _EFFECTS, _EFFECTS_RESULT, _METRICS, _METRICS_CAPTION], GLOSSARY)  # fmt: skip
+
+
+def recorded_source(record: Mapping[str, Any]) -> str:
+    """Where a recorded table comes from: its label and the command that records it again."""
+    return f"_Source: {record['label']} (`{record['command']}`; the suite measures it again and compares)._"
 
 
 def glossary() -> str:

@@ -13,21 +13,26 @@ The units, assigned before anything runs:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
+from labkit.core.paths import data_root, read_recording
+from labkit.core.types import Usage
 from labkit.experiments.lessons import bound_reflection
 from labkit.experiments.lessons import irreversible as effects
 from labkit.grading.sealed import load_search_case
 from labkit.grading.verdicts import Checker
 from labkit.loop.control.bound import run_tool_task
-from labkit.loop.control.layer_metrics import LayerMetrics, layer_metrics
+from labkit.loop.control.layer_metrics import LayerMetrics, UnitRow, layer_metrics
 from labkit.loop.engine.stopping import NoNewEvidence
 from labkit.loop.search.search_case import search
 from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
 from labkit.record.ledger import Ledger
 
-__all__ = ["ASSIGNED", "Portfolio", "portfolio"]
+__all__ = ["ASSIGNED", "COMMAND", "DEPENDS_ON", "Portfolio", "portfolio", "record", "recorded", "write"]
 
 TOTALS = (10.0, 14.0, 22.0)
 SEARCH_UNITS = tuple(f"search-{t:g}" for t in TOTALS)
@@ -70,3 +75,44 @@ def portfolio(checker: Checker | None = None) -> Portfolio:
     effects.gated(led)
     effects.naive(led)
     return Portfolio(layer_metrics(led, ASSIGNED), led)
+
+
+# The page reads the metrics from their recording (the searches' sealed confirmations are real
+# pytest runs, never cached); tests/test_lessons.py measures them again and asserts the same.
+COMMAND = "python -m labkit.experiments.lessons.layer_figures --write"
+DEPENDS_ON = ("pytest",)  # the validator runs pytest; the rest is the ledger's arithmetic
+
+
+def _path() -> Path:
+    return data_root() / "lessons" / "layer_metrics.json"
+
+
+def write() -> Path:
+    """Run every unit (`portfolio()`) and record its layer metrics with the packages they depend on."""
+    from labkit.core.versions import package_versions
+
+    data = {"label": "recorded real runs: scripted routes and tools, real dev checks and sealed confirmations",
+            "command": COMMAND, "metrics": asdict(portfolio().metrics), "versions": package_versions(DEPENDS_ON)}  # fmt: skip
+    path = _path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def record() -> dict[str, Any]:
+    """The recording as stored (label, command, metrics, package versions)."""
+    return read_recording(_path(), COMMAND)
+
+
+def recorded() -> LayerMetrics:
+    """The layer metrics as recorded (what the page shows on open)."""
+    m = dict(record()["metrics"])
+    return LayerMetrics(**{**m, "rows": tuple(UnitRow(**r) for r in m["rows"])})
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--write" not in sys.argv[1:]:
+        raise SystemExit(f"usage: {COMMAND}")
+    print(write())

@@ -77,13 +77,21 @@ def _norm_cdf(x: np.ndarray) -> np.ndarray:
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)
 
 
-def _both_below(a: np.ndarray, b: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """P(X < a, Y < b) for a standard bivariate normal with correlation r (elementwise; Gauss-Legendre in x)."""
-    lo = -8.0
-    x = lo + (a[:, None] - lo) * (_NODES[None, :] + 1.0) / 2.0
-    dens = np.exp(-x * x / 2.0) / math.sqrt(2.0 * math.pi)
+_LO = -8.0  # the integral in x starts here (the density below it is negligible)
+
+
+def _grid(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Gauss-Legendre nodes in x on [_LO, a] per row, and the standard normal density at them."""
+    x = _LO + (a[:, None] - _LO) * (_NODES[None, :] + 1.0) / 2.0
+    return x, np.exp(-x * x / 2.0) / math.sqrt(2.0 * math.pi)
+
+
+def _both_below(a: np.ndarray, b: np.ndarray, r: np.ndarray, grid: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """P(X < a, Y < b) for a standard bivariate normal with correlation r (elementwise; Gauss-Legendre in x).
+    `grid` is `_grid(a)`, passed in by a caller that asks for many r with the same a (the bisection)."""
+    x, dens = grid if grid is not None else _grid(a)
     inner = _norm_cdf((b[:, None] - r[:, None] * x) / np.sqrt(1.0 - r[:, None] ** 2))
-    return np.asarray((a - lo) / 2.0 * ((dens * inner) @ _WEIGHTS))
+    return np.asarray((a - _LO) / 2.0 * ((dens * inner) @ _WEIGHTS))
 
 
 def _tetra(cells: np.ndarray) -> np.ndarray:
@@ -95,9 +103,10 @@ def _tetra(cells: np.ndarray) -> np.ndarray:
     a = np.array([inv(float(p)) if g else 0.0 for p, g in zip(p1, ok, strict=True)])
     b = np.array([inv(float(p)) if g else 0.0 for p, g in zip(p2, ok, strict=True)])
     lo, hi = np.full(n.shape, -0.999), np.full(n.shape, 0.999)
+    grid = _grid(a)  # the same for every r: computed once, not once per bisection step
     for _ in range(40):  # P(both pass) grows with r: bisect
         mid = (lo + hi) / 2.0
-        below = _both_below(a, b, mid) < p11
+        below = _both_below(a, b, mid, grid) < p11
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
     return np.where(ok, (lo + hi) / 2.0, np.nan)
 

@@ -21,6 +21,7 @@ Re-grading lives in `regrade`, the ladder summary in `ladder`.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -162,6 +163,15 @@ def _load(name: str) -> pl.DataFrame:
     path = tables_dir() / f"{name}.jsonl"
     if not path.is_file():
         raise ReferenceDataMissing(f"{path} is missing: rebuild it with `{BUILD_COMMAND}`")
+    stat = path.stat()
+    return _read(name, str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read(name: str, file: str, mtime_ns: int, size: int) -> pl.DataFrame:
+    """One table, read once per file version (a page reads the same table many times; a rebuilt
+    file has another mtime or size). Polars frames are not changed in place: sharing one is safe."""
+    path = Path(file)
     schema = _SCHEMAS[name]
     try:
         frame = pl.read_ndjson(path, schema=schema)
