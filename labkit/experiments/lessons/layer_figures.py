@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core.paths import data_root, read_recording
-from labkit.core.types import Usage
 from labkit.experiments.lessons import bound_reflection
 from labkit.experiments.lessons import irreversible as effects
 from labkit.grading.sealed import load_search_case
