@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import polars as pl
 
+    from labkit.record.outcomes import Decided
+
 __all__ = ["LedgerRun"]
 
 
 class LedgerRun(Protocol):
-    """A run whose numbers come from its ledger's events (the strategy's name, whether it was simulated)."""
+    """A run whose numbers come from its ledger's events (the strategy's name, whether it was simulated, its decisions)."""
 
     @property
     def simulated(self) -> bool: ...
@@ -23,3 +25,5 @@ class LedgerRun(Protocol):
     def correctness(self, field: str = "correct") -> pl.DataFrame: ...
 
     def events(self) -> pl.DataFrame: ...
+
+    def decisions(self, case: str | None = None) -> tuple[Decided, ...]: ...

@@ -38,8 +38,10 @@ from labkit.core.versions import package_versions
 from labkit.experiments import repair
 from labkit.loop.engine import accounting
 from labkit.loop.engine.stopping import RoundStats
+from labkit.record import outcomes
 from labkit.record.events import Kind
 from labkit.record.ledger import Ledger
+from labkit.record.outcomes import Decided
 
 __all__ = ["DEFAULT", "DEPENDS_ON", "OSCILLATION", "OSCILLATION_RUN_ID", "RECORD", "RECORDED_NOTE", "RUN_ID",
            "RecordedRepairRun", "Setting", "fingerprint", "main", "record", "recorded", "recorded_stability"]  # fmt: skip
@@ -98,9 +100,14 @@ class RecordedRepairRun:
     strategy: str
     frame: pl.DataFrame = field(repr=False)  # the ledger's events of `run_id`
     meta: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the .json beside the ledger
+    decided: tuple[Decided, ...] = field(default=(), repr=False)  # the run's decisions (record.outcomes)
 
     def events(self) -> pl.DataFrame:
         return self.frame
+
+    def decisions(self, case: str | None = None) -> tuple[Decided, ...]:
+        """Every decision of the run (of `case`, if given), in ledger order, as `EngineRun.decisions`."""
+        return tuple(d for d in self.decided if case is None or d.case == case)
 
     def correctness(self, field: str = "correct") -> pl.DataFrame:
         return accounting.from_ledger(self.frame, field=field)
@@ -144,8 +151,10 @@ def recorded(setting: Setting, cases: Sequence[repair.RepairCase], run_id: str =
     if list(run["cases"].items()) != [(c.id, fingerprint(c)) for c in cases]:
         return None
     with Ledger(path, read_only=True) as ledger:
-        frame = ledger.frame(run_id)
-    return RecordedRepairRun(run_id, tuple(cases), run["rounds_run"], run["simulated"], run["strategy"], frame, meta)
+        frame, decided = ledger.frame(run_id), outcomes.decisions(ledger.events(run_id))
+    return RecordedRepairRun(
+        run_id, tuple(cases), run["rounds_run"], run["simulated"], run["strategy"], frame, meta, decided
+    )
 
 
 def recorded_stability(cases: Sequence[repair.RepairCase], path: Path = RECORD) -> list[dict[str, object]] | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from labkit.experiments.arms.stops import TIMINGS, recorded
+from labkit.experiments.arms.stops import STOP_RULES, TIMINGS, recorded
 from labkit.views.tables import frame_html
 
 __all__ = [
@@ -47,7 +47,7 @@ from search; a high-loss task with a weak verifier should not ship on that verif
 
 def audit_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    cols = ["arm", "jobs", "rule resolved", "rule round-cap", "rule budget", *TIMINGS]
+    cols = ["arm", "jobs", *(f"rule {k}" for k in STOP_RULES), *TIMINGS]
     return frame_html(pl.DataFrame(rec["audit"]).select(cols))
 
 

@@ -152,12 +152,14 @@ def audit_counts(frame: pl.DataFrame) -> list[dict[str, Any]]:
     for arm in sorted(set(frame["arm"])):
         f = frame.filter(pl.col("arm") == arm)
         out.append({"arm": arm, "jobs": f.height,
-                    **{f"rule {k}": int((f["stop rule"] == k).sum()) for k in ("resolved", "round-cap", "budget")},
+                    **{f"rule {k}": int((f["stop rule"] == k).sum()) for k in STOP_RULES},
                     **{k: int((f["timing"] == k).sum()) for k in TIMINGS}})  # fmt: skip
     return out
 
 
 TIMINGS = ("on time", "late", "late, broke", "early", "cut off")
+# how a job ended: its tests passed, its own check accepted (an intrinsic arm), the round cap, the budget
+STOP_RULES = ("resolved", "own-check-accepts", "round-cap", "budget")
 
 
 def measure(*, open_search: bool = True) -> dict[str, Any]:
