@@ -87,7 +87,8 @@ def _svg_folder() -> Path | None:
 def _svg(spec: dict[str, object]) -> str:
     import vl_convert as vlc  # cheap: its JavaScript runtime starts on the first conversion
 
-    key = hashlib.sha256(f"{vlc.__version__}\n{json.dumps(spec, sort_keys=True)}".encode()).hexdigest()
+    version = vlc.__version__  # type: ignore[attr-defined]  # set by the package, absent from its stubs
+    key = hashlib.sha256(f"{version}\n{json.dumps(spec, sort_keys=True)}".encode()).hexdigest()
     if key in _SESSION:
         return _SESSION[key]
     folder = _svg_folder()
