@@ -130,3 +130,17 @@ def test_the_hard_checks_are_one_engine_run_with_a_frontier(
     kept = {c["name"] for c in decide.detail["children"] if c["decision"] == "keep"}
     assert kept == {t.name for t in result.tiers if not t.failed}
     assert not [e for e in ledger.events("t") if e.kind in (Kind.GENERATE, Kind.VERIFY)]  # the rule's run: selection only
+
+
+def test_reading_the_recording_imports_no_engine() -> None:
+    # judge_bias shows the cascade from its recording on open: the engine, the cases and the
+    # grader load only when a cascade runs (they were ~0.3 s of that notebook's imports)
+    import subprocess
+    import sys
+
+    code = ("import sys; from labkit.views import cascade_page; cascade_page.summary_md(); "
+            "print(sorted(m for m in ('labkit.loop.engine', 'labkit.grading.cases', 'labkit.grading.verdicts') "
+            "if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[]"], out.stdout

@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from labkit.core import patch as patches
 from labkit.core.errors import SelectionError
@@ -34,15 +34,13 @@ from labkit.core.paths import DATA
 from labkit.core.types import Patch, digest
 from labkit.core.versions import package_versions
 from labkit.experiments.judging.hard_checks import Offered, OfferedChange, Tiered, hard_tier
-from labkit.grading.cases import Case, load_case
-from labkit.grading.verdicts import Checker
-from labkit.loop.engine import engine
-from labkit.loop.engine.expand import FrontierLimits
-from labkit.loop.engine.steps import Prices
-from labkit.loop.engine.trace import Task
-from labkit.record.budget import Budget, limits
 from labkit.record.events import Kind, Role
-from labkit.record.ledger import Ledger
+
+if TYPE_CHECKING:  # the engine, cases and grading load when a cascade runs (`run_cascade`, `measure`),
+    # not when a page reads the recording (~0.3 s of imports on judge_bias's open)
+    from labkit.grading.cases import Case
+    from labkit.grading.verdicts import Checker
+    from labkit.record.ledger import Ledger
 
 __all__ = [
     "CASCADE_DIR",
@@ -255,6 +253,13 @@ def run_cascade(
     `<run>/hard`): a breadth frontier expanding the start once, every compiling entry a child,
     validated and decided by the engine (validations paid, 1 unit each; the start's verdict is
     the task's input, unpaid). The reviewer and owner then judge the survivors."""
+    from labkit.grading.verdicts import Checker
+    from labkit.loop.engine import engine
+    from labkit.loop.engine.expand import FrontierLimits
+    from labkit.loop.engine.steps import Prices
+    from labkit.loop.engine.trace import Task
+    from labkit.record.budget import Budget, limits
+
     _check_registered(rule, reg, ledger)
     reviewer = reviewer or ScriptedReviewer()
     hard_id = f"{reg.run_id}/hard"
@@ -317,6 +322,9 @@ def measure(
 ) -> tuple[CascadeResult, str]:
     """The section's run: the cache case's candidates through the default rule, and the
     counterfactual pick without the hard gate."""
+    from labkit.grading.cases import load_case
+    from labkit.record.ledger import Ledger
+
     ledger = ledger if ledger is not None else Ledger()
     case = load_case("cache_isolation")
     rule = SelectionRule()

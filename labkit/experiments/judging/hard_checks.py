@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from labkit.core import patch as patches
 from labkit.core.types import Candidate, Patch
-from labkit.loop.engine.strategy import Child, Proposal, Situation
-from labkit.loop.engine.trace import Attempt
-from labkit.loop.search.search_case import byte_compile
+
+if TYPE_CHECKING:  # the engine is imported when a cascade runs, not when its recording is read
+    from labkit.loop.engine.strategy import Proposal, Situation
+    from labkit.loop.engine.trace import Attempt
 
 __all__ = ["Offered", "OfferedChange", "Tiered", "hard_tier"]
 
@@ -62,6 +64,9 @@ class Offered:
     simulated: bool = True
 
     def propose(self, situation: Situation) -> Proposal:
+        from labkit.loop.engine.strategy import Child, Proposal
+        from labkit.loop.search.search_case import byte_compile
+
         children = []
         for e in self.entries:
             cand = patches.apply(situation.candidate, e.patch, e.name)

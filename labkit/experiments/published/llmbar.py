@@ -122,9 +122,22 @@ class Scores:
         }
 
 
+@dataclass(frozen=True, eq=False)
+class _Columns:
+    """Every verdict pair joined to its instance's label and lengths, each column converted to
+    numpy once (a folder is an index array into them: no polars conversion per folder)."""
+
+    ids: list[int]
+    w12: npt.NDArray[np.int64]
+    w21: npt.NDArray[np.int64]
+    label: npt.NDArray[np.int64]
+    len_1: npt.NDArray[np.float64]
+    len_2: npt.NDArray[np.float64]
+
+
 @functools.lru_cache(maxsize=2)
-def _folders(t: Tables) -> dict[tuple[str, str, str], pl.DataFrame]:
-    """(judge, strategy, set) -> its verdicts joined to its instances' labels and lengths, by id."""
+def _folders(t: Tables) -> tuple[_Columns, dict[tuple[str, str, str], npt.NDArray[np.int64]]]:
+    """The joined columns, and (judge, strategy, set) -> its rows (in id order) in them."""
     inst = t.instances.select(
         "set",
         "id",
@@ -133,27 +146,29 @@ def _folders(t: Tables) -> dict[tuple[str, str, str], pl.DataFrame]:
         len_2=pl.col("output_2").str.len_chars(),
     )
     rows = t.verdicts.join(inst, on=["set", "id"], how="left", validate="m:1").sort("id")
-    return {
-        (j, s, x): f
-        for (j, s, x), f in rows.partition_by(["judge", "strategy", "set"], as_dict=True).items()
+
+    def codes(col: str) -> npt.NDArray[np.int64]:
+        return rows[col].fill_null(-1).to_numpy().astype(np.int64)
+
+    cols = _Columns(rows["id"].to_list(), codes("order1"), codes("order2"), codes("label"),
+                    rows["len_1"].to_numpy().astype(float), rows["len_2"].to_numpy().astype(float))  # fmt: skip
+    groups = rows.with_row_index("row").group_by(["judge", "strategy", "set"], maintain_order=True).agg("row")
+    return cols, {
+        (j, s, x): np.asarray(r, dtype=np.int64) for j, s, x, r in groups.iter_rows()
     }
 
 
 def swap_table(t: Tables, judge: str, strategy: str, set_name: str) -> bias.SwapTable:
     """One folder's verdicts as labkit's SwapTable (−1 where a reply gave no verdict)."""
-    rows = _folders(t).get((judge, strategy, set_name))
-    if rows is None:
+    cols, folders = _folders(t)
+    at = folders.get((judge, strategy, set_name))
+    if at is None:
         raise KeyError(f"LLMBar has no verdicts for {judge}/{strategy} on {set_name}")
-    n = rows.height
+    n = len(at)
     empty = np.full(n, "", dtype=object)
-
-    def codes(col: str) -> npt.NDArray[np.int64]:
-        return rows[col].fill_null(-1).to_numpy().astype(np.int64)
-
     return bias.SwapTable(
-        pair_ids=np.array([f"{set_name}/{i}" for i in rows["id"].to_list()], dtype=object),
-        w12=codes("order1"), w21=codes("order2"), label=codes("label"),
-        len_1=rows["len_1"].to_numpy().astype(float), len_2=rows["len_2"].to_numpy().astype(float),
+        pair_ids=np.array([f"{set_name}/{cols.ids[i]}" for i in at], dtype=object),
+        w12=cols.w12[at], w21=cols.w21[at], label=cols.label[at], len_1=cols.len_1[at], len_2=cols.len_2[at],
         quality_1=np.full(n, np.nan), quality_2=np.full(n, np.nan), model_1=empty, model_2=empty,
         kind=np.full(n, set_name, dtype=object), judge=judge, simulated=False)  # fmt: skip
 
