@@ -29,7 +29,7 @@ from labkit.core.error_classes import Action, ErrorClass, permits
 from labkit.core.errors import InvalidRecord, PermissionRefused
 from labkit.core.types import Usage, digest
 from labkit.loop import engine
-from labkit.loop.control.classify import classify
+from labkit.loop.control.classify import classify_exception
 from labkit.loop.engine.acting import Act, Observed, Turn, command_task
 from labkit.loop.engine.steps import Payment
 from labkit.loop.engine.stopping import Rule, Step, new_evidence
@@ -128,7 +128,7 @@ def run_tool_task(
     action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
     actor = _Actor(reflector)
-    act = Act(tool, artifact_of, classify, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
+    act = Act(tool, artifact_of, classify_exception, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
               partial(_admit, require_bound), getattr(tool, "simulated", False))  # fmt: skip
     out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
                      budget=budget, run_id=run_id, act=act)  # fmt: skip

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from labkit.core.errors import InvalidSetting, RunInterrupted
 from labkit.core.types import Candidate
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
-from labkit.loop.engine.acting import Act, act_run
+from labkit.loop.engine.acting import Act, Actor, act_run
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
 from labkit.loop.engine.failure_policy import Failures
@@ -168,7 +168,7 @@ def run(
             raise InvalidSetting("act runs one task of external effects, from its start (no resume, no frontier)")
         rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, 0.0, act.simulated)
         with acquire(ledger, run_id, resume=False):
-            return act_run(rec, tasks[0], strategy, act, max_actions=rounds, rules=rules)
+            return act_run(rec, tasks[0], cast(Actor, strategy), act, max_actions=rounds, rules=rules)
     strat = as_strategy(strategy)
     rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
     engine = Runner(
