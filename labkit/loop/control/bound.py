@@ -13,7 +13,7 @@ change or stop — here, escalation to a human.
 first command, the strategy wraps the reflector, and each round is the engine's: one numbered
 action paid through the budget, never served from a cache (running `cp` twice is two effects),
 classified by the control plane and recorded as a TOOL event; the reflector's proposal (a
-command, escalate, or stop); then the bound check (`Act.admit`: `check_bound` and `permits`,
+command, escalate, or stop); then the bound check (`Acting.admit`: `check_bound` and `permits`,
 which may refuse it) and the engine's decision, with the stop rules reading the actions.
 It also counts *new evidence*: an outcome (class, artifact, reason) not seen before.
 """
@@ -30,7 +30,7 @@ from labkit.core.errors import InvalidRecord, PermissionRefused
 from labkit.core.types import Usage, digest
 from labkit.loop import engine
 from labkit.loop.control.classify import classify_exception
-from labkit.loop.engine.acting import Act, Observed, Turn, command_task
+from labkit.loop.engine.acting import Acting, Observed, Turn, command_task
 from labkit.loop.engine.steps import Payment
 from labkit.loop.engine.stopping import Rule, Step, new_evidence
 from labkit.record.events import Kind, Role
@@ -128,7 +128,7 @@ def run_tool_task(
     action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
     actor = _Actor(reflector)
-    act = Act(tool, artifact_of, classify_exception, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
+    act = Acting(tool, artifact_of, classify_exception, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
               partial(_admit, require_bound), getattr(tool, "simulated", False))  # fmt: skip
     out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
                      budget=budget, run_id=run_id, act=act)  # fmt: skip

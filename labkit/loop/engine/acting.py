@@ -1,15 +1,15 @@
 """The engine's round for a task of external effects: act, observe, propose, decide (a tool task).
 
-`engine.run(tasks, actor, act=Act(...))` runs one task whose candidate is a command. An action
+`engine.run(tasks, actor, act=Acting(...))` runs one task whose candidate is a command. An action
 is not a candidate to validate: running `cp` twice is two effects, both paid, so the step that
-"runs the candidate" is the action itself — paid through the budget under `Act.payment`, never
-served from the verdict cache, its failure classified by `Act.classify` (the failure policy's
+"runs the candidate" is the action itself — paid through the budget under `Acting.payment`, never
+served from the verdict cache, its failure classified by `Acting.classify` (the failure policy's
 classifier) and recorded as one TOOL event (the observation). Then the steps, in order:
 
     (1) the acceptance is fixed first: the task's suite ("the command succeeds")  -> DEFINE
     (2) act: run the held command, classify its failure                        -> TOOL (paid)
     (3) the actor proposes what comes next (a command, escalate, or stop)      -> REFLECT
-        `Act.admit` may refuse the proposal (e.g. a reflection not bound to the recorded action)
+        `Acting.admit` may refuse the proposal (e.g. a reflection not bound to the recorded action)
     (6) decide: done (the action succeeded), escalate, the actor stops, a stop rule fires, or
         investigate (act on the proposed command next)                          -> DECIDE
     the run's end                                                               -> (ESCALATE), STOP
@@ -40,7 +40,7 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["COMMAND", "Act", "Actor", "Observed", "Turn", "act_run", "command_task"]
+__all__ = ["COMMAND", "Acting", "ActionStrategy", "Observed", "Turn", "act_run", "command_task"]
 
 COMMAND = "command"  # a tool task's candidate holds its command under this name
 # the engine's own endings of an act run, as decision rules (a fired stop Rule keeps its own name)
@@ -67,10 +67,10 @@ class Turn:
     escalate: bool = False
     reason: str = ""  # why it escalates (the ESCALATE event's reason)
     record: Mapping[str, object] = field(default_factory=dict)  # the proposal's REFLECT detail
-    said: Any = None  # the actor's own answer, for `Act.admit` to judge
+    said: Any = None  # the actor's own answer, for `Acting.admit` to judge
 
 
-class Actor(Protocol):
+class ActionStrategy(Protocol):
     """Reads the last action's outcome (and every one before) and proposes what comes next."""
 
     @property
@@ -80,7 +80,7 @@ class Actor(Protocol):
 
 
 @dataclass(frozen=True)
-class Act:
+class Acting:
     """`engine.run`'s configuration for a task of external effects."""
 
     tool: Callable[[str], str]  # runs a command; raises on failure
@@ -101,8 +101,8 @@ def command_task(unit: str, first: str) -> Task:
     return Task(unit, Candidate({COMMAND: first}, label="action 1"), suite, start_state="action 1")
 
 
-def act_run(rec: Recorder, task: Task, actor: Actor, act: Act, *, max_actions: int, rules: Sequence[Rule]) -> EngineRun:
-    """Act until an action succeeds, the actor escalates or stops, a rule fires, the budget or `max_actions` ends it."""
+def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, max_actions: int, rules: Sequence[Rule]) -> EngineRun:
+    """Acting until an action succeeds, the actor escalates or stops, a rule fires, the budget or `max_actions` ends it."""
     rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
         "strategy": actor.name, "cases": [task.id], "rounds": max_actions, "keep": "always", "observe": "visible",
         "recheck": 0, "rules": [getattr(r, "name", type(r).__name__) for r in rules], "case_rules": []})  # fmt: skip

@@ -25,7 +25,7 @@ from labkit.core.errors import InvalidSetting, RunInterrupted
 from labkit.core.types import Candidate
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
-from labkit.loop.engine.acting import Act, Actor, act_run
+from labkit.loop.engine.acting import Acting, ActionStrategy, act_run
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
 from labkit.loop.engine.failure_policy import Failures
@@ -103,7 +103,7 @@ def run(
     prices: Prices | None = None,
     failures: Failures | None = None,
     build: Callable[[Candidate], object] | None = None,
-    act: Act | None = None,
+    act: Acting | None = None,
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -136,7 +136,7 @@ def run(
     round's proposal failure and any other error interrupts the run.
 
     With `act` (labkit.loop.engine.acting) the one task is a task of external effects (a tool
-    task, `acting.command_task`): `strategy` is an `acting.Actor`, each round is one paid,
+    task, `acting.command_task`): `strategy` is an `acting.ActionStrategy`, each round is one paid,
     uncached action, its observation, the actor's proposal and the decision; `rounds` caps the
     actions and `rules` read them. The run's traces are empty: an action is not a candidate.
     """
@@ -168,7 +168,7 @@ def run(
             raise InvalidSetting("act runs one task of external effects, from its start (no resume, no frontier)")
         rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, 0.0, act.simulated)
         with acquire(ledger, run_id, resume=False):
-            return act_run(rec, tasks[0], cast(Actor, strategy), act, max_actions=rounds, rules=rules)
+            return act_run(rec, tasks[0], cast(ActionStrategy, strategy), act, max_actions=rounds, rules=rules)
     strat = as_strategy(strategy)
     rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
     engine = Runner(
