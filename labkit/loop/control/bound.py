@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from labkit.core.error_classes import Action, ErrorClass, permits
 from labkit.core.errors import InvalidRecord, PermissionRefused
-from labkit.core.types import Usage, digest
+from labkit.core.types import Usage
 from labkit.loop import engine
 from labkit.loop.control.classify import classify_exception
-from labkit.loop.engine.acting import Acting, Observed, Turn, command_task
+from labkit.loop.engine.acting import Acting, Observed, Turn, command_task, evidence_key
 from labkit.loop.engine.steps import Payment
 from labkit.loop.engine.stopping import Rule, Step, new_evidence
 from labkit.record.events import Kind, Role
@@ -133,7 +133,7 @@ def run_tool_task(
     out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
                      budget=budget, run_id=run_id, act=act)  # fmt: skip
     history = observed(ledger, run_id)  # read back from the run's TOOL events
-    fresh = new_evidence(Step(unit, o.action - 1, "", failures=frozenset({_key(o)})) for o in history)
+    fresh = new_evidence(Step(unit, o.action - 1, "", failures=frozenset({evidence_key(o)})) for o in history)
     return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units,
                    sum(k for r, k in fresh.items() if r > 0), _OUTCOMES.get(out.stop.rule, "no_progress"), history)  # fmt: skip
 
@@ -152,10 +152,6 @@ def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
 # how the engine's ending reads as a tool run's outcome (a fired stop rule: "no_progress")
 _OUTCOMES = {"done": "done", "escalate": "escalated", "actor-stop": "stopped", "budget": "budget_exhausted",
              "max-actions": "max_actions"}  # fmt: skip
-
-
-def _key(o: Observed) -> str:
-    return digest(f"{o.error_class or ''}\0{o.artifact}\0{o.output}")
 
 
 @dataclass

@@ -40,7 +40,7 @@ from labkit.record.events import Kind, Role
 if TYPE_CHECKING:
     from labkit.record.ledger import Ledger
 
-__all__ = ["COMMAND", "Acting", "ActionStrategy", "Observed", "Turn", "act_run", "command_task"]
+__all__ = ["COMMAND", "Acting", "ActionStrategy", "Observed", "Turn", "act_run", "command_task", "evidence_key"]
 
 COMMAND = "command"  # a tool task's candidate holds its command under this name
 # the engine's own endings of an act run, as decision rules (a fired stop Rule keeps its own name)
@@ -57,6 +57,11 @@ class Observed:
     output: str  # stdout, or the error message
     error_class: ErrorClass | None
     artifact: str
+
+
+def evidence_key(o: Observed) -> str:
+    """An action's outcome as one evidence key (what `stopping.NoNewEvidence` counts as new)."""
+    return digest(f"{o.error_class or ''}\0{o.artifact}\0{o.output}")
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,7 @@ def command_task(unit: str, first: str) -> Task:
 
 
 def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, max_actions: int, rules: Sequence[Rule]) -> EngineRun:
-    """Acting until an action succeeds, the actor escalates or stops, a rule fires, the budget or `max_actions` ends it."""
+    """Act until an action succeeds, the actor escalates or stops, a rule fires, the budget or `max_actions` ends it."""
     rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
         "strategy": actor.name, "cases": [task.id], "rounds": max_actions, "keep": "always", "observe": "visible",
         "recheck": 0, "rules": [getattr(r, "name", type(r).__name__) for r in rules], "case_rules": []})  # fmt: skip
@@ -125,8 +130,7 @@ def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, ma
             out, cls = str(exc), act.classify(exc, "tool")
         obs = Observed(n, command, cls is None, out, cls.error_class if cls else None, act.artifact_of(command))
         history.append(obs)
-        key = digest(f"{obs.error_class or ''}\0{obs.artifact}\0{obs.output}")
-        steps.append(Step(task.id, n - 1, digest(command), failures=frozenset({key})))
+        steps.append(Step(task.id, n - 1, digest(command), failures=frozenset({evidence_key(obs)})))
         rec.log(None, n, Role.TOOL, Kind.TOOL, detail={
             "unit": act.unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
             "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
