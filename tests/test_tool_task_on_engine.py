@@ -86,7 +86,9 @@ def test_engine_run_with_act_pays_every_action_even_a_repeat_and_ends_done() -> 
     assert (out.stop.rule, out.rounds_run, out.traces) == ("done", 3, {})
     stop = led.events("act")[-1]
     assert (stop.kind, stop.detail["status"], stop.detail["reason"]) == (Kind.STOP, "success", "done")
-    assert [r for _, k, r in shapes(led, "act") if k == Kind.DECIDE] == ["next-action", "next-action", "done"]
+    # the run's own accessor reads the decisions as for any engine run
+    assert [(d.round, d.rule, d.proposal) for d in out.decisions()] == [
+        (1, "next-action", "action 2"), (2, "next-action", "action 3"), (3, "done", "action 3")]
 
 
 def test_a_tool_task_is_refused_outside_its_configuration() -> None:
