@@ -9,16 +9,13 @@ recorded, or another artifact, is rejected (InvalidRecord). The chosen next step
 one the class grants (`core.error_classes`): under POLICY_DENIED only an authorisation
 change or stop — here, escalation to a human.
 
-`run_tool_task` is the controller: every action is numbered, paid through the budget,
-classified and recorded (through the engine's `Recorder`); then the reflector says what comes
-next (a command, or escalate, or stop), and the engine's stop rules read the actions so far.
+`run_tool_task` is a configuration of `engine.run` (labkit.loop.engine.acting): the task is the
+first command, the strategy wraps the reflector, and each round is the engine's: one numbered
+action paid through the budget, never served from a cache (running `cp` twice is two effects),
+classified by the control plane and recorded as a TOOL event; the reflector's proposal (a
+command, escalate, or stop); then the bound check (`Acting.admit`: `check_bound` and `permits`,
+which may refuse it) and the engine's decision, with the stop rules reading the actions.
 It also counts *new evidence*: an outcome (class, artifact, reason) not seen before.
-
-Why this is not `engine.run`: an action is not a candidate. The engine validates a candidate
-(files) against a protected suite through a verdict cache, where a repeat is free and served
-from the cache; a tool action is an external effect, classified by the control plane (an error
-class, not test outcomes), and running `cp` twice is two effects, both paid. So the controller
-keeps its own turn-taking and borrows the engine's recorder, payment and stop rules.
 """
 
 from __future__ import annotations
@@ -29,31 +26,20 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from labkit.core.error_classes import Action, ErrorClass, permits
-from labkit.core.errors import BudgetExhausted, InvalidRecord, PermissionRefused
-from labkit.core.types import Usage, digest
-from labkit.grading.verdicts import Checker
-from labkit.loop.control.classify import classify
-from labkit.loop.engine.steps import Payment, Recorder
-from labkit.loop.engine.stopping import History, Rule, Step, check, new_evidence
+from labkit.core.errors import InvalidRecord, PermissionRefused
+from labkit.core.types import Usage
+from labkit.loop import engine
+from labkit.loop.control.classify import classify_exception
+from labkit.loop.engine.acting import Acting, Observed, Turn, command_task, evidence_key
+from labkit.loop.engine.steps import Payment
+from labkit.loop.engine.stopping import Rule, Step, new_evidence
 from labkit.record.events import Kind, Role
 
 if TYPE_CHECKING:
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
-__all__ = ["BoundReflection", "Next", "Observed", "ToolReflector", "ToolRun", "check_bound", "run_tool_task"]
-
-
-@dataclass(frozen=True)
-class Observed:
-    """What the controller saw of one action (what a reflector is given)."""
-
-    action: int
-    command: str
-    ok: bool
-    output: str  # stdout, or the error message
-    error_class: ErrorClass | None
-    artifact: str
+__all__ = ["BoundReflection", "Next", "Observed", "ToolReflector", "ToolRun", "check_bound", "observed", "run_tool_task"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +118,7 @@ def run_tool_task(
     rules: Sequence[Rule] = (),
 ) -> ToolRun:
     """Run commands until one succeeds, the reflector escalates or stops, a stop rule fires, the
-    budget or `max_actions` ends it.
+    budget or `max_actions` ends it: `engine.run` with `act=` (labkit.loop.engine.acting).
 
     Every action is paid and recorded through the engine's `Recorder` (one writer, one payer).
     After each action the `rules` read its history as the engine's stop rules do — action n is
@@ -141,62 +127,65 @@ def run_tool_task(
     added no new evidence. With `require_bound` an unbound reflection cannot drive the next
     action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
-    rec = Recorder(run_id, ledger, Checker(), budget, 0.0, getattr(tool, "simulated", False))
-    pay = Payment(Kind.TOOL, Usage(cost_units=cost))
-    history: list[Observed] = []
-    steps: list[Step] = []
-    command, outcome, fired = first, "max_actions", None
-    for n in range(1, max_actions + 1):
-        try:
-            out, cls = rec.pay(pay, partial(tool, command), n), None
-        except BudgetExhausted:
-            outcome = "budget_exhausted"
-            break
-        except Exception as exc:  # a failed tool call is evidence, classified by the control plane
-            out, cls = str(exc), classify(exc, "tool")
-        obs = Observed(n, command, cls is None, out, cls.error_class if cls else None, artifact_of(command))
-        history.append(obs)
-        key = digest(f"{obs.error_class or ''}\0{obs.artifact}\0{obs.output}")
-        steps.append(Step(unit, n - 1, digest(command), failures=frozenset({key})))
-        rec.log(None, n, Role.TOOL, Kind.TOOL, detail={
-            "unit": unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
-            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
-        if obs.ok:
-            outcome = "done"
-            break
-        nxt = reflector.reflect(obs, tuple(history))
-        _record_reflection(rec, unit, n, nxt)
-        if nxt.reflection is not None or require_bound:
-            r = check_bound(nxt.reflection, ledger, run_id)
-            wanted = Action.CHANGE_AUTHORISATION if nxt.escalate else Action.STOP if not nxt.command else Action.NEW_HYPOTHESIS
-            if not permits(r.error_class, wanted):
-                raise PermissionRefused(f"{r.error_class.value} does not permit {wanted.value!r}")
-        if nxt.escalate:
-            rec.log(None, n, Role.HUMAN, Kind.ESCALATE, detail={
-                "unit": unit, "action": n, "error_class": obs.error_class.value if obs.error_class else "",
-                "reason": nxt.reflection.next_trial if nxt.reflection else nxt.text})  # fmt: skip
-            outcome = "escalated"
-            break
-        if not nxt.command:
-            outcome = "stopped"
-            break
-        fired = check(rules, History(steps=tuple(steps)))
-        if fired is not None:
-            outcome = "no_progress"
-            break
-        command = nxt.command
-    rec.log(None, len(history), Role.CONTROL, Kind.STOP, detail={
-        "unit": unit, "status": "success" if outcome == "done" else "incomplete", "reason": outcome,
-        **({"rule": fired.rule} if fired is not None else {})})  # fmt: skip
-    fresh = new_evidence(steps)
+    actor = _Actor(reflector)
+    act = Acting(tool, artifact_of, classify_exception, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
+              partial(_admit, require_bound), getattr(tool, "simulated", False))  # fmt: skip
+    out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
+                     budget=budget, run_id=run_id, act=act)  # fmt: skip
+    history = observed(ledger, run_id)  # read back from the run's TOOL events
+    fresh = new_evidence(Step(unit, o.action - 1, "", failures=frozenset({evidence_key(o)})) for o in history)
     return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units,
-                   sum(k for r, k in fresh.items() if r > 0), outcome, tuple(history))  # fmt: skip
+                   sum(k for r, k in fresh.items() if r > 0), _OUTCOMES.get(out.stop.rule, "no_progress"), history)  # fmt: skip
 
 
-def _record_reflection(rec: Recorder, unit: str, n: int, nxt: Next) -> None:
+def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
+    """Every action of a tool run as its TOOL events recorded it."""
+    out = []
+    for e in ledger.events(run_id):
+        if (e.role, e.kind) == (Role.TOOL, Kind.TOOL):
+            d, cls = e.detail, str(e.detail.get("error_class", ""))
+            out.append(Observed(int(d["action"]), str(d["command"]), bool(d["ok"]), str(d["reason"]),
+                                ErrorClass(cls) if cls else None, str(d["artifact"])))  # fmt: skip
+    return tuple(out)
+
+
+# how the engine's ending reads as a tool run's outcome (a fired stop rule: "no_progress")
+_OUTCOMES = {"done": "done", "escalate": "escalated", "actor-stop": "stopped", "budget": "budget_exhausted",
+             "max-actions": "max_actions"}  # fmt: skip
+
+
+@dataclass
+class _Actor:
+    """The reflector as the engine's actor: it proposes, the engine acts, records and decides."""
+
+    reflector: ToolReflector
+
+    @property
+    def name(self) -> str:
+        return self.reflector.name
+
+    def propose(self, seen: Observed, history: tuple[Observed, ...]) -> Turn:
+        nxt = self.reflector.reflect(seen, history)
+        return Turn(nxt.command, nxt.escalate, nxt.reflection.next_trial if nxt.reflection else nxt.text,
+                    _reflect_detail(nxt), nxt)  # fmt: skip
+
+
+def _admit(require_bound: bool, turn: Turn, ledger: Ledger, run_id: str) -> None:
+    """The bound check on a recorded proposal: its citation must match the ledger, and the class
+    must permit what it asks (escalate: an authorisation change; a command: a new hypothesis)."""
+    nxt: Next = turn.said
+    if nxt.reflection is None and not require_bound:
+        return
+    r = check_bound(nxt.reflection, ledger, run_id)
+    wanted = Action.CHANGE_AUTHORISATION if nxt.escalate else Action.STOP if not nxt.command else Action.NEW_HYPOTHESIS
+    if not permits(r.error_class, wanted):
+        raise PermissionRefused(f"{r.error_class.value} does not permit {wanted.value!r}")
+
+
+def _reflect_detail(nxt: Next) -> dict[str, object]:
     r = nxt.reflection
-    detail: dict[str, object] = {"unit": unit, "bound": r is not None, "note": nxt.text}
+    detail: dict[str, object] = {"bound": r is not None, "note": nxt.text}
     if r is not None:
         detail |= {"action": r.action, "error_class": r.error_class.value, "artifact": r.artifact,
                    "open": list(r.open), "hypothesis": r.hypothesis, "next_trial": r.next_trial}  # fmt: skip
-    rec.log(None, n, Role.TOOL_REFLECTOR, Kind.REFLECT, detail=detail)
+    return detail

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from labkit.core.errors import InvalidSetting, RunInterrupted
 from labkit.core.types import Candidate
 from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.engine import resume as resuming
+from labkit.loop.engine.acting import Acting, ActionStrategy, act_run
 from labkit.loop.engine.decide import KEEP_MODES, Keep, assess, decide
 from labkit.loop.engine.expand import EXPANSIONS, Confirmation, Expand, FrontierLimits
 from labkit.loop.engine.failure_policy import Failures
@@ -102,6 +103,7 @@ def run(
     prices: Prices | None = None,
     failures: Failures | None = None,
     build: Callable[[Candidate], object] | None = None,
+    act: Acting | None = None,
 ) -> EngineRun:
     """Run every task through up to `rounds` rounds of the six steps; record everything.
 
@@ -132,6 +134,11 @@ def run(
     INFRASTRUCTURE retried under one billed rule, the child or expansion ended, or the case stopped
     or quarantined (a quarantined case's winner is not confirmed); without it a model error is the
     round's proposal failure and any other error interrupts the run.
+
+    With `act` (labkit.loop.engine.acting) the one task is a task of external effects (a tool
+    task, `acting.command_task`): `strategy` is an `acting.ActionStrategy`, each round is one paid,
+    uncached action, its observation, the actor's proposal and the decision; `rounds` caps the
+    actions and `rules` read them. The run's traces are empty: an action is not a candidate.
     """
     if on_alarm not in ("continue", "stop"):
         raise InvalidSetting(f'on_alarm must be "continue" or "stop", got {on_alarm!r}')
@@ -154,9 +161,15 @@ def run(
     from labkit.record.lease import acquire
     from labkit.record.ledger import Ledger, new_run_id
 
-    strat = as_strategy(strategy)
     ledger = ledger if ledger is not None else Ledger()
     run_id = run_id or new_run_id("run")
+    if act is not None:
+        if len(tasks) != 1 or resume or expand != "hold":
+            raise InvalidSetting("act runs one task of external effects, from its start (no resume, no frontier)")
+        rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, 0.0, act.simulated)
+        with acquire(ledger, run_id, resume=False):
+            return act_run(rec, tasks[0], cast(ActionStrategy, strategy), act, max_actions=rounds, rules=rules)
+    strat = as_strategy(strategy)
     rec = Recorder(run_id, ledger, checker_for(validator, cache), budget, validation_cost, strat.simulated)
     engine = Runner(
         rec=rec, tasks=tuple(tasks), strategy=strat, rounds=rounds, rules=tuple(rules), case_rules=tuple(case_rules),
