@@ -25,7 +25,7 @@ def _(mo):
 @app.cell
 def _():
     from labkit.experiments.judging import selfcorrect as sc
-    from labkit.experiments.judging.judge import open_cache
+    from labkit.models.cache import open_cache
     from labkit.experiments.judging.simjudge import SimulatedJudge
     from labkit.views import charts_judge as cj
 

@@ -54,7 +54,7 @@ def test_the_judge_cache_is_kept_in_the_build_folder_not_the_working_directory(
     from pathlib import Path
 
     from labkit.core.paths import CHECKOUT
-    from labkit.experiments.judging.judge import open_cache
+    from labkit.models.cache import open_cache
 
     monkeypatch.chdir(tmp_path)  # a notebook's kernel runs in notebooks/
     monkeypatch.setenv("LABKIT_BUILD", str(tmp_path / "b"))

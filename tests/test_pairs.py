@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from labkit.core.errors import PairFormatError
-from labkit.experiments.judging import pairs
+from labkit.experiments.judging import pairs, questions
 from labkit.experiments.judging.pair_files import load_pairs, load_questions
 from labkit.experiments.judging.pairs import Pair
 
@@ -12,20 +12,20 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "judge"
 
 
 def test_questions_have_computed_answers_and_a_real_mistake():
-    qs = pairs.make_questions(50, seed=1)
+    qs = questions.make_questions(50, seed=1)
     assert len({q.kind for q in qs}) == 5
     for q in qs:
         assert q.answer != q.wrong_answer
         # the worked steps end in the answer they claim, right and wrong alike
-        assert pairs.extract_number(q.working) == float(q.answer)
-        assert pairs.extract_number(q.wrong_working) == float(q.wrong_answer)
+        assert questions.extract_number(q.working) == float(q.answer)
+        assert questions.extract_number(q.wrong_working) == float(q.wrong_answer)
         assert q.is_correct(pairs.concise(q.working, q.answer))
         assert not q.is_correct(pairs.concise(q.wrong_working, q.wrong_answer))
 
 
 def test_answers_are_actually_right():
     # recompute a few by hand from the question text
-    qs = {q.kind: q for q in pairs.make_questions(5, seed=2)}
+    qs = {q.kind: q for q in questions.make_questions(5, seed=2)}
     t = qs["temperature"].text  # "Convert C °C to °F."
     c = float(t.split()[1])
     assert float(qs["temperature"].answer) == c * 9 / 5 + 32
@@ -34,26 +34,26 @@ def test_answers_are_actually_right():
 
 
 def test_extract_number_prefers_boxed_and_handles_commas():
-    assert pairs.extract_number("so 3 then \\boxed{1,250} and 7") == 1250.0
-    assert pairs.extract_number("it is -4.5 degrees") == -4.5
-    assert pairs.extract_number("no digits here") is None
+    assert questions.extract_number("so 3 then \\boxed{1,250} and 7") == 1250.0
+    assert questions.extract_number("it is -4.5 degrees") == -4.5
+    assert questions.extract_number("no digits here") is None
 
 
 def test_padded_keeps_the_answer_and_adds_no_numbers():
-    q = pairs.make_questions(1, seed=3)[0]
+    q = questions.make_questions(1, seed=3)[0]
     import random
 
     text = pairs.padded(q.working, q.answer, random.Random(0), 6)
     short = pairs.concise(q.working, q.answer)
     assert len(text) > 2 * len(short)
-    assert pairs.extract_number(text) == float(q.answer)
+    assert questions.extract_number(text) == float(q.answer)
     import re
 
     assert sorted(re.findall(r"\d+", text)) == sorted(re.findall(r"\d+", short))
 
 
 def test_pair_sets_have_gold_labels_matching_quality():
-    qs = pairs.make_questions(20, seed=4)
+    qs = questions.make_questions(20, seed=4)
     cp = pairs.correctness_pairs(qs, seed=4)
     assert {p.label for p in cp} == {1, 2}  # the correct answer lands in both slots
     for p in cp:
@@ -79,7 +79,7 @@ def test_main_writes_files_that_load_back(tmp_path):
     assert counts["correctness.jsonl"] == 10 and counts["verbosity.jsonl"] == 20
     back = load_pairs(tmp_path / "writers.jsonl")
     assert len(back) == counts["writers.jsonl"] and back[0].kind == "writer"
-    assert load_questions(tmp_path / "questions.jsonl") == pairs.make_questions(10, seed=0)
+    assert load_questions(tmp_path / "questions.jsonl") == questions.make_questions(10, seed=0)
 
 
 def test_shipped_data_is_what_the_script_writes(tmp_path):
@@ -137,7 +137,7 @@ def test_empty_and_missing_files(tmp_path):
 
 
 def test_self_pairs_keep_only_correct_own_answers():
-    qs = pairs.make_questions(3, seed=5)
+    qs = questions.make_questions(3, seed=5)
     own = {qs[0].id: f"I get \\boxed{{{qs[0].answer}}}", qs[1].id: "I get \\boxed{-1}"}
     sp = pairs.self_pairs(qs, own, "me")
     assert [p.question_id for p in sp] == [qs[0].id]

@@ -2,7 +2,7 @@ import pytest
 
 from labkit.core.types import Reply
 from labkit.experiments.judging import selfcorrect as sc
-from labkit.experiments.judging.pairs import make_questions
+from labkit.experiments.judging.questions import make_questions
 
 QS = make_questions(4, seed=7)
 

@@ -40,7 +40,7 @@ from labkit.experiments.judging.answer_check import (
     answer_of,
     hidden_suite,
 )
-from labkit.experiments.judging.pairs import Question
+from labkit.experiments.judging.questions import Question
 from labkit.loop import engine
 from labkit.loop.engine import EngineRun, Situation, Task
 from labkit.loop.strategies.best_of_n import BestOfN, Sample

@@ -164,3 +164,10 @@ class ResponseCache:
 
     def __repr__(self) -> str:
         return f"ResponseCache({self.path!r}, hits={self.hits}, misses={self.misses})"
+
+
+def open_cache(path: str | None = None) -> ResponseCache:
+    """The persistent response cache a notebook uses: by default at `default_path()` (build/ beside the
+    checkout's data/, or $LABKIT_CACHE / $LABKIT_BUILD), never relative to the working directory: a
+    notebook run from notebooks/ must not write into the repository's source tree."""
+    return ResponseCache(path or None)

@@ -124,3 +124,10 @@ def problem(model: str, **params: Any) -> str | None:
         _, _, path = model.partition(":")
         return smollm2.available(path or params.get("gguf") or None)
     return None
+
+
+def model_choices(fallback_default: str = OFFLINE_DEFAULT) -> tuple[list[str], str]:
+    """(options for a notebook's model dropdown, the default): $LABKIT_MODEL if set, else the offline model."""
+    default = choose(None, default=fallback_default)
+    options = known_models()
+    return ([default] if default not in options else []) + options, default

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from labkit.core.paths import DATA
-from labkit.experiments.judging import bias, pair_files, pairs, sim_report
+from labkit.experiments.judging import bias, pair_files, pairs, questions, sim_report
 from labkit.experiments.judging import selfcorrect as sc
 from labkit.experiments.judging.judge import (
     LETTER,
@@ -139,7 +139,7 @@ compiler message, a computed answer. Here we computed the answers; the loop neve
 
 def model_options() -> tuple[list[str], str]:
     """Models that can judge (the replay/scripted providers have no judge script), and the default."""
-    from labkit.experiments.judging.judge import model_choices
+    from labkit.models.choice import model_choices
     from labkit.models.gateway import is_simulated
 
     options, default = model_choices()
@@ -247,7 +247,7 @@ def real_battery(judge: ModelJudge, cache: Any, n: int, fallback: SimulatedJudge
                  progress: Progress | None = None) -> tuple[list[Swap], str | None]:
     """The battery of `n` questions judged by the model in both orders (the fallback judge if the
     model cannot be used); self-preference pairs use the model's own answers. (swaps, why fell back)."""
-    qs = pairs.make_questions(n, seed=1)
+    qs = questions.make_questions(n, seed=1)
 
     def battery(j: ModelJudge | SimulatedJudge) -> list[Swap]:
         answerer = sc.ModelAnswerer(j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
@@ -311,7 +311,7 @@ def variant_md(errors: Sequence[VariantError]) -> str:
 def self_correction(model: str, cache: Any, n: int, progress: Progress | None = None) -> tuple[sc.SelfCorrectionRun, str | None]:
     """The model answers, reviews and revises twice on `n` questions (the random re-answerer if it
     cannot be used). (run, why fell back)."""
-    qs = pairs.make_questions(n, seed=3)
+    qs = questions.make_questions(n, seed=3)
 
     def loop(answerer: Any) -> sc.SelfCorrectionRun:
         with _bar(progress, f"{answerer.name}: answer, review, revise ×2", len(qs) * 3) as bar:  # 3 answers each

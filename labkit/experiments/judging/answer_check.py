@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from labkit.core.errors import SuiteError
 from labkit.core.types import Candidate, Evidence, TestResult, Verdict, digest
-from labkit.experiments.judging.pairs import Question
+from labkit.experiments.judging.questions import Question
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.validator import Validator
 from labkit.loop.engine import Task

@@ -339,29 +339,3 @@ def with_fallback(run: Callable[[J], T], preferred: J, fallback: J) -> tuple[T, 
         return run(preferred), preferred, None
     except (LabkitError, ImportError) as e:
         return run(fallback), fallback, f"{type(e).__name__}: {e}"
-
-
-# --- for notebooks: which models to offer, and the response cache -----------------------------
-
-def model_choices(fallback_default: str = "labkit/smollm2") -> tuple[list[str], str]:
-    """(options for a model dropdown, the default): $LABKIT_MODEL if set, else the offline model."""
-    try:
-        from labkit.models.choice import OFFLINE_DEFAULT, choose, known_models
-    except ImportError:
-        return [fallback_default], fallback_default
-    default = choose(None, default=OFFLINE_DEFAULT)
-    options = known_models()
-    return ([default] if default not in options else []) + options, default
-
-
-def open_cache(path: str | None = None) -> Any:
-    """The persistent response cache (labkit.models.cache.ResponseCache), or None if unavailable.
-
-    By default at `labkit.models.cache.default_path()` (build/ beside the checkout's data/, or
-    $LABKIT_CACHE / $LABKIT_BUILD), never relative to the working directory: a notebook run from
-    notebooks/ must not write into the repository's source tree."""
-    try:
-        from labkit.models.cache import ResponseCache
-    except ImportError:
-        return None
-    return ResponseCache(path or None)

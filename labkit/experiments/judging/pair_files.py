@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core.errors import PairFormatError
-from labkit.experiments.judging.pairs import DATA_DIR, Format, Label, Pair, Question
+from labkit.experiments.judging.pairs import DATA_DIR, Format, Label, Pair
+from labkit.experiments.judging.questions import Question
 
 
 def load_questions(path: Path | str | None = None) -> list[Question]:

@@ -1,7 +1,7 @@
 """The random re-answerer's intrinsic self-correction run that the judge-bias notebook opens on, recorded.
 
 `run_random()` is the run itself: `selfcorrect.run_intrinsic` through the engine on 300 questions
-(`pairs.make_questions(300, seed=2)`), the simulated `RandomReanswerer(p_correct=0.3)`, two rounds.
+(`questions.make_questions(300, seed=2)`), the simulated `RandomReanswerer(p_correct=0.3)`, two rounds.
 The engine writes about 3,500 ledger events for it, which on every open is most of the page's own
 work; the figures need only the answers. So `record_random_run()` stores every answer once
 (data/judge/random_reanswerer_run.json) and `recorded_random_run()` reads them back as the same
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
-from labkit.experiments.judging.pairs import make_questions
+from labkit.experiments.judging.questions import make_questions
 from labkit.experiments.judging.selfcorrect import (
     RandomReanswerer,
     RoundAnswer,

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from labkit.core.paths import DATA
 from labkit.core.stats import Interval, bootstrap_columns
 from labkit.core.types import Candidate, Usage, digest
-from labkit.experiments.judging.pairs import Question, extract_number
+from labkit.experiments.judging.questions import Question, extract_number
 from labkit.models.role import ModelRole
 
 # The engine (and answer_check, which builds on it) is imported where a loop runs, not here: the

@@ -22,7 +22,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from labkit.core.paths import DATA, read_recording
 from labkit.core.versions import package_versions
-from labkit.experiments.judging import bias, pairs
+from labkit.experiments.judging import bias, pairs, questions
 from labkit.experiments.judging.judge import Swap
 from labkit.experiments.judging.simjudge import SimulatedJudge, simulated_own
 
@@ -51,7 +51,7 @@ COMMAND = "python -c 'from labkit.experiments.judging.sim_report import record_s
 def judged(s: SimSetting) -> list[Swap]:
     """Every pair of the battery of `s.n_questions` questions, judged in both orders."""
     judge = SimulatedJudge(k=s.k, beta=s.beta, phi=s.phi, delta=s.delta, seed=s.seed)
-    qs = pairs.make_questions(s.n_questions, s.seed)
+    qs = questions.make_questions(s.n_questions, s.seed)
     return judge.run(pairs.battery(qs, s.seed, simulated_own(qs), judge.name))
 
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from labkit.core import patch as patches
 from labkit.core.errors import InvalidSetting
-from labkit.core.types import Candidate, Decision, DecisionRecord, Usage, Verdict
-from labkit.experiments.long_projects.items import Item, Tally, WorkItems
+from labkit.core.types import Candidate, Decision, DecisionRecord, Verdict
+from labkit.experiments.long_projects.items import WorkItems
 from labkit.experiments.long_projects.on_engine import engine_step
 from labkit.experiments.long_projects.project import Project, QaCheck
 from labkit.experiments.long_projects.roles import (
@@ -50,6 +50,7 @@ from labkit.experiments.long_projects.roles import (
     role_view,
     write_checks,
 )
+from labkit.experiments.long_projects.run_record import HiddenScore, Iteration, Policy, ProjectRun
 from labkit.grading.verdicts import Checked
 from labkit.loop.engine.steps import Payment, Recorder
 from labkit.loop.engine.trace import Task
@@ -64,57 +65,6 @@ __all__ = ["DEVELOPER", "PRICES", "HiddenScore", "Iteration", "Policy", "Project
 T = TypeVar("T")
 DEVELOPER = DeveloperParams()  # the stated defaults
 PRICES = Prices()
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The run policy: how many work items the developer takes per iteration, how often QA runs."""
-
-    name: str
-    items_per_iteration: int = 1
-    qa_every: int = 1
-
-
-@dataclass(frozen=True)
-class HiddenScore:
-    """The hidden benchmark on the held candidate after an iteration: the reader's only."""
-
-    iteration: int
-    passed: int
-    total: int
-    failing_requirements: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Iteration:
-    """One iteration as the roles saw it (plus its cost so far); no hidden result in here."""
-
-    index: int
-    plan: tuple[str, ...]  # the work items picked
-    variants: tuple[tuple[str, str], ...]  # (requirement, variant) the developer wrote
-    diff: str
-    decision: str
-    reason: str
-    snapshot: str  # the frozen candidate's digest
-    qa_ran: bool
-    qa_failing: tuple[str, ...]  # QA's failing checks (node ids)
-    qa_findings: tuple[str, ...]  # the requirements QA filed findings on
-    items: tuple[Item, ...]  # every item after the iteration
-    tally: Tally
-    usage: Usage  # cumulative: calls, tokens, cost units
-
-
-@dataclass(frozen=True)
-class ProjectRun:
-    run_id: str
-    policy: Policy
-    qa: QaParams
-    developer: DeveloperParams
-    seed: int
-    qa_checks: tuple[QaCheck, ...]  # what QA wrote from the requirements
-    iterations: tuple[Iteration, ...]
-    hidden: tuple[HiddenScore, ...]  # index 0: the start
-    role_inputs: tuple[str, ...] = field(default=(), repr=False)  # every text a role was handed
 
 
 def step_id(project: Project, i: int, step: str) -> str:
