@@ -46,6 +46,9 @@ INSTALL_HINT = "run: sudo bash .ci/install-system.sh (./run test does it itself 
 
 RENDER_TIMEOUT = 900.0  # first render includes running the notebook's loops for real
 STEP_TIMEOUT = 120.0  # one step re-runs only the cells that read the stepper
+# coming back to a step: how long its view may take to read again what it read the first time
+# (a view that never does, e.g. one that follows the clicks, fails only at this deadline)
+REVISIT_TIMEOUT = STEP_TIMEOUT
 SERVER_TIMEOUT = 120.0
 
 T = TypeVar("T")
@@ -803,7 +806,7 @@ def _arrive(
     view = s.view()
     if same_as is not None and view != same_as:
         try:
-            view = wait_until(lambda: (v := s.view()) == same_as and v, STEP_TIMEOUT, "")
+            view = wait_until(lambda: (v := s.view()) == same_as and v, REVISIT_TIMEOUT, "")
         except E2EError:
             raise E2EError(
                 f"{name}: coming back to step {i} shows something else than the first time:\n"
