@@ -184,6 +184,13 @@ def shared_chromium() -> Iterator[Chromium]:
             _shared = None
 
 
+def close_shared_chromium() -> None:
+    """Close the process-wide Chromium if it is up; its users keep it and it relaunches on
+    next use (tests/conftest.py: before a test that uses no browser, see there why)."""
+    if _shared is not None:
+        _shared.close()
+
+
 # --- servers -----------------------------------------------------------------------------
 
 

@@ -186,7 +186,6 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
     return get
 
 
-
 @pytest.fixture(scope="session", autouse=True)
 def _stop_shared_servers() -> Any:
     """The real-browser tests share one JupyterLab and one `marimo run` per notebook within a
@@ -195,6 +194,16 @@ def _stop_shared_servers() -> Any:
     browser = sys.modules.get("e2e.browser")
     if browser is not None:
         browser.stop_shared_servers()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that uses no browser runs without one: Playwright's sync API keeps an event loop
+    running in this thread while Chromium lives, which breaks a later asyncio.run(). The browser
+    tests' Chromium (tests/e2e/conftest.py) relaunches on the next one that asks for it."""
+    browser = sys.modules.get("e2e.browser")
+    if browser is not None and "chromium" not in getattr(item, "fixturenames", ()):
+        browser.close_shared_chromium()
 
 
 # Tests that each run a whole notebook (its export, or in a real browser): spread one by

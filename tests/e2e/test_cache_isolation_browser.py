@@ -27,12 +27,6 @@ BROKEN_HYPOTHESIS = "the key needs the user, typed in a hurry"
 assert BROKEN != COMPOSITE
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert "OPENAI_API_KEY" not in os.environ

@@ -13,12 +13,6 @@ from e2e import browser as e2e
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def _opened(chromium, notebook: str, shot: str, check, env: dict[str, str] | None = None) -> None:  # noqa: ANN001
     ctx = chromium.context()  # 1280 px wide, as on a projector
     try:

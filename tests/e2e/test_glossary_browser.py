@@ -33,12 +33,6 @@ _LOOKS_LIKE_A_LINK = """(a) => getComputedStyle(a).color !== getComputedStyle(a.
   && getComputedStyle(a).textDecorationLine.includes('underline')"""
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def click_opens_entry(page: Any, link: Any, term: str) -> None:
     """Close the glossary, scroll to the top, click `link`: the entry for `term` is open and on screen."""
     entry = page.locator(f"#labkit-glossary-{term}")

@@ -41,14 +41,6 @@ _CELLS = """() => {
 }"""
 
 
-# Module scope: Playwright's sync API keeps an event loop running in this thread while
-# the browser lives, which would break any later test that calls asyncio.run().
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def _one_idle_kernel(server, name):
     """Wait until exactly one kernel exists, runs `name`'s session, and stays idle for STABLE s."""
     since: list[tuple[str, float]] = []

@@ -16,14 +16,6 @@ from e2e import browser as e2e
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
 
-# Module scope: Playwright's sync API keeps an event loop running in this thread while
-# the browser lives, which would break any later test that calls asyncio.run().
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
 def test_marimo_app_steps_through_rounds(chromium, notebook):
     ctx = chromium.context()  # fails with the install hint if Chromium is missing

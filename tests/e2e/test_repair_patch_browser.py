@@ -21,12 +21,6 @@ HYPOTHESIS = "hasattr __iter__ treats a string as a sequence, so strings get spl
 PLACEHOLDER = "e.g. the condition treats some inputs as the wrong kind"
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def _check_card(page) -> None:
     card = page.locator(".labkit-step", has_text=HYPOTHESIS)
     card.wait_for()
