@@ -211,15 +211,40 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
 
 
+# Modules that take several seconds (`--durations`, idle machine; heaviest first): started
+# right after the notebook runs, so the end of the run is many small modules that the two
+# workers share out evenly, never one worker finishing a long module while the other idles.
+HEAVY_MODULES = (
+    "tests/test_smollm2.py",  # ~35 s: real generations
+    "tests/test_arms.py",  # ~20 s: a Ray cluster, process pools
+    "tests/test_hostile_runner.py",  # ~12 s: sandboxed pytest runs, a hang killed at the wall limit
+    "tests/test_install.py",  # ~8 s: a real non-editable install
+    "tests/test_sweep.py",
+    "tests/test_experiment.py",
+    "tests/test_engine_faults.py",
+    "tests/test_hostile.py",
+    "tests/test_budget.py",
+    "tests/test_notebook_judge_bias.py",
+)
+
+
 def _runs_a_notebook(nodeid: str) -> bool:
     return nodeid.startswith(NOTEBOOK_RUNS)
 
 
+def _start_order(nodeid: str) -> int:
+    """0 for a notebook run, then the heavy modules in HEAVY_MODULES' order, then the rest."""
+    if _runs_a_notebook(nodeid):
+        return 0
+    module = nodeid.split("::", 1)[0]
+    return 1 + HEAVY_MODULES.index(module) if module in HEAVY_MODULES else 1 + len(HEAVY_MODULES)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`./run test`), the notebook runs come first (every worker collects
-    the same order); a plain `pytest` keeps the collection order."""
+    """Under pytest-xdist (`./run test`), the notebook runs come first, then the heavy modules
+    (every worker collects the same order); a plain `pytest` keeps the collection order."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: not _runs_a_notebook(item.nodeid))  # stable: order kept within
+        items.sort(key=lambda item: _start_order(item.nodeid))  # stable: order kept within
 
 
 @pytest.hookimpl(optionalhook=True)
