@@ -351,17 +351,21 @@ def marimo_edit(notebook: Path) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def jupyter_lab(notebook: Path) -> Iterator[Server]:
+def jupyter_lab(notebook: Path, leave_running: bool = False) -> Iterator[Server]:
     """This process's JupyterLab on a free 127.0.0.1 port, serving a fresh copy of `notebook`
     (so no run writes to the repo), with no kernel, no session and no saved layout: a page that
     opens the notebook starts its one kernel, as on a fresh server. On the way out every
-    kernel the borrower started is shut down."""
+    kernel the borrower started is shut down, unless `leave_running` (a page kept open for
+    the next test, tests/e2e/pages.py): the next borrower's way in shuts them down anyway."""
     server = _borrow(("jupyter-lab",), _jupyter_lab_server)
     _quiet_lab(server)
     shutil.copy(notebook, Path(server.root) / notebook.name)
     try:
         yield server
-    finally:
+    except BaseException:
+        _quiet_lab(server)
+        raise
+    if not leave_running:
         _quiet_lab(server)
 
 

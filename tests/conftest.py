@@ -228,6 +228,30 @@ HEAVY_MODULES = (
 )
 
 
+# Browser tests that take over the page a walk left, its notebook already run (tests/e2e/pages.py),
+# each by the walk it follows: under xdist they run on the walk's worker, right after it.
+_MARIMO_WALK = "tests/e2e/test_marimo_browser.py::test_marimo_app_steps_through_rounds[{}.py]"
+_JUPYTER_WALK = "tests/e2e/test_jupyter_browser.py::test_jupyterlab_runs_all_and_steps[{}.ipynb]"
+AFTER_ITS_WALK = {
+    "tests/e2e/test_classroom_browser.py::test_the_control_suite_is_captioned_as_breaking_a_right_answer":
+        _MARIMO_WALK.format("reflection_worth_it"),
+    "tests/e2e/test_classroom_browser.py::test_search_budget_says_success_and_incomplete_in_words":
+        _MARIMO_WALK.format("search_budget"),
+    "tests/e2e/test_glossary_browser.py::test_a_first_use_link_opens_its_glossary_entry_in_marimo":
+        _MARIMO_WALK.format("lessons"),
+    "tests/e2e/test_repair_patch_browser.py::test_marimo_try_your_own_patch_on_a_repair_case":
+        _MARIMO_WALK.format("diminishing_returns"),
+    "tests/e2e/test_cache_isolation_browser.py::test_jupyterlab_try_your_own_patch":
+        _JUPYTER_WALK.format("cache_isolation"),
+    "tests/e2e/test_cache_isolation_browser.py::test_jupyterlab_storyline_picker_downloads_and_real_model":
+        _JUPYTER_WALK.format("cache_isolation"),
+    "tests/e2e/test_glossary_browser.py::test_a_first_use_link_opens_its_glossary_entry_in_jupyterlab":
+        _JUPYTER_WALK.format("lessons"),
+    "tests/e2e/test_repair_patch_browser.py::test_jupyterlab_try_your_own_patch_on_a_repair_case":
+        _JUPYTER_WALK.format("diminishing_returns"),
+}  # fmt: skip
+
+
 def _runs_a_notebook(nodeid: str) -> bool:
     return nodeid.startswith(NOTEBOOK_RUNS)
 
@@ -245,6 +269,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     (every worker collects the same order); a plain `pytest` keeps the collection order."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: _start_order(item.nodeid))  # stable: order kept within
+        items[:] = after_their_walks(items)
+
+
+def after_their_walks(items: list[Any]) -> list[Any]:
+    """`items` with each test of AFTER_ITS_WALK moved right after its walk (if both are here)."""
+    ids = {item.nodeid for item in items}
+    moved = {n: w for n, w in AFTER_ITS_WALK.items() if n in ids and w in ids}
+    out: list[Any] = []
+    for item in items:
+        if item.nodeid in moved:
+            continue
+        out.append(item)
+        out.extend(i for i in items if moved.get(i.nodeid) == item.nodeid)
+    return out
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -252,7 +290,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`./run test` runs the suite with pytest-xdist, `--dist loadscope`: here a module's tests
     stay together on one worker (its module-scoped fixtures, a compared table or a Chromium,
     are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
-    spread one by one: each goes to whichever worker is free. (xdist's own `loadgroup` marks
+    spread one by one: each goes to whichever worker is free (a test that takes over a walk's
+    page goes with that walk, AFTER_ITS_WALK). (xdist's own `loadgroup` marks
     do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
@@ -265,7 +304,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid if _runs_a_notebook(nodeid) else nodeid.split("::", 1)[0]
+            if _runs_a_notebook(nodeid):
+                return AFTER_ITS_WALK.get(nodeid, nodeid)  # one scope: a walk and what follows it
+            return nodeid.split("::", 1)[0]
 
     return ModulesAndNotebookRuns(config, log)
 

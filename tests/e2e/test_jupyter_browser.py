@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
@@ -123,11 +124,12 @@ def save_and_read(page, server, name: str):  # noqa: ANN001, ANN201
 @pytest.mark.parametrize("notebook", e2e.jupyter_notebooks(), ids=lambda p: p.name)
 def test_jupyterlab_runs_all_and_steps(chromium, notebook):
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
+    kept = False
     try:
         page = ctx.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        with e2e.jupyter_lab(notebook) as server:
+        with e2e.jupyter_lab(notebook, leave_running=True) as server:
             try:
                 page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
                 page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(
@@ -160,8 +162,13 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
                 s = e2e.StepperDriver.nth(page, k)
                 e2e.walk_stepper(s, spec, e2e.BUILD, f"jupyter-{notebook.stem}-{k}")
         assert not errors, f"uncaught errors in the page: {errors}"
+        # every stepper is back on its first item: the page and its kernel, run once, are left
+        # for the next test that uses this twin (tests/e2e/pages.py)
+        pages.keep(pages.Opened("jupyter", notebook, {}, ctx, page, server))
+        kept = True
     finally:
-        ctx.close()
+        if not kept:
+            ctx.close()
 
 
 def test_check_executed_fails_on_an_error_a_missing_widget_or_a_network_chart():

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
@@ -19,6 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run thei
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
 def test_marimo_app_steps_through_rounds(chromium, notebook):
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
+    kept = False
     try:
         page = ctx.new_page()
         errors: list[str] = []
@@ -40,8 +42,13 @@ def test_marimo_app_steps_through_rounds(chromium, notebook):
                 views = e2e.walk_stepper(s, spec, e2e.BUILD, f"marimo-{notebook.stem}-{k}")
                 assert len(set(views.values())) >= 2, "every round showed the same thing"
         assert not errors, f"uncaught errors in the page: {errors}"
+        # every stepper is back on its first item: the page, run once, is left for the next
+        # test that reads this notebook (tests/e2e/pages.py)
+        pages.keep(pages.Opened("marimo", notebook, {}, ctx, page, server, runs))
+        kept = True
     finally:
-        ctx.close()
+        if not kept:
+            ctx.close()
 
 
 def test_the_lab_opens_with_results_rendered(chromium):
