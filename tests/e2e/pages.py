@@ -3,7 +3,9 @@
 A walk (test_marimo_browser, test_jupyter_browser) opens a notebook fresh, runs it, and steps
 every stepper back to its first item. A test that then only reads that page, or uses one of its
 own controls (a glossary link, "Test my patch", the storyline picker), takes the page over
-instead of running the whole notebook again. One page is kept per process: the last one left.
+instead of running the whole notebook again. One page is kept per process: the last one left,
+closed before anything else opens (a walk too: a JupyterLab page left open would start a kernel
+again once the next test's jupyter_lab() shut its kernel down).
 A test that finds none for its notebook, or finds it dead (Chromium closed, kernel shut down),
 opens and runs a fresh one, and leaves it in turn. Under pytest-xdist each such test is
 scheduled right after the walk it takes over from (tests/conftest.py: AFTER_ITS_WALK).

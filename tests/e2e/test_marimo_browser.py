@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run thei
 
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
 def test_marimo_app_steps_through_rounds(chromium, notebook):
+    pages.discard()  # a page kept from another test (tests/e2e/pages.py): this walk opens its own
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
     kept = False
     try:
