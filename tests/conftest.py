@@ -228,11 +228,13 @@ HEAVY_MODULES = (
 )
 
 
-# Browser tests that take over the page a walk left, its notebook already run (tests/e2e/pages.py),
-# each by the walk it follows: under xdist they run on the walk's worker, right after it.
+# Tests that reuse what another test opened or ran, each by that test: under xdist they run on its
+# worker, right after it (two workers asking for one run at once: one runs it, the other idles).
+# Browser tests take over the page a walk left, its notebook already run (tests/e2e/pages.py);
+# cache_isolation's headless run with LABKIT_MODEL set is read by two tests.
 _MARIMO_WALK = "tests/e2e/test_marimo_browser.py::test_marimo_app_steps_through_rounds[{}.py]"
 _JUPYTER_WALK = "tests/e2e/test_jupyter_browser.py::test_jupyterlab_runs_all_and_steps[{}.ipynb]"
-AFTER_ITS_WALK = {
+RIGHT_AFTER = {
     "tests/e2e/test_classroom_browser.py::test_the_control_suite_is_captioned_as_breaking_a_right_answer":
         _MARIMO_WALK.format("reflection_worth_it"),
     "tests/e2e/test_classroom_browser.py::test_search_budget_says_success_and_incomplete_in_words":
@@ -249,6 +251,8 @@ AFTER_ITS_WALK = {
         _JUPYTER_WALK.format("lessons"),
     "tests/e2e/test_repair_patch_browser.py::test_jupyterlab_try_your_own_patch_on_a_repair_case":
         _JUPYTER_WALK.format("diminishing_returns"),
+    "tests/test_notebooks.py::test_cache_isolation_storylines_stay_scripted_when_labkit_model_is_set":
+        "tests/test_notebooks.py::test_marimo_notebook_runs_headless[cache_isolation.py]",
 }  # fmt: skip
 
 
@@ -269,13 +273,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     (every worker collects the same order); a plain `pytest` keeps the collection order."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: _start_order(item.nodeid))  # stable: order kept within
-        items[:] = after_their_walks(items)
+        items[:] = right_after(items)
 
 
-def after_their_walks(items: list[Any]) -> list[Any]:
-    """`items` with each test of AFTER_ITS_WALK moved right after its walk (if both are here)."""
+def right_after(items: list[Any]) -> list[Any]:
+    """`items` with each test of RIGHT_AFTER moved right after the test it follows (if both are here)."""
     ids = {item.nodeid for item in items}
-    moved = {n: w for n, w in AFTER_ITS_WALK.items() if n in ids and w in ids}
+    moved = {n: w for n, w in RIGHT_AFTER.items() if n in ids and w in ids}
     out: list[Any] = []
     for item in items:
         if item.nodeid in moved:
@@ -288,10 +292,10 @@ def after_their_walks(items: list[Any]) -> list[Any]:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`./run test` runs the suite with pytest-xdist, `--dist loadscope`: here a module's tests
-    stay together on one worker (its module-scoped fixtures, a compared table or a Chromium,
+    stay together on one worker (its module-scoped fixtures, a compared table for instance,
     are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
-    spread one by one: each goes to whichever worker is free (a test that takes over a walk's
-    page goes with that walk, AFTER_ITS_WALK). (xdist's own `loadgroup` marks
+    spread one by one: each goes to whichever worker is free (a test that reuses another's page
+    or run goes with that test, RIGHT_AFTER). (xdist's own `loadgroup` marks
     do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
@@ -305,7 +309,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if _runs_a_notebook(nodeid):
-                return AFTER_ITS_WALK.get(nodeid, nodeid)  # one scope: a walk and what follows it
+                return RIGHT_AFTER.get(nodeid, nodeid)  # one scope: a test and those that follow it
             return nodeid.split("::", 1)[0]
 
     return ModulesAndNotebookRuns(config, log)

@@ -1,12 +1,12 @@
 """The xdist schedule in tests/conftest.py: it names real modules and tests, starts notebook
-runs first, and puts a test that takes over a walk's page right after that walk."""
+runs first, and puts a test that reuses another's page or run right after that test."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from conftest import AFTER_ITS_WALK, HEAVY_MODULES, ROOT, _start_order, after_their_walks
+from conftest import HEAVY_MODULES, RIGHT_AFTER, ROOT, _start_order, right_after
 
 
 def test_every_heavy_module_named_for_an_early_start_exists() -> None:
@@ -14,8 +14,8 @@ def test_every_heavy_module_named_for_an_early_start_exists() -> None:
     assert not missing, f"renamed or gone (update tests/conftest.py HEAVY_MODULES): {missing}"
 
 
-def test_every_test_after_a_walk_and_its_walk_exist() -> None:
-    for nodeid in {*AFTER_ITS_WALK, *AFTER_ITS_WALK.values()}:
+def test_every_test_run_right_after_another_and_that_other_exist() -> None:
+    for nodeid in {*RIGHT_AFTER, *RIGHT_AFTER.values()}:
         m = re.fullmatch(r"(?P<file>[^:]+)::(?P<name>\w+)(\[(?P<notebook>[^\]]+)\])?", nodeid)
         assert m is not None, nodeid
         assert f"def {m['name']}(" in (ROOT / m["file"]).read_text(), f"no such test: {nodeid}"
@@ -33,9 +33,9 @@ class _Item:
     nodeid: str
 
 
-def test_a_test_that_takes_over_a_walks_page_runs_right_after_that_walk() -> None:
-    borrower, walk = next(iter(AFTER_ITS_WALK.items()))
+def test_a_test_that_reuses_a_page_or_run_goes_right_after_the_test_that_made_it() -> None:
+    borrower, walk = next(iter(RIGHT_AFTER.items()))
     items = [_Item(borrower), _Item("tests/e2e/test_a.py::t"), _Item(walk), _Item("tests/e2e/test_z.py::t")]
-    assert [i.nodeid for i in after_their_walks(items)] == [items[1].nodeid, walk, borrower, items[3].nodeid]
+    assert [i.nodeid for i in right_after(items)] == [items[1].nodeid, walk, borrower, items[3].nodeid]
     alone = [_Item(borrower), _Item("tests/e2e/test_a.py::t")]  # its walk not selected: left in place
-    assert after_their_walks(alone) == alone
+    assert right_after(alone) == alone

@@ -8,7 +8,7 @@ closed before anything else opens (a walk too: a JupyterLab page left open would
 again once the next test's jupyter_lab() shut its kernel down).
 A test that finds none for its notebook, or finds it dead (Chromium closed, kernel shut down),
 opens and runs a fresh one, and leaves it in turn. Under pytest-xdist each such test is
-scheduled right after the walk it takes over from (tests/conftest.py: AFTER_ITS_WALK).
+scheduled right after the walk it takes over from (tests/conftest.py: RIGHT_AFTER).
 """
 
 from __future__ import annotations
