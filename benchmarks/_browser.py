@@ -46,6 +46,9 @@ INSTALL_HINT = "run: sudo bash .ci/install-system.sh (./run test does it itself 
 
 RENDER_TIMEOUT = 900.0  # first render includes running the notebook's loops for real
 STEP_TIMEOUT = 120.0  # one step re-runs only the cells that read the stepper
+# coming back to a step: how long its view may take to read again what it read the first time
+# (a view that never does, e.g. one that follows the clicks, fails only at this deadline)
+REVISIT_TIMEOUT = STEP_TIMEOUT
 SERVER_TIMEOUT = 120.0
 
 T = TypeVar("T")
@@ -179,6 +182,13 @@ def shared_chromium() -> Iterator[Chromium]:
         if _users == 0:
             _shared.close()
             _shared = None
+
+
+def close_shared_chromium() -> None:
+    """Close the process-wide Chromium if it is up; its users keep it and it relaunches on
+    next use (tests/conftest.py: before a test that uses no browser, see there why)."""
+    if _shared is not None:
+        _shared.close()
 
 
 # --- servers -----------------------------------------------------------------------------
@@ -341,17 +351,21 @@ def marimo_edit(notebook: Path) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def jupyter_lab(notebook: Path) -> Iterator[Server]:
+def jupyter_lab(notebook: Path, leave_running: bool = False) -> Iterator[Server]:
     """This process's JupyterLab on a free 127.0.0.1 port, serving a fresh copy of `notebook`
     (so no run writes to the repo), with no kernel, no session and no saved layout: a page that
     opens the notebook starts its one kernel, as on a fresh server. On the way out every
-    kernel the borrower started is shut down."""
+    kernel the borrower started is shut down, unless `leave_running` (a page kept open for
+    the next test, tests/e2e/pages.py): the next borrower's way in shuts them down anyway."""
     server = _borrow(("jupyter-lab",), _jupyter_lab_server)
     _quiet_lab(server)
     shutil.copy(notebook, Path(server.root) / notebook.name)
     try:
         yield server
-    finally:
+    except BaseException:
+        _quiet_lab(server)
+        raise
+    if not leave_running:
         _quiet_lab(server)
 
 
@@ -803,7 +817,7 @@ def _arrive(
     view = s.view()
     if same_as is not None and view != same_as:
         try:
-            view = wait_until(lambda: (v := s.view()) == same_as and v, STEP_TIMEOUT, "")
+            view = wait_until(lambda: (v := s.view()) == same_as and v, REVISIT_TIMEOUT, "")
         except E2EError:
             raise E2EError(
                 f"{name}: coming back to step {i} shows something else than the first time:\n"

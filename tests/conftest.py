@@ -186,7 +186,6 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
     return get
 
 
-
 @pytest.fixture(scope="session", autouse=True)
 def _stop_shared_servers() -> Any:
     """The real-browser tests share one JupyterLab and one `marimo run` per notebook within a
@@ -197,28 +196,106 @@ def _stop_shared_servers() -> Any:
         browser.stop_shared_servers()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that uses no browser runs without one: Playwright's sync API keeps an event loop
+    running in this thread while Chromium lives, which breaks a later asyncio.run(). The browser
+    tests' Chromium (tests/e2e/conftest.py) relaunches on the next one that asks for it."""
+    browser = sys.modules.get("e2e.browser")
+    if browser is not None and "chromium" not in getattr(item, "fixturenames", ()):
+        browser.close_shared_chromium()
+
+
 # Tests that each run a whole notebook (its export, or in a real browser): spread one by
 # one over the xdist workers and started first, so no worker is left with a queue of them at the end.
 NOTEBOOK_RUNS = ("tests/e2e/", "tests/test_notebooks.py")
+
+
+# Modules that take several seconds (`--durations`, idle machine; heaviest first): started
+# right after the notebook runs, so the end of the run is many small modules that the two
+# workers share out evenly, never one worker finishing a long module while the other idles.
+HEAVY_MODULES = (
+    "tests/test_smollm2.py",  # ~35 s: real generations
+    "tests/test_arms.py",  # ~20 s: a Ray cluster, process pools
+    "tests/test_hostile_runner.py",  # ~12 s: sandboxed pytest runs, a hang killed at the wall limit
+    "tests/test_install.py",  # ~8 s: a real non-editable install
+    "tests/test_sweep.py",
+    "tests/test_experiment.py",
+    "tests/test_engine_faults.py",
+    "tests/test_hostile.py",
+    "tests/test_budget.py",
+    "tests/test_notebook_judge_bias.py",
+)
+
+
+# Tests that reuse what another test opened or ran, each by that test: under xdist they run on its
+# worker, right after it (two workers asking for one run at once: one runs it, the other idles).
+# Browser tests take over the page a walk left, its notebook already run (tests/e2e/pages.py);
+# cache_isolation's headless run with LABKIT_MODEL set is read by two tests.
+_MARIMO_WALK = "tests/e2e/test_marimo_browser.py::test_marimo_app_steps_through_rounds[{}.py]"
+_JUPYTER_WALK = "tests/e2e/test_jupyter_browser.py::test_jupyterlab_runs_all_and_steps[{}.ipynb]"
+RIGHT_AFTER = {
+    "tests/e2e/test_classroom_browser.py::test_the_control_suite_is_captioned_as_breaking_a_right_answer":
+        _MARIMO_WALK.format("reflection_worth_it"),
+    "tests/e2e/test_classroom_browser.py::test_search_budget_says_success_and_incomplete_in_words":
+        _MARIMO_WALK.format("search_budget"),
+    "tests/e2e/test_glossary_browser.py::test_a_first_use_link_opens_its_glossary_entry_in_marimo":
+        _MARIMO_WALK.format("lessons"),
+    "tests/e2e/test_repair_patch_browser.py::test_marimo_try_your_own_patch_on_a_repair_case":
+        _MARIMO_WALK.format("diminishing_returns"),
+    "tests/e2e/test_cache_isolation_browser.py::test_jupyterlab_try_your_own_patch":
+        _JUPYTER_WALK.format("cache_isolation"),
+    "tests/e2e/test_cache_isolation_browser.py::test_jupyterlab_storyline_picker_downloads_and_real_model":
+        _JUPYTER_WALK.format("cache_isolation"),
+    "tests/e2e/test_glossary_browser.py::test_a_first_use_link_opens_its_glossary_entry_in_jupyterlab":
+        _JUPYTER_WALK.format("lessons"),
+    "tests/e2e/test_repair_patch_browser.py::test_jupyterlab_try_your_own_patch_on_a_repair_case":
+        _JUPYTER_WALK.format("diminishing_returns"),
+    "tests/test_notebooks.py::test_cache_isolation_storylines_stay_scripted_when_labkit_model_is_set":
+        "tests/test_notebooks.py::test_marimo_notebook_runs_headless[cache_isolation.py]",
+}  # fmt: skip
 
 
 def _runs_a_notebook(nodeid: str) -> bool:
     return nodeid.startswith(NOTEBOOK_RUNS)
 
 
+def _start_order(nodeid: str) -> int:
+    """0 for a notebook run, then the heavy modules in HEAVY_MODULES' order, then the rest."""
+    if _runs_a_notebook(nodeid):
+        return 0
+    module = nodeid.split("::", 1)[0]
+    return 1 + HEAVY_MODULES.index(module) if module in HEAVY_MODULES else 1 + len(HEAVY_MODULES)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`./run test`), the notebook runs come first (every worker collects
-    the same order); a plain `pytest` keeps the collection order."""
+    """Under pytest-xdist (`./run test`), the notebook runs come first, then the heavy modules
+    (every worker collects the same order); a plain `pytest` keeps the collection order."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: not _runs_a_notebook(item.nodeid))  # stable: order kept within
+        items.sort(key=lambda item: _start_order(item.nodeid))  # stable: order kept within
+        items[:] = right_after(items)
+
+
+def right_after(items: list[Any]) -> list[Any]:
+    """`items` with each test of RIGHT_AFTER moved right after the test it follows (if both are here)."""
+    ids = {item.nodeid for item in items}
+    moved = {n: w for n, w in RIGHT_AFTER.items() if n in ids and w in ids}
+    out: list[Any] = []
+    for item in items:
+        if item.nodeid in moved:
+            continue
+        out.append(item)
+        out.extend(i for i in items if moved.get(i.nodeid) == item.nodeid)
+    return out
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`./run test` runs the suite with pytest-xdist, `--dist loadscope`: here a module's tests
-    stay together on one worker (its module-scoped fixtures, a compared table or a Chromium,
+    stay together on one worker (its module-scoped fixtures, a compared table for instance,
     are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
-    spread one by one: each goes to whichever worker is free. (xdist's own `loadgroup` marks
+    spread one by one: each goes to whichever worker is free (a test that reuses another's page
+    or run goes with that test, RIGHT_AFTER). (xdist's own `loadgroup` marks
     do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
@@ -231,7 +308,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid if _runs_a_notebook(nodeid) else nodeid.split("::", 1)[0]
+            if _runs_a_notebook(nodeid):
+                return RIGHT_AFTER.get(nodeid, nodeid)  # one scope: a test and those that follow it
+            return nodeid.split("::", 1)[0]
 
     return ModulesAndNotebookRuns(config, log)
 

@@ -9,35 +9,23 @@ import re
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def _opened(chromium, notebook: str, shot: str, check, env: dict[str, str] | None = None) -> None:  # noqa: ANN001
-    ctx = chromium.context()  # 1280 px wide, as on a projector
-    try:
-        page = ctx.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        runs = e2e.MarimoRuns(page)
-        with e2e.marimo_run(e2e.NOTEBOOKS / notebook, env=env) as server:
-            page.goto(server.url, wait_until="domcontentloaded")
-            try:
-                e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
-                check(page, runs)
-            except Exception as err:
-                page.screenshot(path=str(e2e.BUILD / f"{shot}-FAILED.png"), full_page=True)
-                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
-            page.screenshot(path=str(e2e.BUILD / f"{shot}.png"))
-        assert not errors, f"uncaught errors in the page: {errors}"
-    finally:
-        ctx.close()
+    # 1280 px wide, as on a projector; the notebook after its first run, or the walk's page
+    # (tests/e2e/pages.py)
+    with pages.marimo_page(chromium, e2e.NOTEBOOKS / notebook, env) as opened:
+        page, server = opened.page, opened.server
+        try:
+            check(page, opened.runs)
+        except Exception as err:
+            page.screenshot(path=str(e2e.BUILD / f"{shot}-FAILED.png"), full_page=True)
+            raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+        page.screenshot(path=str(e2e.BUILD / f"{shot}.png"))
+        assert not opened.errors, f"uncaught errors in the page: {opened.errors}"
 
 
 def test_the_control_suite_is_captioned_as_breaking_a_right_answer(chromium):

@@ -30,14 +30,6 @@ _H1 = re.compile(r'mo\.md\(\s*r?f?"""\s*\n\s*#\s+(.+)')  # a markdown cell that 
 _APP_TITLE = re.compile(r'app_title="([^"]+)"')  # else the app's title (its text lives in labkit)
 
 
-# Module scope: Playwright's sync API keeps an event loop running in this thread while
-# the browser lives, which would break any later test that calls asyncio.run().
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the export runs the notebook for real
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)

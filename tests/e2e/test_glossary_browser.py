@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -33,12 +34,6 @@ _LOOKS_LIKE_A_LINK = """(a) => getComputedStyle(a).color !== getComputedStyle(a.
   && getComputedStyle(a).textDecorationLine.includes('underline')"""
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 def click_opens_entry(page: Any, link: Any, term: str) -> None:
     """Close the glossary, scroll to the top, click `link`: the entry for `term` is open and on screen."""
     entry = page.locator(f"#labkit-glossary-{term}")
@@ -51,65 +46,38 @@ def click_opens_entry(page: Any, link: Any, term: str) -> None:
 
 
 def test_a_first_use_link_opens_its_glossary_entry_in_marimo(chromium):
-    ctx = chromium.context()
-    try:
-        page = ctx.new_page()
-        runs = e2e.MarimoRuns(page)
-        with e2e.marimo_run(e2e.NOTEBOOKS / "lessons.py") as server:
-            page.goto(server.url, wait_until="domcontentloaded")
-            try:
-                e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
-                page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
-            except Exception as err:
-                page.screenshot(path=str(e2e.BUILD / "glossary-lessons-FAILED.png"))
-                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
-            assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output
-            # the prose links each term once, at its first use
-            prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
-            assert prose.count() == 1
-            click_opens_entry(page, prose, "error_classes")
-            # inside the step card (shadow DOM): the first event is a checkpoint, the second an effect
-            page.locator(".labkit-next").first.click()
-            card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
-            card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
-            assert card.evaluate(_LOOKS_LIKE_A_LINK), "the card's term link looks like plain text"
-            card.scroll_into_view_if_needed()
-            page.screenshot(path=str(e2e.BUILD / "glossary-lessons-card.png"))
-            click_opens_entry(page, card, "idempotency")
-            page.screenshot(path=str(e2e.BUILD / "glossary-lessons.png"))
-    finally:
-        ctx.close()
+    # the notebook after its first run, or the walk's page (tests/e2e/pages.py)
+    with pages.marimo_page(chromium, e2e.NOTEBOOKS / "lessons.py") as opened:
+        page = opened.page
+        page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+        assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output
+        # the prose links each term once, at its first use
+        prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
+        assert prose.count() == 1
+        click_opens_entry(page, prose, "error_classes")
+        # inside the step card (shadow DOM): the first event is a checkpoint, the second an effect
+        page.locator(".labkit-next").first.click()
+        card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
+        card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+        assert card.evaluate(_LOOKS_LIKE_A_LINK), "the card's term link looks like plain text"
+        card.scroll_into_view_if_needed()
+        page.screenshot(path=str(e2e.BUILD / "glossary-lessons-card.png"))
+        click_opens_entry(page, card, "idempotency")
+        page.screenshot(path=str(e2e.BUILD / "glossary-lessons.png"))
 
 
 def test_a_first_use_link_opens_its_glossary_entry_in_jupyterlab(chromium):
-    from e2e.test_jupyter_browser import _CELLS, _one_idle_kernel
-
     notebook = e2e.NOTEBOOKS / "lessons.ipynb"
-    ctx = chromium.context()
-    try:
-        page = ctx.new_page()
-        with e2e.jupyter_lab(notebook) as server:
-            try:
-                page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
-                page.wait_for_function(
-                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-                    timeout=e2e.SERVER_TIMEOUT * 1000,
-                )
-                _one_idle_kernel(server, notebook.name)
-                page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-                assert all(c["count"] is not None for c in page.evaluate(_CELLS))
-                page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
-            except Exception as err:
-                page.screenshot(path=str(e2e.BUILD / "glossary-jupyter-lessons-FAILED.png"))
-                raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
-            assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output (a clipped column)
-            prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
-            assert prose.count() == 1
-            click_opens_entry(page, prose, "error_classes")
-            page.locator(".labkit-next").first.click()
-            card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
-            card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
-            click_opens_entry(page, card, "idempotency")
-            page.screenshot(path=str(e2e.BUILD / "glossary-jupyter-lessons.png"))
-    finally:
-        ctx.close()
+    # run all (every cell ran, none raised), or the walk's page (tests/e2e/pages.py)
+    with pages.jupyter_page(chromium, notebook) as opened:
+        page = opened.page
+        page.locator(".labkit-stepper").first.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+        assert page.evaluate(_WIDE_TABLES) == []  # no table runs out of its output (a clipped column)
+        prose = page.locator("a.labkit-term[data-term='error_classes']:not(.labkit-page *)")
+        assert prose.count() == 1
+        click_opens_entry(page, prose, "error_classes")
+        page.locator(".labkit-next").first.click()
+        card = page.locator(".labkit-page a.labkit-term[data-term='idempotency']")
+        card.wait_for(timeout=e2e.STEP_TIMEOUT * 1000)
+        click_opens_entry(page, card, "idempotency")
+        page.screenshot(path=str(e2e.BUILD / "glossary-jupyter-lessons.png"))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
@@ -39,14 +40,6 @@ _CELLS = """() => {
   }
   return out;
 }"""
-
-
-# Module scope: Playwright's sync API keeps an event loop running in this thread while
-# the browser lives, which would break any later test that calls asyncio.run().
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
 
 
 def _one_idle_kernel(server, name):
@@ -130,12 +123,16 @@ def save_and_read(page, server, name: str):  # noqa: ANN001, ANN201
 
 @pytest.mark.parametrize("notebook", e2e.jupyter_notebooks(), ids=lambda p: p.name)
 def test_jupyterlab_runs_all_and_steps(chromium, notebook):
+    # a page kept open from another test goes first: its JupyterLab would start a kernel again
+    # once jupyter_lab() shuts its kernel down, and this test must find exactly one kernel
+    pages.discard()
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
+    kept = False
     try:
         page = ctx.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        with e2e.jupyter_lab(notebook) as server:
+        with e2e.jupyter_lab(notebook, leave_running=True) as server:
             try:
                 page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
                 page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(
@@ -168,8 +165,13 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
                 s = e2e.StepperDriver.nth(page, k)
                 e2e.walk_stepper(s, spec, e2e.BUILD, f"jupyter-{notebook.stem}-{k}")
         assert not errors, f"uncaught errors in the page: {errors}"
+        # every stepper is back on its first item: the page and its kernel, run once, are left
+        # for the next test that uses this twin (tests/e2e/pages.py)
+        pages.keep(pages.Opened("jupyter", notebook, {}, ctx, page, server))
+        kept = True
     finally:
-        ctx.close()
+        if not kept:
+            ctx.close()
 
 
 def test_check_executed_fails_on_an_error_a_missing_widget_or_a_network_chart():

@@ -12,21 +12,16 @@ import re
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # notebooks run their loops for real
 
 
-# Module scope: Playwright's sync API keeps an event loop running in this thread while
-# the browser lives, which would break any later test that calls asyncio.run().
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
-
-
 @pytest.mark.parametrize("notebook", e2e.marimo_notebooks(), ids=lambda p: p.name)
 def test_marimo_app_steps_through_rounds(chromium, notebook):
+    pages.discard()  # a page kept from another test (tests/e2e/pages.py): this walk opens its own
     ctx = chromium.context()  # fails with the install hint if Chromium is missing
+    kept = False
     try:
         page = ctx.new_page()
         errors: list[str] = []
@@ -48,8 +43,13 @@ def test_marimo_app_steps_through_rounds(chromium, notebook):
                 views = e2e.walk_stepper(s, spec, e2e.BUILD, f"marimo-{notebook.stem}-{k}")
                 assert len(set(views.values())) >= 2, "every round showed the same thing"
         assert not errors, f"uncaught errors in the page: {errors}"
+        # every stepper is back on its first item: the page, run once, is left for the next
+        # test that reads this notebook (tests/e2e/pages.py)
+        pages.keep(pages.Opened("marimo", notebook, {}, ctx, page, server, runs))
+        kept = True
     finally:
-        ctx.close()
+        if not kept:
+            ctx.close()
 
 
 def test_the_lab_opens_with_results_rendered(chromium):
@@ -116,7 +116,9 @@ if __name__ == "__main__":
 
 
 def test_walk_fails_when_the_view_follows_clicks_not_rounds(chromium, tmp_path, monkeypatch):
-    monkeypatch.setattr(e2e, "STEP_TIMEOUT", 15.0)
+    # this view never comes back, so the walk fails only once the revisit deadline has passed:
+    # a short one here (every other wait keeps its own deadline, the step's re-run included)
+    monkeypatch.setattr(e2e, "REVISIT_TIMEOUT", 2.0)
     app = tmp_path / "click_counter.py"
     app.write_text(_CLICK_COUNTER_APP)
     ctx = chromium.context()

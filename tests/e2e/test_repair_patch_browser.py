@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from e2e import browser as e2e
-from e2e.test_jupyter_browser import open_and_run_all
+from e2e import pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -19,12 +19,6 @@ LABEL = "flatten: strings are atoms, not sequences"
 FIX = (e2e.ROOT / "data" / "repair_cases" / CASE / "patches" / "fix.diff").read_text()
 HYPOTHESIS = "hasattr __iter__ treats a string as a sequence, so strings get split"
 PLACEHOLDER = "e.g. the condition treats some inputs as the wrong kind"
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with e2e.shared_chromium() as c:
-        yield c
 
 
 def _check_card(page) -> None:
@@ -37,77 +31,62 @@ def _check_card(page) -> None:
 
 
 def test_marimo_try_your_own_patch_on_a_repair_case(chromium):
-    ctx = chromium.context()
-    try:
-        page = ctx.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        runs = e2e.MarimoRuns(page)
-        with e2e.marimo_run(e2e.NOTEBOOKS / "diminishing_returns.py") as server:
-            page.goto(server.url, wait_until="domcontentloaded")
-            try:
-                e2e.settle_marimo(page, runs, 0, e2e.RENDER_TIMEOUT, "the first run to finish")
-                mark = runs.seq
-                page.locator("select").filter(has_text=LABEL).select_option(label=LABEL)
-                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the case to be shown")
-                page.get_by_text("Visible tests failing now: test_strings_are_atoms").first.wait_for()
-                page.get_by_placeholder(PLACEHOLDER).fill(HYPOTHESIS)
-                editor = page.locator(".cm-content").last
-                assert "# edit here" in editor.inner_text()  # prefilled with the template
-                editor.click()
-                page.keyboard.press("Control+A")
-                page.keyboard.insert_text(FIX)
-                mark = runs.seq
-                page.get_by_role("button", name="Test my patch").click()
-                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "your patch to be tested")
-                _check_card(page)
-                page.locator(".labkit-step").locator("xpath=..").screenshot(
-                    path=str(e2e.BUILD / "diminishing-your-patch-marimo.png")
-                )
+    # the notebook after its first run, or the walk's page (tests/e2e/pages.py)
+    with pages.marimo_page(chromium, e2e.NOTEBOOKS / "diminishing_returns.py") as opened:
+        page, server, runs = opened.page, opened.server, opened.runs
+        assert runs is not None
+        try:
+            mark = runs.seq
+            page.locator("select").filter(has_text=LABEL).select_option(label=LABEL)
+            e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the case to be shown")
+            page.get_by_text("Visible tests failing now: test_strings_are_atoms").first.wait_for()
+            page.get_by_placeholder(PLACEHOLDER).fill(HYPOTHESIS)
+            editor = page.locator(".cm-content").last
+            assert "# edit here" in editor.inner_text()  # prefilled with the template
+            editor.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.insert_text(FIX)
+            mark = runs.seq
+            page.get_by_role("button", name="Test my patch").click()
+            e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "your patch to be tested")
+            _check_card(page)
+            page.locator(".labkit-step").locator("xpath=..").screenshot(
+                path=str(e2e.BUILD / "diminishing-your-patch-marimo.png")
+            )
 
-                # a malformed diff: the card names the parser's error, nothing crashes
-                editor.click()
-                page.keyboard.press("Control+A")
-                page.keyboard.insert_text("return isinstance(x, (list, tuple))")
-                mark = runs.seq
-                page.get_by_role("button", name="Test my patch").click()
-                e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the malformed diff's round")
-                card = page.locator(".labkit-step", has_text="patch does not apply")
-                card.wait_for()
-                assert "not a unified diff" in card.inner_text()
-            except Exception as err:
-                page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-marimo-FAILED.png"), full_page=True)
-                raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
-        assert not errors, f"uncaught errors in the page: {errors}"
-    finally:
-        ctx.close()
+            # a malformed diff: the card names the parser's error, nothing crashes
+            editor.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.insert_text("return isinstance(x, (list, tuple))")
+            mark = runs.seq
+            page.get_by_role("button", name="Test my patch").click()
+            e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, "the malformed diff's round")
+            card = page.locator(".labkit-step", has_text="patch does not apply")
+            card.wait_for()
+            assert "not a unified diff" in card.inner_text()
+        except Exception as err:
+            page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-marimo-FAILED.png"), full_page=True)
+            raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
+        assert not opened.errors, f"uncaught errors in the page: {opened.errors}"
 
 
 def test_jupyterlab_try_your_own_patch_on_a_repair_case(chromium):
     notebook = e2e.NOTEBOOKS / "diminishing_returns.ipynb"
-    ctx = chromium.context()
-    try:
-        page = ctx.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        with e2e.jupyter_lab(notebook) as server:
-            try:
-                open_and_run_all(page, server, notebook.name)
-
-                page.locator(".widget-dropdown select").select_option(label=LABEL)
-                page.get_by_text("Visible tests failing now: test_strings_are_atoms").first.wait_for()
-                diff = page.locator(".labkit-diff textarea")
-                e2e.wait_until(lambda: "flatten.py" in diff.input_value(), e2e.STEP_TIMEOUT, "the flatten template")
-                assert "# edit here" in diff.input_value()
-                page.get_by_placeholder(PLACEHOLDER).fill(HYPOTHESIS)
-                diff.fill(FIX)
-                page.get_by_role("button", name="Test my patch").click()
-                _check_card(page)
-                page.locator(".labkit-hidden").scroll_into_view_if_needed()
-                page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-jupyter.png"))
-            except Exception as err:
-                page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-jupyter-FAILED.png"))
-                raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
-        assert not errors, f"uncaught errors in the page: {errors}"
-    finally:
-        ctx.close()
+    with pages.jupyter_page(chromium, notebook) as opened:  # run all, or the walk's page (tests/e2e/pages.py)
+        page, server = opened.page, opened.server
+        try:
+            page.locator(".widget-dropdown select").select_option(label=LABEL)
+            page.get_by_text("Visible tests failing now: test_strings_are_atoms").first.wait_for()
+            diff = page.locator(".labkit-diff textarea")
+            e2e.wait_until(lambda: "flatten.py" in diff.input_value(), e2e.STEP_TIMEOUT, "the flatten template")
+            assert "# edit here" in diff.input_value()
+            page.get_by_placeholder(PLACEHOLDER).fill(HYPOTHESIS)
+            diff.fill(FIX)
+            page.get_by_role("button", name="Test my patch").click()
+            _check_card(page)
+            page.locator(".labkit-hidden").scroll_into_view_if_needed()
+            page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-jupyter.png"))
+        except Exception as err:
+            page.screenshot(path=str(e2e.BUILD / "diminishing-your-patch-jupyter-FAILED.png"))
+            raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
+        assert not opened.errors, f"uncaught errors in the page: {opened.errors}"
