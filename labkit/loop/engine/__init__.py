@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING
 
 from labkit.core.lazy import attach
 
+# `decide` is also the name of a submodule: imported now, so that importing the submodule later
+# (which sets the package's attribute `decide`) cannot shadow the function. It is light.
+from labkit.loop.engine.decide import decide
+
 if TYPE_CHECKING:  # what mypy sees; at run time each name is imported on first use
     from labkit.loop.engine.engine import (
         EngineRun,
@@ -20,7 +24,6 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name is imported on first 
         as_strategy,
         assess,
         candidate_from_json,
-        decide,
         resume_point,
         run,
         run_loop,
@@ -31,4 +34,4 @@ __all__ = [
     "as_strategy", "assess", "candidate_from_json", "decide", "resume_point", "run", "run_loop",
 ]  # fmt: skip
 
-__getattr__, __dir__ = attach(__name__, dict.fromkeys(__all__, "labkit.loop.engine.engine"))
+__getattr__, __dir__ = attach(__name__, dict.fromkeys(set(__all__) - {"decide"}, "labkit.loop.engine.engine"))
