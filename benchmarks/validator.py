@@ -116,8 +116,8 @@ def main() -> None:
     reps = parser.parse_args().reps
 
     suite = AcceptanceSuite(
-        "bench-cache",
-        {TEST_PATH: TESTS},
+        name="bench-cache",
+        tests={TEST_PATH: TESTS},
         fail_to_pass=(f"{TEST_PATH}::test_isolation",),
         pass_to_pass=(f"{TEST_PATH}::test_same_user_hit", f"{TEST_PATH}::test_overwrite"),
     )

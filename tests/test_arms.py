@@ -211,10 +211,10 @@ def test_an_unconstrained_model_policy_reads_a_python_block_and_sends_no_schema(
 
     case = repair_arm_cases(["pluralize"])[0]
     model = replay.script(fn, name="arms-free")
-    policy = ModelPolicy(model, records=False)
+    policy = ModelPolicy(model=model, records=False)
     from labkit.loop.engine.strategy import Situation
 
-    s = Situation(1, case.task.start, None, case="pluralize", suite=case.task.suite)  # type: ignore[arg-type]
+    s = Situation(round=1, candidate=case.task.start, verdict=None, case="pluralize", suite=case.task.suite)  # type: ignore[arg-type]
     act = policy.draft(s, 0)
     assert act.candidate is None and act.error == "reply has no ```python block"
     assert "response_format" not in seen[-1]

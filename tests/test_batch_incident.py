@@ -62,9 +62,9 @@ def test_an_incident_voids_the_whole_batch_and_its_cost_is_still_reported() -> N
 
 def test_the_activated_subset_is_shown_beside_every_eligible_job_never_alone() -> None:
     with pytest.raises(InvalidSetting, match="every eligible job"):
-        inc.MechanismRow("reflect", 0, 0, 4, 0, 0)  # a subset without its denominator
+        inc.MechanismRow(arm="reflect", eligible=0, solved=0, activated=4, activated_solved=0, not_activated_solved=0)  # a subset without its denominator
     with pytest.raises(InvalidSetting, match="partition"):
-        inc.MechanismRow("reflect", 32, 22, 24, 14, 0)  # 14 + 0 != 22: the rest was dropped
+        inc.MechanismRow(arm="reflect", eligible=32, solved=22, activated=24, activated_solved=14, not_activated_solved=0)  # 14 + 0 != 22: the rest was dropped
     sweep = Ledger(DATA / "arms" / "simulated_default.sqlite", read_only=True)
     rows = inc.mechanism_rows(sweep, inc.MECHANISM_ARMS)
     record = inc.recorded()

@@ -16,9 +16,9 @@ def swap(pid, w12, w21, label=1, out1="x", out2="y", m1="", m2="", judge="j"):
     def pick(order, w):
         return None if w is None else ("tie" if w == 0 else _SLOT[(order, w)])
 
-    pair = Pair(pid, "q", out1, out2, label, "k", m1, m2)
-    return Swap(pair, Judgment(pid, "12", pick("12", w12), judge, False),
-                Judgment(pid, "21", pick("21", w21), judge, False))
+    pair = Pair(id=pid, question="q", output_1=out1, output_2=out2, label=label, kind="k", model_1=m1, model_2=m2)
+    return Swap(pair, Judgment(pair_id=pid, order="12", pick=pick("12", w12), judge=judge, simulated=False),
+                Judgment(pair_id=pid, order="21", pick=pick("21", w21), judge=judge, simulated=False))
 
 
 def test_position_metrics_by_hand():
@@ -170,7 +170,7 @@ def test_table_refuses_mixed_judges_and_empty_input():
 def test_table_refuses_judgments_of_another_pair_or_order():
     good = swap("a", 1, 1)
     with pytest.raises(ValueError, match="pair a"):
-        bias.table([Swap(good.pair, good.first, Judgment("other", "21", "A", "j", False))])
+        bias.table([Swap(good.pair, good.first, Judgment(pair_id="other", order="21", pick="A", judge="j", simulated=False))])
     with pytest.raises(ValueError, match="pair a"):
         bias.table([Swap(good.pair, good.second, good.first)])
 

@@ -82,7 +82,7 @@ def test_simulated_models_are_never_cached() -> None:
 
 def test_store_fields_round_trip_and_forget(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    reply = Reply("A", "m", Usage(5, 1, 0.25, 1.0), logprobs={"A": -0.1, "B": -2.0})
+    reply = Reply(text="A", model="m", usage=Usage(5, 1, 0.25, 1.0), logprobs={"A": -0.1, "B": -2.0})
     cache.put("k", reply, prompt_tokens=4, completion_tokens=1)
     entry = cache.get("k")
     assert entry is not None and entry.reply.cached and entry.reply.usage == reply.usage
@@ -122,7 +122,7 @@ def test_the_default_cache_is_never_relative_to_the_working_directory(
     )  # (other tests may write notebooks/__marimo__ meanwhile)
     env = {**os.environ, "LABKIT_BUILD": str(tmp_path / "b"), "PYTHONPATH": str(repo)}
     code = ("from labkit.core.types import Reply, Usage\nfrom labkit.models.cache import ResponseCache\n"
-            "c = ResponseCache()\nc.put('k', Reply('hi', 'm', Usage(1, 1, 0.1, 1.0)), prompt_tokens=1, "
+            "c = ResponseCache()\nc.put('k', Reply(text='hi', model='m', usage=Usage(1, 1, 0.1, 1.0)), prompt_tokens=1, "
             "completion_tokens=0, request='{}')\nprint(c.path)")  # fmt: skip
     out = subprocess.run(
         [sys.executable, "-c", code],

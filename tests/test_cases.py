@@ -279,6 +279,6 @@ def test_collection_error_text_reaches_the_reflector(tmp_path):
     assert result.outcome == "error"
     assert "SyntaxError" in result.message and "m.py" in result.message
     assert len(result.message) < 2200  # bounded
-    prompt = situation_prompt(Situation(1, case.start, verdict), "py")
+    prompt = situation_prompt(Situation(round=1, candidate=case.start, verdict=verdict), "py")
     assert "SyntaxError" in prompt
 

@@ -42,8 +42,8 @@ def test_swap_card_escapes_text_and_says_when_the_verdict_flipped():
     from labkit.experiments.judging.judge import Judgment, Swap
     from labkit.experiments.judging.pairs import Pair
 
-    evil = Pair("x", "<script>alert(1)</script>", "a", "b", 1)
-    held = Swap(evil, Judgment("x", "12", "A", "j", False), Judgment("x", "21", "B", "j", False))
+    evil = Pair(id="x", question="<script>alert(1)</script>", output_1="a", output_2="b", label=1)
+    held = Swap(evil, Judgment(pair_id="x", order="12", pick="A", judge="j", simulated=False), Judgment(pair_id="x", order="21", pick="B", judge="j", simulated=False))
     card = cj.swap_html(held)
     assert "<script>" not in card and "held in both orders" in card
 

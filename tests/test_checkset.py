@@ -79,7 +79,7 @@ def test_check_added_or_removed_between_runs() -> None:
 
 
 def test_read_takes_outcomes_from_evidence() -> None:
-    ev = Evidence("cand", "suite", "val", (TestResult(ONE, "passed"), TestResult("other::x", "failed")), 0, 0.1)
+    ev = Evidence(candidate="cand", suite="suite", validator="val", results=(TestResult(ONE, "passed"), TestResult("other::x", "failed")), exit_code=0, wall_seconds=0.1)
     run = suite().read(ev)
     assert run.outcomes[ONE] == "passed" and run.outcomes[TWO] == "missing" and run.failures == ()
 

@@ -23,16 +23,16 @@ from labkit.record.exposure import EXPOSURES, exposure_of
 from labkit.record.ledger import Ledger
 
 FINAL = AcceptanceSuite(
-    "final",
-    {"final/test_f.py": "def test_f():\n    assert True\n"},
-    ("final/test_f.py::test_f",),
-    (),
+    name="final",
+    tests={"final/test_f.py": "def test_f():\n    assert True\n"},
+    fail_to_pass=("final/test_f.py::test_f",),
+    pass_to_pass=(),
 )
 
 
 def _candidate(label: em.ExposureLabel, strategy: str = "route C") -> em.ExperienceCandidate:
-    return em.ExperienceCandidate("task", "success", ("event 1",), ("when X",), ("A failed",), label,
-                               ("n = 1",), strategy)  # fmt: skip
+    return em.ExperienceCandidate(task="task", outcome="success", evidence=("event 1",), applicability=("when X",), counterexamples=("A failed",), exposure=label,
+                               attribution=("n = 1",), strategy=strategy)  # fmt: skip
 
 
 def test_sealed_diagnostics_never_become_a_skill_or_example_unless_authorised() -> None:
@@ -54,8 +54,8 @@ def test_sealed_diagnostics_never_become_a_skill_or_example_unless_authorised() 
 
 def test_an_exposed_final_set_cannot_confirm_until_it_is_replaced() -> None:
     ledger = Ledger()
-    rec = Recorder("r", ledger, Checker(), None, 0.0, True)
-    task = Task("t", Candidate({"m.py": ""}), FINAL, FINAL)
+    rec = Recorder(run_id="r", ledger=ledger, checker=Checker(), budget=None, validation_cost=0.0, simulated=True)
+    task = Task(id="t", start=Candidate({"m.py": ""}), suite=FINAL, hidden=FINAL)
     em.authorise(
         _candidate(em.ExposureLabel("sealed", final_set=FINAL.digest)),
         ledger,

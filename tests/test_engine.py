@@ -90,17 +90,17 @@ def test_resample_and_direct_strategies_see_no_feedback(checker: Checker) -> Non
         return f"```python\n{fixed}```" if len(seen) > 1 else "```python\nbroken = True\n```"
 
     model = script(reply, name="resample")
-    resampled = repair.run([case], Rewrite(model, feedback=False), rounds=2, checker=checker, rules=(), case_rules=())
+    resampled = repair.run([case], Rewrite(model=model, feedback=False), rounds=2, checker=checker, rules=(), case_rules=())
     assert len(seen) == 2 and not any("These tests fail" in s for s in seen)
     assert resampled.final == {"slugify": "fix"} and resampled.per_round(resamples=0)["fixed"].to_list() == [0, 0, 1]
     seen.clear()
-    direct = repair.run([case], Rewrite(script(reply, name="direct"), feedback=False, once=True), rounds=3,
+    direct = repair.run([case], Rewrite(model=script(reply, name="direct"), feedback=False, once=True), rounds=3,
                         checker=checker, rules=(), case_rules=())  # fmt: skip
     assert len(seen) == 1 and direct.final == {"slugify": "original"}  # one sample, no second chance
     idle = direct.events().filter(pl.col("kind") == "idle")
     assert idle["round"].to_list() == [2, 3]
     seen.clear()
-    reflected = repair.run([case], Rewrite(script(reply, name="reflect"), feedback=True), rounds=1, checker=checker,
+    reflected = repair.run([case], Rewrite(model=script(reply, name="reflect"), feedback=True), rounds=1, checker=checker,
                            rules=(), case_rules=())  # fmt: skip
     assert "These tests fail" in seen[0] and reflected.final == {"slugify": "original"}
 
@@ -129,12 +129,12 @@ class Arms:
             "action": "try each", "expected": {"acceptance": iso, "protective": list(CACHE.suite.groups["same-user hit"])},
         })  # fmt: skip
         kids = tuple(Child(patch=CACHE.patch(n), name=n) for n in ("disable_cache", "five_changes", "composite_key"))
-        return Proposal(kids, record=record)
+        return Proposal(children=kids, record=record)
 
 
 def test_a_strategy_may_propose_several_children_and_the_engine_decides_each() -> None:
     ledger = Ledger()
-    task = Task("cache", CACHE.start, CACHE.suite, patch_cap=dict(CACHE.patch_cap))
+    task = Task(id="cache", start=CACHE.start, suite=CACHE.suite, patch_cap=dict(CACHE.patch_cap))
     out = engine.run([task], Arms(), Validator(), ledger=ledger, run_id="arms")
     trace = out.traces["cache"]
     (rnd,) = trace.rounds
@@ -173,10 +173,10 @@ def test_a_target_candidate_equal_to_the_held_one_is_not_validated() -> None:
         name, simulated = "same", True
 
         def propose(self, situation: Situation) -> Proposal:
-            return Proposal((Child(target=Candidate(dict(situation.candidate.files))),))
+            return Proposal(children=(Child(target=Candidate(dict(situation.candidate.files))),))
 
     ledger = Ledger()
-    out = engine.run([Task("c", CACHE.start, CACHE.suite)], Same(), Validator(), rounds=1, ledger=ledger, run_id="same")
+    out = engine.run([Task(id="c", start=CACHE.start, suite=CACHE.suite)], Same(), Validator(), rounds=1, ledger=ledger, run_id="same")
     (rnd,) = out.traces["c"].rounds
     assert rnd.decision.rule == "no-change" and ledger.frame("same").filter(pl.col("kind") == "verify").height == 1
 
@@ -215,7 +215,7 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     from labkit.record.vocabulary import shape, undeclared
 
     ledger = Ledger()
-    engine.run([Task("c", CACHE.start, CACHE.suite, patch_cap=dict(CACHE.patch_cap))], Arms(), Validator(),
+    engine.run([Task(id="c", start=CACHE.start, suite=CACHE.suite, patch_cap=dict(CACHE.patch_cap))], Arms(), Validator(),
                ledger=ledger, run_id="vocab")  # fmt: skip
     events = ledger.events("vocab")
     assert {e.kind for e in events} >= {"start", "define", "generate", "verify", "score", "reflect", "decide", "stop"}
@@ -224,7 +224,7 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     from labkit.core.errors import LedgerError
     from labkit.loop.engine.steps import Recorder
 
-    rec = Recorder("x", ledger, Checker(), None, 0.0, True)
+    rec = Recorder(run_id="x", ledger=ledger, checker=Checker(), budget=None, validation_cost=0.0, simulated=True)
     with pytest.raises(LedgerError, match="declare no detail field"):
         rec.log(None, 0, "decision", Kind.DECIDE, detail={"verdict_of_the_hidden_tests": True})
     assert ledger.events("x") == []
@@ -234,11 +234,11 @@ def test_a_stored_verdict_round_trips_with_its_containment(tmp_path) -> None:
     from labkit.core.types import Evidence, TestResult, Verdict
     from labkit.grading.verdicts import verdict_from_json, verdict_json
 
-    e = Evidence("c", "s", "v", (TestResult("t::a", "failed", "boom", 0.1),), 1, 0.2, ("x",), "tail", False, "isolated (bubblewrap)")
+    e = Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "failed", "boom", 0.1),), exit_code=1, wall_seconds=0.2, alarms=("x",), stderr_tail="tail", timed_out=False, isolation="isolated (bubblewrap)")
     v = Verdict(e, (), ("t::a",), (), ())
     assert verdict_from_json(json.loads(json.dumps(verdict_json(v)))) == v
     cache = VerdictCache(tmp_path / "v.json")
-    clean = Verdict(Evidence("c", "s", "v", (TestResult("t::a", "passed"),), 0, 0.2, (), "", False, "process"), ("t::a",), (), (), ())
+    clean = Verdict(Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "passed"),), exit_code=0, wall_seconds=0.2, alarms=(), stderr_tail="", timed_out=False, isolation="process"), ("t::a",), (), (), ())
     cache.put("k", clean)
     cache.put("q", v)  # an alarmed verdict is never cached
     cache.save()

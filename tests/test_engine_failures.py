@@ -23,7 +23,7 @@ from labkit.loop.engine.trace import Task
 from labkit.record.events import Kind, Role
 from labkit.record.vocabulary import undeclared
 
-SUITE = AcceptanceSuite("sim", {"t.py": "a = 0\n"}, ("t.py::a",), ())
+SUITE = AcceptanceSuite(name="sim", tests={"t.py": "a = 0\n"}, fail_to_pass=("t.py::a",), pass_to_pass=())
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Table:
 
     def run(self, c: Candidate, suite: AcceptanceSuite) -> Verdict:
         ok = c.files["m.py"] == "fixed"
-        ev = Evidence(c.digest, suite.digest, self.id, (TestResult("t.py::a", "passed" if ok else "failed"),), 0, 0.0)
+        ev = Evidence(candidate=c.digest, suite=suite.digest, validator=self.id, results=(TestResult("t.py::a", "passed" if ok else "failed"),), exit_code=0, wall_seconds=0.0)
         return Verdict(ev, ("t.py::a",) if ok else (), () if ok else ("t.py::a",), (), ())
 
 
@@ -55,7 +55,7 @@ class Model:
 
 
 def go(model: Model, **kw: object) -> engine.EngineRun:
-    task = Task("t", Candidate({"m.py": "broken"}), SUITE)
+    task = Task(id="t", start=Candidate({"m.py": "broken"}), suite=SUITE)
     return engine.run([task], model, Checker(Table()), rounds=2, run_id="r", **kw)  # type: ignore[arg-type]
 
 

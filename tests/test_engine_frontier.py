@@ -42,8 +42,8 @@ FAILING = {
 }
 HIDDEN_OK = {"zg"}
 CHILDREN = {"start": ("x", "y", "z"), "x": ("xg",), "z": ("zg", "x")}
-VISIBLE = AcceptanceSuite("graph:visible", {"t.py": "a = 0\nb = 0\nc = 0\nd = 0\n"}, F2P, P2P)
-HIDDEN = AcceptanceSuite("graph:hidden", {"t_hidden.py": "h = 0\n"}, ("t_hidden.py::h",), ())
+VISIBLE = AcceptanceSuite(name="graph:visible", tests={"t.py": "a = 0\nb = 0\nc = 0\nd = 0\n"}, fail_to_pass=F2P, pass_to_pass=P2P)
+HIDDEN = AcceptanceSuite(name="graph:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=())
 
 
 def state(name: str) -> Candidate:
@@ -63,19 +63,19 @@ class Scripted:
         if suite is HIDDEN:
             ok = name in HIDDEN_OK
             ev = Evidence(
-                candidate.digest,
-                suite.digest,
-                self.id,
-                (TestResult("t_hidden.py::h", "passed" if ok else "failed"),),
-                0,
-                0.0,
+                candidate=candidate.digest,
+                suite=suite.digest,
+                validator=self.id,
+                results=(TestResult("t_hidden.py::h", "passed" if ok else "failed"),),
+                exit_code=0,
+                wall_seconds=0.0,
             )
             return Verdict(
                 ev, ("t_hidden.py::h",) if ok else (), () if ok else ("t_hidden.py::h",), (), ()
             )
         bad = {f"t.py::{t}" for t in FAILING[name]}
         results = tuple(TestResult(t, "failed" if t in bad else "passed") for t in F2P + P2P)
-        ev = Evidence(candidate.digest, suite.digest, self.id, results, 1 if bad else 0, 0.0)
+        ev = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=results, exit_code=1 if bad else 0, wall_seconds=0.0)
         return Verdict(ev, tuple(t for t in F2P if t not in bad), tuple(t for t in F2P if t in bad),
                        tuple(t for t in P2P if t not in bad), tuple(t for t in P2P if t in bad))  # fmt: skip
 
@@ -102,7 +102,7 @@ first_green = SimpleNamespace(name="first green", key=lambda node, start: node.o
 
 
 def task() -> Task:
-    return Task("graph", state("start"), VISIBLE, HIDDEN)
+    return Task(id="graph", start=state("start"), suite=VISIBLE, hidden=HIDDEN)
 
 
 def go(expand: str, **kw: object) -> tuple[engine.EngineRun, Graph]:
@@ -225,14 +225,14 @@ def test_bad_settings_are_refused() -> None:
         engine.run([task()], Graph(), Checker(Scripted()), expand="depth")  # type: ignore[arg-type]
     with pytest.raises(InvalidSetting, match="sealed final set"):
         engine.run(
-            [Task("v", state("start"), VISIBLE)],
+            [Task(id="v", start=state("start"), suite=VISIBLE)],
             Graph(),
             Checker(Scripted()),
             confirm=Confirmation(first_green),
         )  # type: ignore[arg-type]
     with pytest.raises(InvalidSetting, match="max_depth"):
         FrontierLimits(max_depth=0)
-    assert Node(state("x"), Scripted().run(state("x"), VISIBLE), "x").key == (
+    assert Node(candidate=state("x"), verdict=Scripted().run(state("x"), VISIBLE), state="x").key == (
         state("x").digest,
         "x",
     )

@@ -133,8 +133,8 @@ def test_only_the_control_plane_relabels() -> None:
 
 def _verdict(*, timed_out: bool = False, exit_code: int | None = 1, alarms: tuple[str, ...] = (),
              f2f: tuple[str, ...] = ("t::a",)) -> Verdict:  # fmt: skip
-    ev = Evidence("c", "s", "v", (TestResult("t::a", "failed"),) if f2f else (), exit_code, 1.0,
-                  alarms, timed_out=timed_out)  # fmt: skip
+    ev = Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "failed"),) if f2f else (), exit_code=exit_code, wall_seconds=1.0,
+                  alarms=alarms, timed_out=timed_out)  # fmt: skip
     return Verdict(ev, () if f2f else ("t::a",), f2f, (), ())
 
 
@@ -146,10 +146,10 @@ def test_classify_verdicts_and_sandbox_runs() -> None:
     assert timeout is not None and timeout.error_class is E.TEST_FAILURE and timeout.candidate_caused
     alarm = classify(_verdict(alarms=("protected test modified",)))
     assert alarm is not None and alarm.error_class is E.POLICY_DENIED
-    killed = SandboxRun((), None, 2.0, False, False, "Killed")
+    killed = SandboxRun(results=(), exit_code=None, wall_seconds=2.0, timed_out=False, report_found=False, stderr_tail="Killed")
     k = classify(killed)
     assert k is not None and k.error_class is E.TEST_FAILURE and k.candidate_caused
-    assert classify(SandboxRun((TestResult("t::a", "passed"),), 0, 1.0, False, True, "")) is None
+    assert classify(SandboxRun(results=(TestResult("t::a", "passed"),), exit_code=0, wall_seconds=1.0, timed_out=False, report_found=True, stderr_tail="")) is None
     with pytest.raises(TypeError, match="classify takes"):
         classify("boom")  # type: ignore[arg-type]
 

@@ -17,7 +17,7 @@ from labkit.views.evidence_card_table import card_frame
 
 def _run(hidden: AcceptanceSuite, run_id: str, led: Ledger, checker: Checker) -> ec.Card:
     start = Candidate(ps.state("v0", "1.0", "v0").files, label="start")
-    task = Task(run_id, start, ps.SUITE, hidden=hidden)
+    task = Task(id=run_id, start=start, suite=ps.SUITE, hidden=hidden)
     run([task], ps.Routes((ps.ROUTE_A,)), checker, rounds=1, ledger=led, run_id=run_id)
     return ec.derive(led, [run_id])
 
@@ -27,8 +27,8 @@ def test_a_run_that_leaks_its_sealed_suite_into_a_prompt_contradicts_the_isolati
     extra = {
         "tests/test_sealed.py": "from shipping import fee\n\n\ndef test_free_above_50():\n    assert fee(80) == 0.0\n"
     }
-    sealed = AcceptanceSuite("sealed final set", {**ps.SUITE.tests, **extra}, ps.SUITE.fail_to_pass,
-                             (*ps.SUITE.pass_to_pass, "tests/test_sealed.py::test_free_above_50"), import_roots=("site",))  # fmt: skip
+    sealed = AcceptanceSuite(name="sealed final set", tests={**ps.SUITE.tests, **extra}, fail_to_pass=ps.SUITE.fail_to_pass,
+                             pass_to_pass=(*ps.SUITE.pass_to_pass, "tests/test_sealed.py::test_free_above_50"), import_roots=("site",))  # fmt: skip
     assert sealed.digest != ps.SUITE.digest
     honest = _run(sealed, "honest", led, checker)
     assert honest.facts.sealed_suites == (sealed.digest,) and honest.facts.prompted_suites == (

@@ -50,8 +50,8 @@ ISO = "tests/test_cache.py::test_isolation"
 HIT = "tests/test_cache.py::test_same_user_hit"
 API = "tests/test_api.py::test_constructs"  # collected first: it imports the candidate first
 SUITE = AcceptanceSuite(
-    "cache",
-    {"tests/test_api.py": TEST_API, "tests/test_cache.py": TEST_CACHE},
+    name="cache",
+    tests={"tests/test_api.py": TEST_API, "tests/test_cache.py": TEST_CACHE},
     fail_to_pass=(ISO,),
     pass_to_pass=(HIT, API),
 )

@@ -533,7 +533,7 @@ def test_no_canary_from_an_earlier_hidden_suite_or_the_callers_environment(
     monkeypatch.setenv("OPENAI_API_KEY", ENV_CANARY)
     isolation.shutdown()  # the runner starts from this caller, canary and all
     hidden_test = f'from cache import Cache\n\ndef test_hidden():\n    assert Cache().get("u", "k") == "{SUITE_CANARY}"\n'
-    hidden = AcceptanceSuite("hidden", {"tests/test_hidden.py": hidden_test},
+    hidden = AcceptanceSuite(name="hidden", tests={"tests/test_hidden.py": hidden_test},
                              fail_to_pass=("tests/test_hidden.py::test_hidden",), pass_to_pass=())  # fmt: skip
     first = ROOMY.run(Candidate({"cache.py": LEAKY}), hidden)  # fails, its message holds the canary
     assert SUITE_CANARY in first.evidence.results[0].message
@@ -597,7 +597,7 @@ def test_a_required_test_that_cannot_be_cross_checked_lowers_the_verdict() -> No
 
     fixture = "import pytest\nfrom cache import Cache\n\n@pytest.fixture\ndef user():\n    return 'bob'\n\n"
     fixture += "def test_isolation(user):\n    c = Cache()\n    c.put('alice', 'k', 1)\n    assert c.get(user, 'k') is None\n"
-    suite = AcceptanceSuite("fixture", {"tests/test_cache.py": fixture}, ("tests/test_cache.py::test_isolation",), ())
+    suite = AcceptanceSuite(name="fixture", tests={"tests/test_cache.py": fixture}, fail_to_pass=("tests/test_cache.py::test_isolation",), pass_to_pass=())
     good = Candidate({"cache.py": LEAKY.replace("(key)", "(user, key)")})
     verdict = ROOMY.run(good, suite)
     assert verdict.resolved and verdict.status == "resolved (not cross-checked)"

@@ -33,7 +33,7 @@ SWE = FIXTURES / "swebench"
 def run_reference(case_dir: Path):  # type: ignore[no-untyped-def]
     case = load_case(case_dir)
     reflector = ModelReflector(
-        "labkit/replay", case.environment, transcript=case_dir / "transcript.jsonl"
+        model="labkit/replay", environment=case.environment, transcript=case_dir / "transcript.jsonl"
     )
     return case, run_loop(case.start, case.suite, Validator(), reflector, max_rounds=2)
 

@@ -21,7 +21,7 @@ from labkit.experiments.judging.judge import (
 )
 from labkit.experiments.judging.pairs import Pair
 
-PAIR = Pair("p1", "What is 2 + 2?", "2 + 2 = 4. The answer is 4.", "2 + 2 = 5. The answer is 5.", 1, "correctness")
+PAIR = Pair(id="p1", question="What is 2 + 2?", output_1="2 + 2 = 4. The answer is 4.", output_2="2 + 2 = 5. The answer is 5.", label=1, kind="correctness")
 
 
 @pytest.mark.parametrize(
@@ -78,12 +78,12 @@ class FakeModel:
     def __call__(self, model, messages, **kwargs):
         self.calls.append((model, messages, kwargs))
         text, logprobs = self.replies.pop(0)
-        return Reply(text, model, simulated=True, logprobs=logprobs)
+        return Reply(text=text, model=model, simulated=True, logprobs=logprobs)
 
 
 def test_model_judge_sends_both_orders_in_mt_bench_format():
     fake = FakeModel([("A is right. [[A]]", None), ("[[A]]", None)])
-    judge = ModelJudge("labkit/scripted", complete=fake)
+    judge = ModelJudge(model="labkit/scripted", complete=fake)
     swap = judge_both(judge, [PAIR])[0]
     (_, m1, kw1), (_, m2, _) = fake.calls
     assert m1[0]["content"] == MT_BENCH.system and "[[C]]" in m1[0]["content"]
@@ -101,7 +101,7 @@ def test_model_judge_reads_logprobs_and_falls_back_to_text():
         ("B", {"B": math.log(0.7), "A": math.log(0.2)}),  # logprobs decide
         ("[[B]]", {"Sure": -0.01}),  # no letter among the tokens: parse the text
     ])
-    judge = ModelJudge("labkit/scripted", template=LETTER, use_logprobs=True, complete=fake)
+    judge = ModelJudge(model="labkit/scripted", template=LETTER, use_logprobs=True, complete=fake)
     swap = judge_both(judge, [PAIR])[0]
     assert fake.calls[0][2]["logprobs"] is True and fake.calls[0][2]["top_logprobs"] == 20
     assert swap.first.source == "logprobs" and swap.first.pick == "B"
@@ -111,8 +111,8 @@ def test_model_judge_reads_logprobs_and_falls_back_to_text():
 
 def test_unparseable_replies_are_kept_and_listed():
     fake = FakeModel([("I like both of them", None), ("[[A]]", None), ("hmm", None), ("???", None)])
-    pairs = [PAIR, Pair("p2", "q", "x", "y", 2)]
-    swaps = judge_both(ModelJudge("m", complete=fake), pairs)
+    pairs = [PAIR, Pair(id="p2", question="q", output_1="x", output_2="y", label=2)]
+    swaps = judge_both(ModelJudge(model="m", complete=fake), pairs)
     assert len(swaps) == 2
     bad = unparseable(swaps)
     assert [(j.pair_id, j.order) for j in bad] == [("p1", "12"), ("p2", "12"), ("p2", "21")]
@@ -121,9 +121,9 @@ def test_unparseable_replies_are_kept_and_listed():
 
 def test_iter_swaps_keeps_what_finished_when_stopped_early():
     fake = FakeModel([("[[A]]", None)] * 4)
-    pairs = [Pair(f"p{i}", "q", "x", "y") for i in range(10)]
+    pairs = [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(10)]
     done = []
-    for swap in iter_swaps(ModelJudge("m", complete=fake), pairs):
+    for swap in iter_swaps(ModelJudge(model="m", complete=fake), pairs):
         done.append(swap)
         if len(done) == 2:
             break
@@ -133,17 +133,17 @@ def test_iter_swaps_keeps_what_finished_when_stopped_early():
 def test_progress_is_called_per_pair():
     fake = FakeModel([("[[A]]", None)] * 6)
     seen = []
-    judge_both(ModelJudge("m", complete=fake), [Pair(f"p{i}", "q", "x", "y") for i in range(3)], progress=seen.append)
+    judge_both(ModelJudge(model="m", complete=fake), [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(3)], progress=seen.append)
     assert seen == [1, 2, 3]
 
 
 def test_find_flip_stops_at_the_first_flip():
     fake = FakeModel([("[[A]]", None), ("[[B]]", None),  # consistent: output 1 both times
                       ("[[A]]", None), ("[[A]]", None)])  # slot A both times: flipped
-    pairs = [Pair(f"p{i}", "q", "x", "y") for i in range(5)]
-    flip, seen = find_flip(ModelJudge("m", complete=fake), pairs)
+    pairs = [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(5)]
+    flip, seen = find_flip(ModelJudge(model="m", complete=fake), pairs)
     assert flip is seen[1] and len(seen) == 2 and flip.flipped
-    none, seen = find_flip(ModelJudge("m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3)
+    none, seen = find_flip(ModelJudge(model="m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3)
     assert none is None and len(seen) == 3
 
 
@@ -169,9 +169,9 @@ def test_through_labkit_models_with_the_scripted_provider():
 
     model = script([Scripted("A", {"A": math.log(0.9), "B": math.log(0.05)}), Scripted("A", {"A": math.log(0.8)}),
                     "[[B]]", "no idea"], name="judge-test")
-    judge = ModelJudge(model, template=LETTER, use_logprobs=True)
+    judge = ModelJudge(model=model, template=LETTER, use_logprobs=True)
     assert judge.simulated  # the scripted provider is labelled simulated
-    first, second = judge_both(judge, [PAIR, Pair("p2", "q", "x", "y", 2)])
+    first, second = judge_both(judge, [PAIR, Pair(id="p2", question="q", output_1="x", output_2="y", label=2)])
     assert first.first.source == "logprobs" and first.first.simulated and first.flipped
     assert first.second.probs == pytest.approx((1.0, 0.0, 0.0))
     assert second.first.pick == "B" and second.second.pick is None  # no logprobs: the text decides
@@ -189,9 +189,9 @@ def test_judge_batch_runs_both_orders_and_lists_failed_calls():
         return "[[A]]" if "The answer is 4" in user[first:first + 80] else "[[B]]"
 
     model = script(reply, name="batch-test")
-    pairs = [PAIR, Pair("p2", "q", "boom", "y", 2), dataclasses.replace(PAIR, id="p3")]
+    pairs = [PAIR, Pair(id="p2", question="q", output_1="boom", output_2="y", label=2), dataclasses.replace(PAIR, id="p3")]
     seen = []
-    run = judge_batch(ModelJudge(model), pairs, concurrency=3, on_progress=seen.append)
+    run = judge_batch(ModelJudge(model=model), pairs, concurrency=3, on_progress=seen.append)
     assert [s.pair.id for s in run.swaps] == ["p1", "p3"]
     assert all(s.first.winner == 1 and s.second.winner == 1 for s in run.swaps)  # always the right answer
     assert [(pid, order) for pid, order, _ in run.failed] == [("p2", "12"), ("p2", "21")]

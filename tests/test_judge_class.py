@@ -40,7 +40,7 @@ def test_attempts_are_a_table_with_numbers_not_latex() -> None:
     first = run.attempts[0][0]
     assert frame["answer"][0] == ("—" if first.value is None else f"{first.value:g}")
     boxed = sc.RoundAnswer(
-        "q", 1, "so \\boxed{361}", 361.0, True, review="I think \\boxed{361} is right"
+        question_id="q", round=1, text="so \\boxed{361}", value=361.0, correct=True, review="I think \\boxed{361} is right"
     )
     shown = attempts_frame(sc.SelfCorrectionRun("m", False, 1, ((boxed,),))).row(0, named=True)
     assert (

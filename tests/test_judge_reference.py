@@ -44,11 +44,11 @@ def tied_swaps(n, seed):
         w12 = 0 if rng.random() < 0.15 else (1 if rng.random() < p else 2)
         w21 = 0 if rng.random() < 0.15 else (2 if rng.random() < 1 - p else 1)
         m1, m2 = [("j", "o"), ("o", "j"), ("o", "o")][i % 3]
-        pair = Pair(f"p{i}", "q", "x" * int(rng.integers(50, 600)), "y" * int(rng.integers(50, 600)),
-                    1 if q1 > q2 else 2, "k", m1, m2, float(q1), float(q2))
+        pair = Pair(id=f"p{i}", question="q", output_1="x" * int(rng.integers(50, 600)), output_2="y" * int(rng.integers(50, 600)),
+                    label=1 if q1 > q2 else 2, kind="k", model_1=m1, model_2=m2, quality_1=float(q1), quality_2=float(q2))
         pick = {o: "tie" if w == 0 else _SLOT[(o, w)] for o, w in (("12", w12), ("21", w21))}
-        out.append(Swap(pair, Judgment(pair.id, "12", pick["12"], "j", False),
-                        Judgment(pair.id, "21", pick["21"], "j", False)))
+        out.append(Swap(pair, Judgment(pair_id=pair.id, order="12", pick=pick["12"], judge="j", simulated=False),
+                        Judgment(pair_id=pair.id, order="21", pick=pick["21"], judge="j", simulated=False)))
     return bias.table(out)
 
 
@@ -156,10 +156,10 @@ def test_cross_validated_penalty_can_snap_a_model_to_exactly_fifty_percent():
     rng = np.random.default_rng(2)
 
     def sw(i, model, win):
-        pair = Pair(f"{model}{i}", "q", "x" * int(rng.integers(50, 900)), "y" * 300, 0, "writer", model, "base")
+        pair = Pair(id=f"{model}{i}", question="q", output_1="x" * int(rng.integers(50, 900)), output_2="y" * 300, label=0, kind="writer", model_1=model, model_2="base")
         pick = "A" if win else "B"
-        return Swap(pair, Judgment(pair.id, "12", pick, "j", False),
-                    Judgment(pair.id, "21", "B" if win else "A", "j", False))
+        return Swap(pair, Judgment(pair_id=pair.id, order="12", pick=pick, judge="j", simulated=False),
+                    Judgment(pair_id=pair.id, order="21", pick="B" if win else "A", judge="j", simulated=False))
 
     t = bias.table([sw(i, "m", i % 2 == 0) for i in range(200)] + [sw(i, "s", i % 10 != 0) for i in range(200)])
     lc = {r.model: r for r in bias.length_controlled(t, "base", resamples=50, variant="alpacaeval").rates}

@@ -87,7 +87,7 @@ def test_a_change_is_refused_for_evidence_about_another_test_or_candidates_it_ca
     led = Ledger()
     from labkit.loop.engine import Task
 
-    test_change.engine_round(c, Task("free_shipping", c.start, c.suite), led, checker, "r")
+    test_change.engine_round(c, Task(id="free_shipping", start=c.start, suite=c.suite), led, checker, "r")
     other = Requirement("REQ-9", "finance", "policy", "fees are in EUR", ("tests/test_other.py::test_x",))
     good = test_change.requirements(c)["REQ-7"]
     with pytest.raises(TestChangeRefused, match="does not concern"):
@@ -120,8 +120,8 @@ def test_unbound_reflection_burns_the_budget_bound_reflection_escalates_after_on
 def test_a_reflection_that_misreads_the_recorded_class_or_cites_another_action_is_rejected() -> None:
     led = Ledger()
     bound_reflection.compare(led)
-    ok = BoundReflection(1, ErrorClass.POLICY_DENIED, bound_reflection.TARGET, ("no write permission",),
-                         "denied", "authorisation", "ask the operator")  # fmt: skip
+    ok = BoundReflection(action=1, error_class=ErrorClass.POLICY_DENIED, artifact=bound_reflection.TARGET, open=("no write permission",),
+                         observation="denied", hypothesis="authorisation", next_trial="ask the operator")  # fmt: skip
     assert check_bound(ok, led, "deploy-bound") is ok
     from dataclasses import replace
 
@@ -205,7 +205,7 @@ def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
     from labkit.record.budget import Budget, limits
 
     led = Ledger()
-    gate = EffectGate(effects.LocalOutbox(), Budget(limits(cost_units=5), ledger=led, run_id="u"), led, "u", "u")
+    gate = EffectGate(outbox=effects.LocalOutbox(), budget=Budget(limits(cost_units=5), ledger=led, run_id="u"), ledger=led, run_id="u", unit="u")
     assert gate.send("k", "t", "b") == "unknown"
     with pytest.raises(PermissionRefused, match="reconcile"):
         gate.send("k2", "t", "b")  # same payload under a new key: still a repeat

@@ -218,11 +218,11 @@ def test_a_model_developer_by_name_goes_through_the_same_engine(shop):
         rid = text.split(":", 1)[0].removeprefix("Requirement ")
         path = text.split("The module ", 1)[1].split(" now:", 1)[0]
         return Reply(
-            f"```python\n{shop.variants[rid]['good'][path]}```", model, Usage(700, 1, 0.0, 0.0)
+            text=f"```python\n{shop.variants[rid]['good'][path]}```", model=model, usage=Usage(700, 1, 0.0, 0.0)
         )
 
     ledger = Ledger()
-    dev = ModelDeveloper("stand-in/model", shop, complete=fake)
+    dev = ModelDeveloper(model="stand-in/model", project=shop, complete=fake)
     run = run_project(shop, Checker(Validator(), VerdictCache()), ledger, policy=study.POLICIES[1],
                       qa=study.QA_SOURCES[0], iterations=1, run_id="model", strategy=dev)  # fmt: skip
     (it,) = run.iterations

@@ -38,7 +38,7 @@ def test_the_draw_is_fixed_by_its_seed_and_every_option_is_labelled() -> None:
     assert he.draw(12, 15) == he.draw(12, 15) != he.draw(12, 16)
     case = he.load(["humaneval-0"])[0]
     assert {p.name: p.kind for p in case.patches} == {"canonical": "fix", "lookup": "wrong", "none": "wrong"}
-    assert rx.SimActor({}).simulated
+    assert rx.SimActor(cases={}).simulated
 
 
 def test_the_buffer_lifts_humaneval_success_at_the_same_trials(result: rx.Result) -> None:

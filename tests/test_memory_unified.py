@@ -43,7 +43,7 @@ def test_self_critique_has_nothing_verified_to_store(checker: Checker) -> None:
     with pytest.raises(MemoryRefused, match="no external oracle"):
         commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in CASES}, SkillLibrary())
     with pytest.raises(ValueError, match="needs a critique"):
-        ReflectiveAgent(agent.actor, checker, oracle=None)
+        ReflectiveAgent(actor=agent.actor, checker=checker, oracle=None)
 
 
 def test_the_external_oracle_converges_and_the_guard_cuts_self_critique(result: un.Unified) -> None:

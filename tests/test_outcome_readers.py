@@ -107,8 +107,8 @@ def test_the_scan_finds_reads_and_not_writes() -> None:
 
 # -- the accessors, on a scripted run -----------------------------------------------------------
 
-VISIBLE = AcceptanceSuite("outcome:visible", {"t.py": "a = 0\n"}, ("t.py::a",), ())
-HIDDEN = AcceptanceSuite("outcome:hidden", {"t_hidden.py": "h = 0\n"}, ("t_hidden.py::h",), ())
+VISIBLE = AcceptanceSuite(name="outcome:visible", tests={"t.py": "a = 0\n"}, fail_to_pass=("t.py::a",), pass_to_pass=())
+HIDDEN = AcceptanceSuite(name="outcome:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=())
 PASSES = {"visible": {"fix", "tempt"}, "hidden": {"fix"}}  # "tempt" fools the visible test only
 PROPOSES = {"a": "fix", "b": "tempt"}
 
@@ -129,7 +129,7 @@ class Scripted:
         test = suite.fail_to_pass[0]
         ok = str(candidate.files["m.py"]) in PASSES["hidden" if suite is HIDDEN else "visible"]
         result = TestResult(test, "passed" if ok else "failed")
-        ev = Evidence(candidate.digest, suite.digest, self.id, (result,), 0 if ok else 1, 0.0)
+        ev = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=(result,), exit_code=0 if ok else 1, wall_seconds=0.0)
         return Verdict(ev, (test,) if ok else (), () if ok else (test,), (), ())
 
 
@@ -143,7 +143,7 @@ class Propose:
 
 
 def test_the_run_reads_its_own_scores_and_decisions() -> None:
-    tasks = [Task(case, state("start"), VISIBLE, hidden=HIDDEN) for case in PROPOSES]
+    tasks = [Task(id=case, start=state("start"), suite=VISIBLE, hidden=HIDDEN) for case in PROPOSES]
     ledger = Ledger()
     out = engine.run(tasks, Propose(), Scripted(), rounds=1, ledger=ledger, run_id="outcomes")
     # a budget charge recorded under the scorer's kind is not a score

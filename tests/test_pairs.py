@@ -69,7 +69,7 @@ def test_pair_sets_have_gold_labels_matching_quality():
 
 
 def test_swapped_moves_label_and_models():
-    p = Pair("x", "q", "one", "two", 1, "k", "m1", "m2", 1.0, 0.0)
+    p = Pair(id="x", question="q", output_1="one", output_2="two", label=1, kind="k", model_1="m1", model_2="m2", quality_1=1.0, quality_2=0.0)
     s = p.swapped()
     assert (s.output_1, s.output_2, s.label, s.model_1, s.quality_1) == ("two", "one", 2, "m2", 0.0)
 

@@ -51,15 +51,15 @@ def test_wins_as_logged(bench: str, cells: tuple[int, ...]) -> None:
 
 def test_a_win_with_zero_reflections_is_never_self_correction() -> None:
     # three problems Reflexion alone solved, none with a reflection: all luck, no self-correction
-    o = gains.Outcomes("humaneval", "logged", ("a", "b", "c", "d"), np.array([True, True, True, False]),
-                       np.array([False, False, False, False]), np.array([0, 0, 0, 5]))  # fmt: skip
+    o = gains.Outcomes(benchmark="humaneval", grader="logged", task_ids=("a", "b", "c", "d"), reflexion=np.array([True, True, True, False]),
+                       single=np.array([False, False, False, False]), reflections=np.array([0, 0, 0, 5]))  # fmt: skip
     w = gains.wins(o)
     assert w.self_correction.estimate == 0 and w.self_correction.high == 0
     assert w.reflexion_only_unreflected.estimate == 3
     # the same wins reached after reflecting are counted as self-correction
     w2 = gains.wins(
         gains.Outcomes(
-            "humaneval", "logged", o.task_ids, o.reflexion, o.single, np.array([1, 2, 0, 5])
+            benchmark="humaneval", grader="logged", task_ids=o.task_ids, reflexion=o.reflexion, single=o.single, reflections=np.array([1, 2, 0, 5])
         )
     )
     assert (w2.self_correction.estimate, w2.reflexion_only_unreflected.estimate) == (2, 1)
@@ -177,7 +177,7 @@ def test_calibration_from_the_logs(tmp_path: Path) -> None:
     policy = SimulatedPolicy()
     for name, e in est.items():
         cls, attr = name.split(".")
-        assert e.default == getattr(policy if cls == "SimulatedPolicy" else SimActor({}), attr)
+        assert e.default == getattr(policy if cls == "SimulatedPolicy" else SimActor(cases={}), attr)
     assert est["SimulatedPolicy.p_fix_evidence"].counts == "16 of 30 problems"
     assert est["SimActor.p_fix"].counts == "6 of 30 problems"
     assert est["SimulatedPolicy.p_break"].counts == "29 of 99 problems"

@@ -71,8 +71,8 @@ def test_a_constrained_reflector_sends_the_record_schema_and_bad_replies_keep_th
         return next(replies)
 
     model = script(fn, name="reflector-constrained")
-    refl = ModelReflector(model, environment=CASE.environment, constrained=True)
-    assert not ModelReflector(model).uses_schema and ModelReflector("labkit/smollm2").uses_schema
+    refl = ModelReflector(model=model, environment=CASE.environment, constrained=True)
+    assert not ModelReflector(model=model).uses_schema and ModelReflector(model="labkit/smollm2").uses_schema
     trace = run_loop(CASE.start, CASE.suite, Validator(), refl, max_rounds=3,
                      patch_cap=dict(CASE.patch_cap), run_id="constrained")
     assert [s["response_format"]["json_schema"]["schema"] for s in sent] == [REPLY_SCHEMA] * 2
@@ -111,7 +111,7 @@ def test_a_constrained_distill_sends_its_own_schema_and_a_malformed_reply_is_a_p
     from labkit.loop.strategies.reflector import DISTILL_SCHEMA, REPLY_SCHEMA
 
     fn, sent = _recording([json.dumps(LESSON), json.dumps(HALF_LESSON), "Keys should include the user."])
-    refl = ModelReflector(script(fn, name="distill-constrained"), constrained=True)
+    refl = ModelReflector(model=script(fn, name="distill-constrained"), constrained=True)
     exp = refl.distill("run r: kept 'composite key'")
     assert exp.rejected == (("always add user_id to every cache key", "drops the condition"),)
     for bad, where in ((HALF_LESSON, "rejected/0"), ("Keys should include the user.", "not JSON")):
@@ -131,7 +131,7 @@ def test_an_unconstrained_distill_reply_is_checked_against_the_schema_too():
 
     fenced = "Here it is:\n```json\n" + json.dumps(LESSON) + "\n```"
     fn, sent = _recording([fenced, json.dumps(HALF_LESSON), json.dumps({**LESSON, "lesson": ""})])
-    refl = ModelReflector(script(fn, name="distill-free"))
+    refl = ModelReflector(model=script(fn, name="distill-free"))
     assert refl.distill("run r").lesson == LESSON["lesson"]  # a fenced object is still read
     for where in ("rejected/0", "lesson"):
         with pytest.raises(ReplyFormatError, match=f"distilled lesson: .*{where}") as caught:

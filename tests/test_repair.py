@@ -77,13 +77,13 @@ def test_simulated_choices_do_not_depend_on_which_other_cases_run() -> None:
     from labkit.core.types import Evidence, TestResult, Verdict
     from labkit.loop.engine.strategy import Situation
 
-    failing = Verdict(Evidence("c", "s", "v", (TestResult("t", "failed"),), 1, 0.1), (), ("t",), (), ())
+    failing = Verdict(Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t", "failed"),), exit_code=1, wall_seconds=0.1), (), ("t",), (), ())
 
     def picks(rep: SimulatedRepairer, cases: list) -> list:
         bound = rep.bind(cases)
         out = []
         for r in range(1, 8):
-            p = bound.propose(Situation(r, case.original, failing, case="median", state="original"))
+            p = bound.propose(Situation(round=r, candidate=case.original, verdict=failing, case="median", state="original"))
             out.append(p.children[0].name if p.children else None)
         return out
 

@@ -66,8 +66,8 @@ def test_the_recording_is_the_pages_default_setting_on_todays_cases(cases) -> No
     assert recording.Setting(**default["setting"]) == recording.DEFAULT
     sliders = {k: c.value for k, c in page.REPAIR.items()}
     assert sliders == {"p_fix": 0.6, "fix_decay": 0.7, "p_break": 0.03, "break_growth": 2.0, "n_rounds": 4, "seed": 0}
-    settings = recording.Setting(sliders["p_fix"], sliders["fix_decay"], sliders["p_break"], sliders["break_growth"],
-                                 sliders["n_rounds"], sliders["seed"])  # fmt: skip
+    settings = recording.Setting(p_fix=sliders["p_fix"], fix_decay=sliders["fix_decay"], p_break=sliders["p_break"], break_growth=sliders["break_growth"],
+                                 rounds=sliders["n_rounds"], seed=sliders["seed"])  # fmt: skip
     assert settings == recording.DEFAULT
     # every case as it is today (re-record when a case changes: data/diminishing_returns/README.md)
     assert default["cases"] == {c.id: recording.fingerprint(c) for c in cases}

@@ -32,7 +32,7 @@ def verdict(a: str, b: str, c: str, *, checks: CheckSet = CHECKS) -> Verdict:
     results = tuple(TestResult(ch.id, o) for ch, o in zip(checks.checks, (a, b, c), strict=True))  # type: ignore[arg-type]
     ok = {r.nodeid for r in results if r.outcome == "passed"}
     f2p, p2p = ("t.py::a", "t.py::b"), ("t.py::c",)
-    return Verdict(Evidence("x", "suite", "validator", results, 0, 0.0, ()),
+    return Verdict(Evidence(candidate="x", suite="suite", validator="validator", results=results, exit_code=0, wall_seconds=0.0, alarms=()),
                    tuple(i for i in f2p if i in ok), tuple(i for i in f2p if i not in ok),
                    tuple(i for i in p2p if i in ok), tuple(i for i in p2p if i not in ok))  # fmt: skip
 
@@ -57,11 +57,11 @@ class Once:
 def recorder(total: float, reserve: float = 0.0) -> tuple[Recorder, Budget, Ledger]:
     led = Ledger()
     budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led, run_id="r")
-    return Recorder("r", led, Checker(), budget, 1.0, True), budget, led
+    return Recorder(run_id="r", ledger=led, checker=Checker(), budget=budget, validation_cost=1.0, simulated=True), budget, led
 
 
 def situation() -> Situation:
-    return Situation(1, Candidate({"a.py": "x = 1\n"}), verdict("failed", "failed", "passed"))
+    return Situation(round=1, candidate=Candidate({"a.py": "x = 1\n"}), verdict=verdict("failed", "failed", "passed"))
 
 
 def charges(led: Ledger) -> list[tuple[str, float, bool]]:
@@ -112,7 +112,7 @@ def test_prepare_is_unpaid_by_default_and_one_paid_action_when_given_a_payment(t
     (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    assert True\n")
     suite = AcceptanceSuite.from_dir(tmp_path, name="s", fail_to_pass=["tests/test_a.py::test_a"], pass_to_pass=())
     start = Candidate({"a.py": "x = 1\n"})
-    task = Task("t", start, suite)
+    task = Task(id="t", start=start, suite=suite)
     rec, budget, led = recorder(10)
     p = prepare(rec, task, 1, start, Child(target=Candidate({"a.py": "x = 2\n"}), name="two"))
     assert p.patched is not None and charges(led) == []
@@ -157,7 +157,7 @@ def test_keep_severity_never_counts_skips_versions_or_masked_severe_failures() -
 
 def test_the_engine_refuses_keep_severity_without_the_checks() -> None:
     case = load_search_case("api_change")
-    task = Task("c", case.case.start, case.suite)
+    task = Task(id="c", start=case.case.start, suite=case.suite)
     with pytest.raises(InvalidSetting, match="severity"):
         engine.run([task], Once(Proposal()), keep="severity")
 
@@ -174,7 +174,7 @@ def test_recorder_confirm_returns_a_bool_and_leaks_nothing(case: SearchCase) -> 
     from labkit.core.patch import apply
 
     rec, budget, led = recorder(5, reserve=2)
-    task = Task("api", case.case.start, case.suite, case.final)
+    task = Task(id="api", start=case.case.start, suite=case.suite, hidden=case.final)
     fixed = apply(case.case.start, case.case.patches["fix_callers"])
     pay = Payment.fixed(Kind.CONFIRM, 2)
     assert rec.confirm(task, 1, case.case.start) is False
@@ -184,7 +184,7 @@ def test_recorder_confirm_returns_a_bool_and_leaks_nothing(case: SearchCase) -> 
     text = " ".join(f"{e.evidence} {e.detail}" for e in led.events("r"))
     assert "test_final" not in text and "final/" not in text  # no test names reach the ledger
     with pytest.raises(ValueError, match="no sealed final check set"):
-        rec.confirm(Task("x", case.case.start, case.suite), 1, fixed)
+        rec.confirm(Task(id="x", start=case.case.start, suite=case.suite), 1, fixed)
 
 
 def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: SearchCase, monkeypatch) -> None:
@@ -197,7 +197,7 @@ def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: Search
     real = sealed.SealedCheckSet.confirm
     monkeypatch.setattr(sealed.SealedCheckSet, "confirm", lambda self, c: confirmed.append(self.digest) or real(self, c))
     rec, _, _ = recorder(5, reserve=2)
-    assert rec.confirm(Task("api", case.case.start, case.suite, case.final), 1, case.case.start) is False
+    assert rec.confirm(Task(id="api", start=case.case.start, suite=case.suite, hidden=case.final), 1, case.case.start) is False
     assert confirmed == [case.final.digest]
     reruns: list[int] = []
     real_rerun = verdicts.rerun
@@ -206,7 +206,7 @@ def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: Search
     monkeypatch.setattr(runner, "rerun", spy)
     checker = Checker()
     assert len(checker.recheck(case.case.start, case.suite, 1, until_disagreement=False)) == 2
-    out = engine.run([Task("api", case.case.start, case.suite)], Once(Proposal()), checker, rounds=0, recheck=1)
+    out = engine.run([Task(id="api", start=case.case.start, suite=case.suite)], Once(Proposal()), checker, rounds=0, recheck=1)
     verified = [e.detail["why"] for e in out.ledger.events(out.run_id) if e.kind == Kind.VERIFY]
     assert reruns == [1, 1] and verified == ["start", "re-run 1 (uncached)"]
 
@@ -215,7 +215,7 @@ def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
     from labkit.grading.verdicts import rerun
 
     def ev(outcome: str) -> Evidence:
-        return Evidence("c", "s", "v", (TestResult("t::a", outcome),), 0, 0.1)
+        return Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", outcome),), exit_code=0, wall_seconds=0.1)
 
     outcomes = iter(["passed", "failed", "passed", "passed"])
     runs = rerun(ev("passed"), lambda: ev(next(outcomes)), 4, lambda e: e)
@@ -245,4 +245,4 @@ def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case:
     assert undeclared(Role.SEARCH, Kind.BRANCH, {"unit": "u", "hidden_failures": []}) == ["hidden_failures"]
     assert undeclared(Role.VALIDATOR, Kind.EXPAND, {"unit": "u"}) != []  # not the validator's kind: refused whole
     with pytest.raises(LedgerError, match="'expand' events by role 'validator'"):
-        Recorder("x", led, Checker(), None, 0.0, True).log(None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"})
+        Recorder(run_id="x", ledger=led, checker=Checker(), budget=None, validation_cost=0.0, simulated=True).log(None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"})

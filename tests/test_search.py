@@ -132,8 +132,8 @@ def test_without_the_reserve_the_task_is_incomplete(
 def test_a_failed_confirmation_leaves_the_task_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    strict = AcceptanceSuite("a stricter final set (sealed)", {"final/test_strict.py": "def test_strict():\n    assert False\n"},
-                             ("final/test_strict.py::test_strict",), ())  # fmt: skip
+    strict = AcceptanceSuite(name="a stricter final set (sealed)", tests={"final/test_strict.py": "def test_strict():\n    assert False\n"},
+                             fail_to_pass=("final/test_strict.py::test_strict",), pass_to_pass=())  # fmt: skip
     result, _, _ = search(case, validator, baseline, hidden=strict)
     assert result.winner is not None and result.confirmed is False
     assert (result.status, result.reason) == ("incomplete", "confirmation_failed")

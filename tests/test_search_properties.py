@@ -76,8 +76,8 @@ def test_a_new_failure_worse_than_every_fix_is_not_progress() -> None:
 
 CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "medium"),
                           Check("t.py::c", "", "high")))  # fmt: skip
-DEV = AcceptanceSuite("sim dev checks", {"t.py": "a = 0\nb = 0\nc = 0  # simulated\n"}, ("t.py::a", "t.py::b"), ("t.py::c",))
-FINAL = AcceptanceSuite("sim final (sealed)", {"final/t.py": "f = 0  # simulated\n"}, ("final/t.py::f",), ())
+DEV = AcceptanceSuite(name="sim dev checks", tests={"t.py": "a = 0\nb = 0\nc = 0  # simulated\n"}, fail_to_pass=("t.py::a", "t.py::b"), pass_to_pass=("t.py::c",))
+FINAL = AcceptanceSuite(name="sim final (sealed)", tests={"final/t.py": "f = 0  # simulated\n"}, fail_to_pass=("final/t.py::f",), pass_to_pass=())
 OUTCOMES = ("pass", "progress", "flat", "severe", "alarm", "unknown", "patch_error", "memory")
 _RESULTS = {
     "pass": ("passed", "passed", "passed"),
@@ -91,7 +91,7 @@ _RESULTS = {
 def sim_verdict(kind: str, cand: str, suite: str = "suite", validator: str = "validator") -> Verdict:
     outcomes = _RESULTS[kind]
     results = tuple(TestResult(c.id, o) for c, o in zip(CHECKS.checks, outcomes, strict=True))  # type: ignore[arg-type]
-    ev = Evidence(cand, suite, validator, results, 0, 0.0, ("tamper",) if kind == "alarm" else ())
+    ev = Evidence(candidate=cand, suite=suite, validator=validator, results=results, exit_code=0, wall_seconds=0.0, alarms=("tamper",) if kind == "alarm" else ())
     ok = {r.nodeid for r in results if r.outcome == "passed"}
     f2p = ("t.py::a", "t.py::b")
     return Verdict(ev, tuple(i for i in f2p if i in ok), tuple(i for i in f2p if i not in ok),
@@ -150,7 +150,7 @@ class World:
         if suite.digest == FINAL.digest:
             self.check("confirm")
             ok = self.rng.random() < 0.8
-            ev = Evidence(c.digest, suite.digest, self.id, (TestResult("final/t.py::f", "passed" if ok else "failed"),), 0, 0.0)
+            ev = Evidence(candidate=c.digest, suite=suite.digest, validator=self.id, results=(TestResult("final/t.py::f", "passed" if ok else "failed"),), exit_code=0, wall_seconds=0.0)
             return Verdict(ev, ("final/t.py::f",) if ok else (), () if ok else ("final/t.py::f",), (), ())
         self.check("verify")
         name = c.files["n"]
@@ -177,7 +177,7 @@ def test_random_trees_never_overspend_and_incomplete_is_never_success(
         budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve),
                         ledger=led, run_id="r")  # fmt: skip
         world.budget = budget
-        task = Task("sim", Candidate({"n": "root"}), DEV, FINAL, checks=CHECKS)
+        task = Task(id="sim", start=Candidate({"n": "root"}), suite=DEV, hidden=FINAL, checks=CHECKS)
         result = run_search(task, world, Checker(world), budget, Costs(*costs), limits=SearchLimits(*lim),  # type: ignore[arg-type]
                             ledger=led, run_id="r", retry=RetryPolicy(infrastructure_retries=1),
                             build=world.build).result  # fmt: skip

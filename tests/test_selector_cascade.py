@@ -89,7 +89,7 @@ def test_order_flips_are_kept_as_disagreements_and_go_to_the_owner(
     assert [d["name"] for d in owner if d["passed"]] == ["composite key, bounded"]
     no_bias = cc.ScriptedReviewer(position=0.0)
     entries = cc.load_entries(load_case("cache_isolation"))
-    rows = [(cc.Tiered(e.name, "", "", "", 0, ()), e) for e in entries]
+    rows = [(cc.Tiered(name=e.name, candidate="", failed="", reason="", lines=0, claims=()), e) for e in entries]
     assert cc._review(no_bias, cc.SelectionRule(), rows)[1] == []  # no position bias, nothing flips
 
 

@@ -86,9 +86,9 @@ def test_model_answerer_passes_round_and_role():
 
     def fake(model, messages, **kw):
         calls.append(kw)
-        return Reply("\\boxed{1}", model)
+        return Reply(text="\\boxed{1}", model=model)
 
-    sc.run_intrinsic(QS[:1], sc.ModelAnswerer("m", complete=fake, max_tokens=64), rounds=1)
+    sc.run_intrinsic(QS[:1], sc.ModelAnswerer(model="m", complete=fake, max_tokens=64), rounds=1)
     assert [(c["round"], c["role"]) for c in calls] == [(0, "answer"), (1, "review"), (1, "revise")]
     assert all(c["max_tokens"] == 64 and c["temperature"] == 0.0 for c in calls)
 
@@ -156,7 +156,7 @@ def test_model_answerer_through_the_scripted_provider():
 
     q = QS[0]
     model = script([f"\\boxed{{{q.wrong_answer}}}", "Looks wrong.", f"\\boxed{{{q.answer}}}"], name="sc-test")
-    answerer = sc.ModelAnswerer(model)
+    answerer = sc.ModelAnswerer(model=model)
     run = sc.run_intrinsic([q], answerer, rounds=1)
     assert run.simulated and run.correct().tolist() == [[False, True]]
     assert run.attempts[0][1].review == "Looks wrong."
@@ -173,6 +173,6 @@ def test_the_answer_check_reads_the_reply_and_the_visible_suite_gives_no_evidenc
     assert [check.run(c, ac.hidden_suite(q)).resolved for c in (right, wrong)] == [True, False]
     assert [check.run(c, ac.visible_suite()).resolved for c in (right, wrong)] == [True, True]
     assert not check.run(Candidate({"other.md": "1"}), ac.visible_suite()).resolved
-    plain = AcceptanceSuite("p", {"test_a.py": "def test_a(): ..."}, ("test_a.py::test_a",), ())
+    plain = AcceptanceSuite(name="p", tests={"test_a.py": "def test_a(): ..."}, fail_to_pass=("test_a.py::test_a",), pass_to_pass=())
     with pytest.raises(SuiteError, match="not an answer check"):
         check.run(right, plain)

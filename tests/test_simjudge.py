@@ -20,7 +20,7 @@ def sigmoid(z):
 
 def test_probability_follows_the_formula_in_both_orders():
     j = SimulatedJudge(k=2.0, beta=0.5, phi=1.0, delta=0.7, length_scale=100.0)
-    p = Pair("x", "q", "a" * 300, "b" * 100, 1, model_1="sim/judge", model_2="other", quality_1=1.0, quality_2=0.4)
+    p = Pair(id="x", question="q", output_1="a" * 300, output_2="b" * 100, label=1, model_1="sim/judge", model_2="other", quality_1=1.0, quality_2=0.4)
     dl = math.tanh(200 / 100)
     assert j.p_first(p, "12") == pytest.approx(sigmoid(2.0 * 0.6 + 0.5 + 1.0 * dl + 0.7))
     assert j.p_first(p, "21") == pytest.approx(sigmoid(-2.0 * 0.6 + 0.5 - 1.0 * dl - 0.7))
@@ -39,7 +39,7 @@ def test_judgments_are_labelled_simulated_and_reproducible():
 
 def test_needs_ground_truth_quality():
     with pytest.raises(ValueError, match="quality_1"):
-        SimulatedJudge().judge(Pair("x", "q", "a", "b"), "12")
+        SimulatedJudge().judge(Pair(id="x", question="q", output_1="a", output_2="b"), "12")
 
 
 def test_fit_recovers_all_four_parameters_within_intervals_over_seeds():

@@ -138,7 +138,7 @@ def test_a_constrained_distill_decodes_a_well_formed_lesson_record() -> None:
     from labkit.loop.strategies.reflector import DISTILL_SCHEMA, ModelReflector
 
     ledger = Ledger()
-    refl = ModelReflector(MODEL, max_tokens=400, extra={"ledger": ledger, "run_id": "distill"})
+    refl = ModelReflector(model=MODEL, max_tokens=400, extra={"ledger": ledger, "run_id": "distill"})
     exp = refl.distill("Run r1: kept 'composite key (user_id, product_id)'; final verdict: isolation 2/2, "
                        "same-user hit 2/2. Environment: pricing v1.")
     assert all(getattr(exp, k) for k in ("lesson", "condition", "failure_mode", "signal", "strategy",

@@ -58,7 +58,7 @@ class SlowServer:
 
 
 def _engine(server: SlowServer) -> smollm2.Engine:
-    return smollm2.Engine(Path("scripted.gguf"), server, "http://127.0.0.1:1", 2, 1)
+    return smollm2.Engine(path=Path("scripted.gguf"), server=server, address="http://127.0.0.1:1", parallel=2, threads=1)
 
 
 def test_a_timed_out_reply_keeps_the_text_received_so_far_and_stops_the_generation() -> None:

@@ -78,7 +78,7 @@ def test_engine_run_with_act_pays_every_action_even_a_repeat_and_ends_done() -> 
     led = Ledger()
     shell = br.SimulatedShell()
     budget = Budget(limits(cost_units=10), ledger=led, run_id="act")
-    act = Acting(shell, br.artifact_of, classify_exception, Payment.fixed(Kind.TOOL, 2.0), "act", simulated=True)
+    act = Acting(tool=shell, artifact_of=br.artifact_of, classify=classify_exception, payment=Payment.fixed(Kind.TOOL, 2.0), unit="act", simulated=True)
     out = engine.run([command_task("act", br.FIRST)], Repeat(), rounds=5, ledger=led, budget=budget, run_id="act", act=act)
     # the same command twice is two effects, both run and paid (no cache serves an action)
     assert shell.calls == [br.FIRST, br.FIRST, "cp app.conf /tmp/"]
@@ -96,7 +96,7 @@ def test_a_tool_task_is_refused_outside_its_configuration() -> None:
 
     from labkit.core.errors import InvalidSetting
 
-    act = Acting(br.SimulatedShell(), br.artifact_of, classify_exception, Payment.fixed(Kind.TOOL, 1.0), "u")
+    act = Acting(tool=br.SimulatedShell(), artifact_of=br.artifact_of, classify=classify_exception, payment=Payment.fixed(Kind.TOOL, 1.0), unit="u")
     tasks = [command_task("a", br.FIRST), command_task("b", br.FIRST)]
     with pytest.raises(InvalidSetting, match="one task"):
         engine.run(tasks, Repeat(), act=act)

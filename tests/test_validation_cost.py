@@ -75,9 +75,9 @@ def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_k
     from labkit.loop.engine.trace import Task
 
     case = load_case("cache_isolation")
-    task = Task("iso", case.start, case.suite)
+    task = Task(id="iso", start=case.start, suite=case.suite)
     checker, ledger = Checker(), Ledger()
-    rec = Recorder("r", ledger, checker, None, 2.0, True)
+    rec = Recorder(run_id="r", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True)
 
     def paid(r: Recorder, **kw: bool) -> float:
         ch = r.check(task, 0, case.start, **kw)
@@ -86,7 +86,7 @@ def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_k
 
     assert [paid(rec), paid(rec), paid(rec, fresh=True)] == [2.0, 0.0, 2.0]
     assert rec.usage.cost_units == 4.0 and checker.runs == 2  # the second was a cache hit
-    other = Recorder("s", ledger, checker, None, 2.0, True)  # another run, same cache: pays its own
+    other = Recorder(run_id="s", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True)  # another run, same cache: pays its own
     assert paid(other) == 2.0 and checker.runs == 2
     verify = [e.cost_units for e in ledger.events("r") if e.kind == "verify"]
     assert verify == [2.0, 0.0, 2.0]  # the ledger holds what was charged
@@ -101,15 +101,15 @@ def test_a_resumed_run_keeps_what_it_paid_for_before() -> None:
     from labkit.loop.engine.trace import Task
 
     case = load_case("cache_isolation")
-    task = Task("iso", case.start, case.suite)
+    task = Task(id="iso", start=case.start, suite=case.suite)
     checker, ledger = Checker(), Ledger()
     run_engine([task], _Idle(), checker, rounds=0, ledger=ledger, run_id="r", validation_cost=2.0)
     recorded = resume.read(ledger, "r")
     assert recorded is not None
     assert recorded.paid == {(case.start.digest, case.suite.digest, checker.id)}
-    again = Recorder("r", ledger, checker, None, 2.0, True)
+    again = Recorder(run_id="r", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True)
     assert again.check(task, 1, case.start).cost_units == 2.0  # a new run (nothing seeded) pays
-    resumed = Recorder("r", ledger, checker, None, 2.0, True)
+    resumed = Recorder(run_id="r", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True)
     resumed.paid_before(recorded.paid)
     assert resumed.check(task, 1, case.start).cost_units == 0.0  # the same run, resumed: already paid
 

@@ -30,7 +30,7 @@ def test_same_user_hit():
 """
 ISO = "tests/test_cache.py::test_isolation"
 HIT = "tests/test_cache.py::test_same_user_hit"
-SUITE = AcceptanceSuite("cache", {"tests/test_cache.py": TEST_CACHE}, (ISO,), (HIT,))
+SUITE = AcceptanceSuite(name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(ISO,), pass_to_pass=(HIT,))
 
 GOOD = """\
 class Cache:
@@ -84,7 +84,7 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
     after = v.retest(before, _cand(GOOD), SUITE)
     assert after.resolved
 
-    easier = AcceptanceSuite("cache", {"tests/test_cache.py": TEST_CACHE}, (), (HIT,))
+    easier = AcceptanceSuite(name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(), pass_to_pass=(HIT,))
     with pytest.raises(ValidatorMismatch, match="changes the grader"):
         v.retest(before, _cand(GOOD), easier)
     longer = Validator(Limits(wall_seconds=600, memory_mb=512))
@@ -264,7 +264,7 @@ def test_a_module_collection_error_stands_in_for_its_tests() -> None:
 
 def test_a_function_id_covers_all_its_parametrisations() -> None:
     text = "import pytest\n@pytest.mark.parametrize('x', [1, 2])\ndef test_p(x): pass\n"
-    suite = AcceptanceSuite("p", {"tests/test_p.py": text}, ("tests/test_p.py::test_p",), ())
+    suite = AcceptanceSuite(name="p", tests={"tests/test_p.py": text}, fail_to_pass=("tests/test_p.py::test_p",), pass_to_pass=())
     after = {"tests/test_p.py": digest(text)}
     one_bad: dict[str, Outcome] = {
         "tests/test_p.py::test_p[1]": "passed",

@@ -189,9 +189,9 @@ def test_judge_bias_links_the_scoring_rules_beta_and_the_first_token_to_its_glos
     assert _terms(page.BIAS) == ["scoring_rules"] and "FastChat" in re.sub(r"<[^>]+>", "", page.BIAS)
     _, sim = page.simulate(2.0, 1.0, 0.8, 0.5, 40)
     assert _terms(page.calibration_md(sim, 2.0, 1.0, 0.8, 0.5)) == ["beta"]
-    pair = Pair("q", "2+2?", "4", "5", 1)
-    real = Swap(pair, Judgment("q", "12", "A", "m", False, probs=(0.7, 0.2, 0.1), mass=0.26),
-                Judgment("q", "21", "A", "m", False, probs=(0.6, 0.3, 0.1), mass=0.3))  # fmt: skip
+    pair = Pair(id="q", question="2+2?", output_1="4", output_2="5", label=1)
+    real = Swap(pair, Judgment(pair_id="q", order="12", pick="A", judge="m", simulated=False, probs=(0.7, 0.2, 0.1), mass=0.26),
+                Judgment(pair_id="q", order="21", pick="A", judge="m", simulated=False, probs=(0.6, 0.3, 0.1), mass=0.3))  # fmt: skip
     card = cj.swap_html(real)
     assert _terms(card) == ["letter_mass"] and "letters held 26% of the" in card
     assert {"scoring_rules", "beta", "letter_mass"} <= set(shown)  # every link has its entry on the page

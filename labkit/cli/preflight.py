@@ -92,7 +92,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
         )
 
         return ModelReflector(
-            "labkit/replay", case.environment, transcript=path, branch=branch
+            model="labkit/replay", environment=case.environment, transcript=path, branch=branch
         ), said
     why = problem(chosen)
     if why:
@@ -100,7 +100,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
     said = f"reflector: {chosen} (from {source}){unused}"
     from labkit.loop.strategies.reflector import ModelReflector
 
-    return ModelReflector(chosen, case.environment), said
+    return ModelReflector(model=chosen, environment=case.environment), said
 
 
 def refuse_reuse(book: Ledger, run_id: str, resume: bool) -> None:

@@ -61,7 +61,7 @@ class _EveryPatch:
     def propose(self, situation: Situation) -> Proposal:
         from labkit.loop.engine.strategy import Proposal
 
-        return Proposal(self.children, note="each named patch, judged against the start")
+        return Proposal(children=self.children, note="each named patch, judged against the start")
 
 
 def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
@@ -83,7 +83,7 @@ def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
     checker = Checker(validator, VerdictCache())
     checker.cache.put(checker.key(case.start, case.suite), start)  # the start's verdict: not run again
     offered = _EveryPatch(tuple(Child(target=candidate(n), name=n, source="patch") for n in case.patches))
-    task = engine.Task(case.name, case.start, case.suite, patch_cap=case.patch_cap)
+    task = engine.Task(id=case.name, start=case.start, suite=case.suite, patch_cap=case.patch_cap)
     run = engine.run([task], offered, checker, rounds=1, stop_at_green=False)
     attempts = run.traces[task.id].rounds[0].attempts if run.traces[task.id].rounds else ()
     if case.hidden is not None:  # scored only, in one batch

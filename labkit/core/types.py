@@ -69,7 +69,7 @@ class Bucket(StrEnum):
     PASS_TO_FAIL = "PASS_TO_FAIL"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
     """Reproducible, external facts about one candidate under one suite. Never a suggestion."""
 
@@ -262,7 +262,7 @@ class Usage:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reply:
     """What a model returned, with its usage. `simulated` is True for scripted/replay providers."""
 

@@ -29,7 +29,7 @@ __all__ = ["BestOfN", "BestOfNError", "simulate"]
 SIMULATED = "simulated: correlated candidates and a noisy selector (labkit.experiments.best_of_n)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BestOfN:
     """Per N: share of tasks whose selected candidate is correct, and the oracle ceiling."""
 
@@ -79,4 +79,4 @@ def simulate(
         selected.append(hit)
         ceiling.append(float(correct[:, :n].any(axis=1).mean()))
         cost.append(n * (generate_cost + verify_cost) / hit if hit else math.inf)
-    return BestOfN(tuple(ns), tuple(selected), tuple(ceiling), tuple(cost), p, rho, signal, tasks)
+    return BestOfN(ns=tuple(ns), selected=tuple(selected), ceiling=tuple(ceiling), cost_per_correct=tuple(cost), p=p, rho=rho, signal=signal, tasks=tasks)

@@ -53,7 +53,7 @@ DEFAULT_MODEL = "labkit/smollm2"
 _DIGITS = "root ::= [0-9] [0-9]? [0-9]?"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelBestOfN:
     model: str
     label: str  # choice.label(model): "real ..." or "simulated ..."
@@ -72,7 +72,7 @@ class ModelBestOfN:
         return self.random[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Adder(ModelRole):
     """The model continues "a + b = " under a digits-only grammar: one sample per call."""
 
@@ -122,16 +122,16 @@ def run_model(
     each validated by that check and decided (keep="resolved"), and the engine holds the best.
     Every figure is read from what the engine recorded for each child, in sampling order."""
     problems = addition_tasks(tasks, seed, largest)
-    questions = [Question(f"add{t}", "arithmetic", f"{a} + {b} = ?", str(a + b), "", "", "")
+    questions = [Question(id=f"add{t}", kind="arithmetic", text=f"{a} + {b} = ?", answer=str(a + b), working="", wrong_answer="", wrong_working="")
                  for t, (a, b) in enumerate(problems)]  # fmt: skip
-    adder = Adder(model, temperature=temperature, seed=seed)
+    adder = Adder(model=model, temperature=temperature, seed=seed)
 
     def draw(s: Situation, i: int) -> Sample:
         t = int(s.case.removeprefix("add"))
         return adder.sample(t, *problems[t], i)
 
     start = Candidate({ANSWER_FILE: ""}, label="no answer yet")
-    run = engine.run([Task(q.id, start, hidden_suite(q)) for q in questions],
+    run = engine.run([Task(id=q.id, start=start, suite=hidden_suite(q)) for q in questions],
                      BestOfN(draw, n, name=f"best of {n} ({model})", simulated=adder.simulated),
                      AnswerCheck(), rounds=1, keep="resolved")  # fmt: skip
     answers: list[tuple[str, ...]] = []
@@ -154,5 +154,5 @@ def run_model(
             pick = next(j for j, x in enumerate(sampled[:k]) if counts[x] == top)  # ties: the earliest
             hits += ok[pick]
         major.append(hits / tasks)
-    return ModelBestOfN(model, choice.label(model), tuple(problems), tuple(answers), ns, tuple(hard),
-                        tuple(major), tuple(rand), _icc(correct), usage, run)  # fmt: skip
+    return ModelBestOfN(model=model, label=choice.label(model), tasks=tuple(problems), answers=tuple(answers), ns=ns, hard_check=tuple(hard),
+                        majority=tuple(major), random=tuple(rand), rho=_icc(correct), usage=usage, engine=run)  # fmt: skip

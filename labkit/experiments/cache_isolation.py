@@ -50,7 +50,7 @@ def reflector(branch: str = "main", model: str | None = None) -> ModelReflector:
     c = case()
     name = model or OFFLINE_MODEL
     transcript = c.root / "transcript.jsonl" if name.startswith(OFFLINE_MODEL) else None
-    return ModelReflector(name, environment=c.environment, transcript=transcript, branch=branch)
+    return ModelReflector(model=name, environment=c.environment, transcript=transcript, branch=branch)
 
 
 def run(
@@ -210,7 +210,7 @@ def try_patch(
         c.start,
         c.suite,
         validator or Validator(),
-        HandWritten(hypothesis, diff, refuted_if, PHENOMENON, c.environment),
+        HandWritten(hypothesis=hypothesis, diff=diff, refuted_if=refuted_if, phenomenon=PHENOMENON, environment=c.environment),
         max_rounds=1,
         patch_cap=dict(c.patch_cap),
         ledger=ledger,

@@ -15,11 +15,11 @@ __all__ = ["task_of"]
 def task_of(case: Case) -> Task:
     """The visible suite judged, the hidden suite only scored; the start under its state name."""
     return Task(
-        case.name,
-        case.start,
-        case.suite,
-        case.hidden,
-        case.spec.slice,
+        id=case.name,
+        start=case.start,
+        suite=case.suite,
+        hidden=case.hidden,
+        slice=case.spec.slice,
         patch_cap=dict(case.patch_cap),
         start_state=case.start_state,
     )

@@ -61,7 +61,7 @@ CLAIMED = dict(zip(FIELDS, (  # seed 002 §1, the in-task layer's card (SPEC §1
 NOT_SEEN = "no evidence in this ledger"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Facts:
     """What the ledger says the runs did, counted once (the card's fields are sentences over these)."""
 
@@ -172,9 +172,9 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
         rules[f"{decided.decision}: {decided.rule}"] += 1
         rollbacks += sum(c.decision == "roll back" for c in decided.each)
     budgeted = any(e.role == Role.BUDGET for e in events)
-    return Facts(len(ids), tuple(sorted(files)), dict(kinds), budgeted, dict(rules), children, sequence,
-                 tuple(sorted(keep)), tuple(sorted(visible - {""})), tuple(sorted(found - {""})),
-                 tuple(sorted(prompted)), predictions, tuple(parts), rollbacks, dict(stops), tuple(held))  # fmt: skip
+    return Facts(runs=len(ids), files_changed=tuple(sorted(files)), kinds=dict(kinds), budgeted=budgeted, decide_rules=dict(rules), children_per_proposal=children, sequence=sequence,
+                 keep_modes=tuple(sorted(keep)), visible_suites=tuple(sorted(visible - {""})), sealed_suites=tuple(sorted(found - {""})),
+                 prompted_suites=tuple(sorted(prompted)), predictions=predictions, checkpoint_parts=tuple(parts), rollbacks=rollbacks, stop_rules=dict(stops), held=tuple(held))  # fmt: skip
 
 
 def _counted(pairs: Sequence[tuple[str, int]]) -> str:

@@ -58,7 +58,7 @@ __all__ = [
 # -- repairers (strategies) -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimulatedRepairer:
     """A *simulated* repairer: it picks among each case's real patches, at random, per round.
 
@@ -111,12 +111,12 @@ class SimulatedRepairer:
             return Proposal()
         # One nominal cost unit per simulated call, so cost caps have something to count.
         child = Child(target=case.candidate(pick.name), name=pick.name, source=pick.kind)
-        return Proposal((child,), usage=Usage(calls=1, cost_units=1.0), note=pick.description)
+        return Proposal(children=(child,), usage=Usage(calls=1, cost_units=1.0), note=pick.description)
 
 
 def ModelRepairer(model: str, max_tokens: int = 1024, temperature: float = 0.0, feedback: bool = True) -> Rewrite:
     """A model writes the new module from the code, the visible tests and their failures only."""
-    return Rewrite(model, feedback=feedback, max_tokens=max_tokens, temperature=temperature, name="model repairer")
+    return Rewrite(model=model, feedback=feedback, max_tokens=max_tokens, temperature=temperature, name="model repairer")
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class _KnownStates:
 # -- the experiment -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RepairRun(EngineRun):
     """An engine run over repair cases: the cases themselves, and who moved with which patch."""
 

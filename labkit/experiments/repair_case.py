@@ -30,7 +30,7 @@ PatchKind = Literal["fix", "wrong", "tempt"]
 Effect = Literal["resolves", "hidden_failure", "breaks_protective", "incomplete"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CasePatch:
     """One of a case's real patches. `base` is what it applies to: the original or the fix."""
 
@@ -112,7 +112,7 @@ class RepairCase:
     def patches(self) -> tuple[CasePatch, ...]:
         return tuple(
             CasePatch(
-                name, cast(PatchKind, p.kind), p.base, self.case.patch(name), cast(Effect, p.effect), p.description
+                name=name, kind=cast(PatchKind, p.kind), base=p.base, patch=self.case.patch(name), effect=cast(Effect, p.effect), description=p.description
             )
             for name, p in self.case.spec.patches.items()
         )

@@ -53,7 +53,7 @@ DEPENDS_ON = ("pytest",)  # every verdict; the repairer's draws are Python's own
 RECORDED_NOTE = "recorded run of the default setting"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     """The simulated repairer's parameters and the rounds: what the page's sliders choose."""
 
@@ -65,15 +65,15 @@ class Setting:
     seed: int = 0
 
     def repairer(self) -> repair.SimulatedRepairer:
-        return repair.SimulatedRepairer(self.p_fix, self.fix_decay, self.p_break, self.break_growth, int(self.seed))
+        return repair.SimulatedRepairer(fix=self.p_fix, fix_decay=self.fix_decay, breaks=self.p_break, break_growth=self.break_growth, seed=int(self.seed))
 
     def rounded(self) -> Setting:
         """Without a slider's float noise (0.6000000000000001 is 0.6)."""
         def r(x: float) -> float:
             return round(float(x), 6)
 
-        return Setting(r(self.p_fix), r(self.fix_decay), r(self.p_break), r(self.break_growth), int(self.rounds),
-                       int(self.seed))  # fmt: skip
+        return Setting(p_fix=r(self.p_fix), fix_decay=r(self.fix_decay), p_break=r(self.p_break), break_growth=r(self.break_growth), rounds=int(self.rounds),
+                       seed=int(self.seed))  # fmt: skip
 
 
 DEFAULT = Setting()
@@ -88,7 +88,7 @@ def fingerprint(case: repair.RepairCase) -> str:
     return digest("\n".join(parts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RecordedRepairRun:
     """The recorded run, read back: its numbers recomputed from its ledger's events exactly as a
     live `repair.RepairRun`'s are (`labkit.loop.engine.accounting`)."""
@@ -153,7 +153,7 @@ def recorded(setting: Setting, cases: Sequence[repair.RepairCase], run_id: str =
     with Ledger(path, read_only=True) as ledger:
         frame, decided = ledger.frame(run_id), outcomes.decisions(ledger.events(run_id))
     return RecordedRepairRun(
-        run_id, tuple(cases), run["rounds_run"], run["simulated"], run["strategy"], frame, meta, decided
+        run_id=run_id, cases=tuple(cases), rounds_run=run["rounds_run"], simulated=run["simulated"], strategy=run["strategy"], frame=frame, meta=meta, decided=decided
     )
 
 

@@ -66,7 +66,7 @@ def try_patch(
     Never raises for a malformed diff or an empty hypothesis: the round says why it could not
     be tested (decision "keep investigating")."""
     env = f"Python {platform.python_version()}, pytest; module {case.module}"
-    mine = HandWritten(hypothesis, diff, refuted_if, environment=env)
+    mine = HandWritten(hypothesis=hypothesis, diff=diff, refuted_if=refuted_if, environment=env)
     return repair.run([case], mine, rounds=1, checker=checker, ledger=ledger, rules=(), workers=1,
                       run_id=run_id or f"repair-yours-{case.id}", on_alarm="stop")  # fmt: skip
 

@@ -51,7 +51,7 @@ COMMAND = "python -m labkit.experiments.smollm2_speed --out data/models/smollm2_
 _NO_LIMIT = 3600.0  # seconds: the measurement waits for the whole reply
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Speed:
     """One measured round-1 reflection by SmolLM2 (numbers as llama.cpp timed them)."""
 
@@ -93,7 +93,7 @@ def round_one_messages() -> list[dict[str, str]]:
     c = cache_case.case()
     verdict = Validator().run(c.start, c.suite)
     reflector = cache_case.reflector(model=MODEL)
-    return reflector.messages(Situation(1, c.start, verdict, suite=c.suite, state="start"))
+    return reflector.messages(Situation(round=1, candidate=c.start, verdict=verdict, suite=c.suite, state="start"))
 
 
 def send_round_one(max_tokens: int | None = None) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def split_nodeid(nodeid: str) -> tuple[str, tuple[str, ...]]:
     return path, tuple(names)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AcceptanceSuite:
     """Pristine protected tests plus the node ids that must pass. Fixed before the first run."""
 

@@ -56,7 +56,7 @@ class State(NamedTuple):
     kind: StateKind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Case:
     """One task's material (start, visible and hidden suites, patches) and the states it can reach."""
 

@@ -68,7 +68,7 @@ class InputRow:
     in_contract: bool  # True for every row of a problem without a contract
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskInputs:
     """A problem's rows in the table, and what the build discarded."""
 
@@ -115,8 +115,8 @@ def load_table(folder: Path = TABLE) -> Mapping[str, TaskInputs]:
             d = json.loads(line)
             rows = tuple(_row(r, where) for r in d["rows"])
             out[d["task_id"]] = TaskInputs(
-                d["task_id"], d["entry_point"], d["oracle"], d["seed_source"], int(d["seeds"]),
-                int(d["mutants"]), dict(d["discarded"]), d["contract"], rows, tuple(d["canonical_vs_docstring"]),
+                task_id=d["task_id"], entry_point=d["entry_point"], oracle=d["oracle"], seed_source=d["seed_source"], seeds=int(d["seeds"]),
+                mutants=int(d["mutants"]), discarded=dict(d["discarded"]), contract=d["contract"], rows=rows, canonical_vs_docstring=tuple(d["canonical_vs_docstring"]),
             )  # fmt: skip
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise ReferenceDataMissing(
@@ -160,7 +160,7 @@ def load_contracts(folder: Path = TABLE) -> Mapping[str, Contract]:
     return {c.task_id: c for c in contracts}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CanonicalWrong:
     """An input on which the canonical solution's answer contradicts its own docstring (found by
     reading the disagreements of check-passing solutions); kept as data, never corrected."""
@@ -234,4 +234,4 @@ def acceptance_suite(suite: DifferentialSuite) -> AcceptanceSuite:
     from labkit.grading.acceptance import AcceptanceSuite
 
     name = suite.task_id.replace("/", "-").lower() + f"-differential-{suite.inputs_kept}"
-    return AcceptanceSuite(name, dict(suite.files), suite.tests, ())
+    return AcceptanceSuite(name=name, tests=dict(suite.files), fail_to_pass=suite.tests, pass_to_pass=())

@@ -41,7 +41,7 @@ class Limits:
             raise SandboxError(f"file_mb must be at least 1, got {self.file_mb}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SandboxRun:
     """What happened in one sandboxed pytest run, as facts. Judging them is the validator's job."""
 

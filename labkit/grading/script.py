@@ -32,7 +32,7 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sand
 _ERR_TAIL = 2000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScriptRun:
     stdout: str
     stderr_tail: str
@@ -107,8 +107,8 @@ def _subprocess(
                 proc.wait()
                 code, timed_out = None, True
             out, err = redact_all([_head(out_f, 1024 * 1024), _head(err_f, 1024 * 1024)[-_ERR_TAIL:]])
-        return ScriptRun(out, err[-_ERR_TAIL:], code if code is None or code >= 0 else None,
-                         timed_out, time.monotonic() - t0, not_isolated(why))  # fmt: skip
+        return ScriptRun(stdout=out, stderr_tail=err[-_ERR_TAIL:], exit_code=code if code is None or code >= 0 else None,
+                         timed_out=timed_out, wall_seconds=time.monotonic() - t0, isolation=not_isolated(why))  # fmt: skip
 
 
 def _head(f: BinaryIO, cap: int) -> str:

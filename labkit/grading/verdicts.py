@@ -125,10 +125,10 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
 def verdict_from_json(d: Mapping[str, Any]) -> Verdict:
     e = d["evidence"]
     evidence = Evidence(
-        e["candidate"], e["suite"], e["validator"],
-        tuple(TestResult(n, o, m, s) for n, o, m, s in e["results"]),
-        e["exit_code"], e["wall_seconds"], tuple(e["alarms"]), e["stderr_tail"], e["timed_out"],
-        e.get("isolation", ""), tuple(e.get("unchecked", ())),
+        candidate=e["candidate"], suite=e["suite"], validator=e["validator"],
+        results=tuple(TestResult(n, o, m, s) for n, o, m, s in e["results"]),
+        exit_code=e["exit_code"], wall_seconds=e["wall_seconds"], alarms=tuple(e["alarms"]), stderr_tail=e["stderr_tail"], timed_out=e["timed_out"],
+        isolation=e.get("isolation", ""), unchecked=tuple(e.get("unchecked", ())),
     )  # fmt: skip
     f2p, f2f, p2p, p2f = (tuple(b) for b in d["buckets"])
     return Verdict(evidence, f2p, f2f, p2p, p2f)

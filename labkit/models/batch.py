@@ -85,7 +85,7 @@ class BatchResult:
         return [o.text if isinstance(o, Reply) else None for o in self.outcomes]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _State:
     total: int
     t0: float = field(default_factory=time.perf_counter)
@@ -120,7 +120,7 @@ async def arun(
     todo = [j if isinstance(j, Job) else Job(j) for j in jobs]
     cancel = cancel or threading.Event()
     outcomes: list[Outcome] = [None] * len(todo)
-    state = _State(len(todo))
+    state = _State(total=len(todo))
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int, job: Job) -> None:

@@ -106,7 +106,7 @@ class ResponseCache:
             self.hits += 1
         model, text, usage, logprobs, prompt, completion, stored_at = row
         lps = None if logprobs is None else MappingProxyType(json.loads(logprobs))
-        reply = Reply(text, model, Usage(**json.loads(usage)), cached=True, logprobs=lps)
+        reply = Reply(text=text, model=model, usage=Usage(**json.loads(usage)), cached=True, logprobs=lps)
         return CachedReply(reply, prompt, completion, stored_at)
 
     def put(

@@ -170,7 +170,7 @@ def option_probs(
 # -- one call's life: cache, preflight, budget, ledger -----------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Call:
     req: Request
     ledger: Ledger | None
@@ -199,8 +199,8 @@ class _Call:
         if ledger is not None and shape(role, Kind.GENERATE) is not ModelCallDetail:
             raise InvalidSetting(f"role {role!r} is one of the engine's roles (labkit.record.events.Role): a model "
                                  "call is recorded under its model-backed role's own name, e.g. 'model' or 'judge'")  # fmt: skip
-        call = cls(req, ledger, run_id or ADHOC_RUN, round, role, budget,
-                   None if is_simulated(req.model) else cache)  # fmt: skip
+        call = cls(req=req, ledger=ledger, run_id=run_id or ADHOC_RUN, round=round, role=role, budget=budget,
+                   cache=None if is_simulated(req.model) else cache)  # fmt: skip
         if not is_local(req.model):
             litellm()  # imported (once) before any clock starts
         if call.cache is not None and (entry := call.cache.get(req.key)) is not None:
@@ -224,7 +224,7 @@ class _Call:
         charge = Usage(stored.usage.tokens, stored.usage.calls, wall, stored.usage.cost_units)
         if self.budget is not None:
             self.budget.settle(self.budget.reserve(Kind.GENERATE, charge, round=self.round), charge)
-        reply = Reply(stored.text, self.req.model, charge, simulated=False, cached=True,
+        reply = Reply(text=stored.text, model=self.req.model, usage=charge, simulated=False, cached=True,
                       logprobs=stored.logprobs)  # fmt: skip
         self._check_format(reply)
         self._generated(reply, prompt_tokens, completion_tokens, usd=None,
@@ -263,7 +263,7 @@ class _Call:
         usd = None if self.req.is_labkit else price_usd(response)
         usage = Usage(prompt + completion, 1, wall, usd if usd else NOMINAL_COST)
         reply = Reply(
-            text, self.req.model, usage, simulated=is_simulated(self.req.model), logprobs=lps
+            text=text, model=self.req.model, usage=usage, simulated=is_simulated(self.req.model), logprobs=lps
         )
         if self.budget is not None and self.reservation is not None:
             self.budget.settle(self.reservation, usage)

@@ -94,7 +94,7 @@ def openai_response(
 # -- transcripts -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Line:
     """One transcript line: the reply to a request with this key."""
 
@@ -161,7 +161,7 @@ def _parse(raw: str, path: Path, n: int) -> Line:
         and all(isinstance(v, int | float) and v <= 0 for v in logprobs.values())
     ):
         raise TranscriptError(f"{where}: 'logprobs' must map tokens to log-probabilities (<= 0)")
-    return Line(key, reply, counts[0], counts[1], logprobs, n)
+    return Line(key=key, reply=reply, prompt_tokens=counts[0], completion_tokens=counts[1], logprobs=logprobs, lineno=n)
 
 
 def _transcript(path: Path) -> _Transcript:

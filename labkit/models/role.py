@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 Complete = Callable[..., Reply]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelRole:
     """A model plus where its calls are recorded, paid and cached. Subclass it for a role."""
 

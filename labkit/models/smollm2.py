@@ -128,7 +128,7 @@ class Stream:
                 "timings": self.timings}  # fmt: skip
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Engine:
     """One GGUF model loaded into an embedded llama.cpp server."""
 
@@ -233,7 +233,7 @@ def engine(
             server = xllamacpp.Server(params)
         except Exception as e:
             raise ModelUnavailable(f"llama.cpp could not load {p}: {e}") from None
-        found = _engines[p] = Engine(p, server, str(server.listening_address), parallel, threads)
+        found = _engines[p] = Engine(path=p, server=server, address=str(server.listening_address), parallel=parallel, threads=threads)
         return found
 
 

@@ -366,7 +366,7 @@ class BudgetDetail(TypedDict, total=False):
     from_reserve: bool  # paid from the confirmation reserve
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Event:
     """One recorded action. `evidence` and `detail` were stored as JSON text."""
 

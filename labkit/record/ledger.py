@@ -27,11 +27,11 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from labkit.core.errors import LedgerError
 from labkit.core.types import Usage, digest
@@ -39,6 +39,7 @@ from labkit.record import snapshot as frame_snapshot
 from labkit.record.events import Event
 from labkit.record.ledger_file import LedgerFile
 from labkit.record.rows import (
+    COLUMNS,
     INSERT,
     NO_USAGE,
     RECORD_ARGS,
@@ -346,10 +347,7 @@ _REQUIRED = frozenset({"run_id", "round", "role", "kind"})
 
 
 def _event(row: tuple[Any, ...]) -> Event:
-    return _make_event(*row[:-1], MappingProxyType(json.loads(row[-1])))
-
-
-_make_event = cast(Callable[..., Event], Event)  # positional, in COLUMNS order
+    return Event(**dict(zip(COLUMNS[:-1], row[:-1], strict=True)), detail=MappingProxyType(json.loads(row[-1])))
 
 
 def _where(run_id: str | None) -> tuple[str, tuple[Any, ...]]:

@@ -20,7 +20,7 @@ from labkit.record.events import Event, Kind, Role
 __all__ = ["ChildDecision", "Decided", "Score", "decisions", "is_decision", "is_score", "scores"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Score:
     """One case's held candidate graded after a round (round 0: the start)."""
 
@@ -46,7 +46,7 @@ class ChildDecision:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decided:
     """One case's decision in a round."""
 

@@ -26,7 +26,7 @@ __all__ = ["RoundRow", "round_rows", "rounds_frame"]
 _CHARGED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RoundRow:
     """One round of one run: its decisions, the run's stop if it came here, and its spend."""
 
@@ -49,7 +49,7 @@ def round_rows(events: list[Event]) -> list[RoundRow]:
         budgeted = any(e.role == Role.BUDGET for e in mine)
         table: dict[int, RoundRow] = {}
         for e in mine:
-            row = table.setdefault(e.round, RoundRow(run_id, e.round))
+            row = table.setdefault(e.round, RoundRow(run_id=run_id, round=e.round))
             if budgeted:
                 row.counted_from = "budget"
                 if e.role == Role.BUDGET and e.detail.get("status") in _CHARGED:

@@ -155,7 +155,7 @@ def real_run(cases: Sequence[repair.RepairCase], checker: repair.Checker, p_fix:
     """The repair run at the sliders' setting: at the defaults, the recorded run (read, not run:
     RECORDED_AT); at any other setting, or once a case changed, run now through the engine (every
     verdict a real pytest run, cached by `checker`)."""
-    setting = recording.Setting(p_fix, fix_decay, p_break, break_growth, int(n_rounds), int(seed))
+    setting = recording.Setting(p_fix=p_fix, fix_decay=fix_decay, p_break=p_break, break_growth=break_growth, rounds=int(n_rounds), seed=int(seed))
     shown = recording.recorded(setting, cases)
     if shown is not None:
         return shown

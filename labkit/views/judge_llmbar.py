@@ -224,18 +224,18 @@ def flips_md(judge: str, strategy: str, n_flips: int) -> str:
 
 def _swap(row: dict[str, Any], judge: str, strategy: str) -> Swap:
     pair = Pair(
-        f"{row['set']} #{row['id']}",
-        row["input"],
-        row["output_1"],
-        row["output_2"],
-        row["label"],
-        "llmbar",
+        id=f"{row['set']} #{row['id']}",
+        question=row["input"],
+        output_1=row["output_1"],
+        output_2=row["output_2"],
+        label=row["label"],
+        kind="llmbar",
     )
     name = f"{judge} ({strategy}; LLMBar published run)"
 
     def seen(order: str, winner: int | None) -> Judgment:
         pick = None if winner is None else ("A" if (winner == 1) == (order == "12") else "B")
-        return Judgment(pair.id, order, pick, name, False)  # type: ignore[arg-type]
+        return Judgment(pair_id=pair.id, order=order, pick=pick, judge=name, simulated=False)  # type: ignore[arg-type]
 
     return Swap(pair, seen("12", row["order1"]), seen("21", row["order2"]))
 

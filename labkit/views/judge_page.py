@@ -149,7 +149,7 @@ def model_options() -> tuple[list[str], str]:
 
 def model_judge(model: str, cache: Any) -> ModelJudge:
     """`model` as a letter judge read from answer-token log-probabilities, calls cached on disk."""
-    return ModelJudge(model, template=LETTER, use_logprobs=True, cache=cache, options={"timeout": 300})
+    return ModelJudge(model=model, template=LETTER, use_logprobs=True, cache=cache, options={"timeout": 300})
 
 
 # The lead pair as SmolLM2 judged it, recorded once (`record_lead()`) and replayed when the page
@@ -208,7 +208,7 @@ def lead_pair(model: str, cache: Any) -> tuple[ModelJudge, Swap | None, list[Swa
 def simulate(k: float, beta: float, phi: float, delta: float, n: int, seed: int = 0) -> tuple[list[Swap], bias.BiasReport]:
     """The simulated judge with these biases on the battery of `n` questions, and its report (at the
     opening sliders, the recorded report: `labkit.experiments.judging.sim_report`)."""
-    return sim_report.simulate(SimSetting(k, beta, phi, delta, n, seed))
+    return sim_report.simulate(SimSetting(k=k, beta=beta, phi=phi, delta=delta, n_questions=n, seed=seed))
 
 
 def calibration_md(sim: bias.BiasReport, k: float, beta: float, phi: float, delta: float) -> str:
@@ -250,7 +250,7 @@ def real_battery(judge: ModelJudge, cache: Any, n: int, fallback: SimulatedJudge
     qs = questions.make_questions(n, seed=1)
 
     def battery(j: ModelJudge | SimulatedJudge) -> list[Swap]:
-        answerer = sc.ModelAnswerer(j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
+        answerer = sc.ModelAnswerer(model=j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
         own = sc.own_answers(answerer, qs) if answerer else simulated_own(qs)
         ps = pairs.battery(qs, 1, own, j.name)
         with _bar(progress, f"{j.name}: {len(ps)} pairs × 2 orders", len(ps)) as bar:
@@ -318,7 +318,7 @@ def self_correction(model: str, cache: Any, n: int, progress: Progress | None = 
             return sc.run_intrinsic(qs, answerer, rounds=2, progress=(lambda _k: bar.update()) if bar else None)
 
     run, _, why = with_fallback(
-        loop, sc.ModelAnswerer(model, max_tokens=192, cache=cache, options={"timeout": 300}),
+        loop, sc.ModelAnswerer(model=model, max_tokens=192, cache=cache, options={"timeout": 300}),
         sc.RandomReanswerer(0.3, seed=3, name="sim/fallback-reanswerer"),
     )  # fmt: skip
     return run, why

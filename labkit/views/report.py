@@ -115,7 +115,7 @@ def step_labels(trace: Trace) -> list[str]:
     return labels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepView:
     """Everything shown for one step, as plain values and frames."""
 
@@ -160,19 +160,19 @@ def step_view(trace: Trace, step: int, suite: AcceptanceSuite | None = None) -> 
     if step == 0:
         a, n = trace.start_verdict.score("acceptance")
         return StepView(
-            f"Start: {trace.start.label}",
-            trace.start.label,
-            "",
-            (),
-            None,
-            "",
-            evidence_frame(trace.start_verdict, suite),
-            "reflect",
-            f"failing acceptance passes {a}/{n}: there is external evidence to reflect on",
-            0.0,
-            trace.simulated,
-            trace.reflector,
-            what_changed(trace, 0),
+            title=f"Start: {trace.start.label}",
+            candidate=trace.start.label,
+            diff="",
+            observations=(),
+            record=None,
+            failure="",
+            evidence=evidence_frame(trace.start_verdict, suite),
+            decision="reflect",
+            reason=f"failing acceptance passes {a}/{n}: there is external evidence to reflect on",
+            cost_so_far=0.0,
+            simulated=trace.simulated,
+            reflector=trace.reflector,
+            changed=what_changed(trace, 0),
         )
     rnd: Round = trace.rounds[step - 1]
     refl = rnd.reflection

@@ -142,7 +142,7 @@ def self_test_judgements(ledger: Ledger) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"run": pl.Utf8, "round": pl.Int64, "own_pass": pl.Boolean, "hidden_pass": pl.Boolean})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ArmRow:
     arm: str
     jobs: int
@@ -185,7 +185,7 @@ def table(frame: pl.DataFrame, rounds: int = 4) -> list[ArmRow]:
         f = frame.filter(pl.col("arm") == arm)
         ran = f.filter(pl.col("status") != "not available")
         if ran.height == 0:
-            out.append(ArmRow(arm, f.height, "not available"))
+            out.append(ArmRow(arm=arm, jobs=f.height, status="not available"))
             continue
         correct = ran["correct"].cast(pl.Float64).to_numpy()
         visible = ran["visible"].cast(pl.Float64).to_numpy()
@@ -199,7 +199,7 @@ def table(frame: pl.DataFrame, rounds: int = 4) -> list[ArmRow]:
         if limit:
             spend |= {f"limit_{k}": float(limit[k if k != "seconds" else "wall_seconds"]) for k in ("tokens", "calls", "seconds")}
         out.append(ArmRow(
-            arm, ran.height, "",
+            arm=arm, jobs=ran.height, status="",
             success=bootstrap_mean(correct), visible=bootstrap_mean(visible), gap=bootstrap_mean(visible - correct),
             broken_first=_mean((~first["correct"]).cast(pl.Float64).to_numpy()),
             broken_start=_mean((~start["correct"]).cast(pl.Float64).to_numpy()),

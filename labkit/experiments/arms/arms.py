@@ -58,7 +58,7 @@ def _shown(act: Act) -> str:
     return f"<prompt>\n{act.prompt}\n</prompt>\n{act.text}" if act.prompt else act.text
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Arm:
     """One arm: a strategy the engine asks each round. One instance per (case, run)."""
 
@@ -149,7 +149,7 @@ class Arm:
             self.accepted.add(s.case)
             return Proposal(note=json.dumps(judged))
         out = self._one(self.policy.revise(s, seen.failing[:1200]), "revise")
-        return Proposal(out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged))
+        return Proposal(children=out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged))
 
     def _one(self, act: Act, source: str, before: Act | None = None) -> Proposal:
         usage = act.usage + (before.usage if before else Usage())
@@ -157,7 +157,7 @@ class Arm:
         if act.candidate is None:
             return Proposal(failure=act.error or "reply has no usable code", raw=raw, usage=usage)
         child = Child(target=act.candidate, name=act.state or f"model:{act.candidate.digest[:8]}", source=source)
-        return Proposal((child,), raw=raw, usage=usage, note=source)
+        return Proposal(children=(child,), raw=raw, usage=usage, note=source)
 
     def _many(self, acts: list[Act], source: str) -> Proposal:
         usage = sum((a.usage for a in acts), Usage())
@@ -165,7 +165,7 @@ class Arm:
             Child(target=a.candidate, name=a.state or f"model:{a.candidate.digest[:8]}", source=f"{source}{k}")
             for k, a in enumerate(acts) if a.candidate is not None
         )  # fmt: skip
-        return Proposal(children, raw="\n---\n".join(_shown(a) for a in acts), usage=usage, note=f"{len(children)}/{len(acts)} usable")
+        return Proposal(children=children, raw="\n---\n".join(_shown(a) for a in acts), usage=usage, note=f"{len(children)}/{len(acts)} usable")
 
 
 def make_arm(kind: str, policy: Policy, *, n: int = 4, max_rounds: int = 4) -> Arm:
@@ -173,4 +173,4 @@ def make_arm(kind: str, policy: Policy, *, n: int = 4, max_rounds: int = 4) -> A
         raise ValueError(f"unknown arm {kind!r}; arms are {ARMS}")
     if kind == "self_refine" and max_rounds > 4:
         raise ValueError("self_refine runs at most 4 rounds (Self-Refine's setting)")
-    return Arm(kind, policy, n=n, max_rounds=max_rounds)
+    return Arm(form=kind, policy=policy, n=n, max_rounds=max_rounds)

@@ -85,7 +85,7 @@ class Incident:
     simulated: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BatchReport:
     batch: int
     environment: str
@@ -113,7 +113,7 @@ def _report(
     batch: int, env: str, status: str, reason: str, planned: int, book: Ledger
 ) -> BatchReport:
     if not book.runs():
-        return BatchReport(batch, env, status, reason, planned, 0, 0, 0, 0.0)
+        return BatchReport(batch=batch, environment=env, status=status, reason=reason, planned=planned, ran=0, cases_exposed=0, validations=0, cost_units=0.0)
     frame = runs(book)
     events = book.events()
     scores = outcomes.scores(events)
@@ -125,8 +125,8 @@ def _report(
     rows = tuple(
         (str(r["run"]), bool(r["correct"]), float(r["cost"])) for r in frame.iter_rows(named=True)
     )
-    return BatchReport(batch, env, status, reason, planned, frame.height, len(scored), checks,
-                       float(frame["cost"].sum()), success, rows)  # fmt: skip
+    return BatchReport(batch=batch, environment=env, status=status, reason=reason, planned=planned, ran=frame.height, cases_exposed=len(scored), validations=checks,
+                       cost_units=float(frame["cost"].sum()), success=success, jobs=rows)  # fmt: skip
 
 
 def run_batches(
@@ -166,7 +166,7 @@ def run_batches(
     return tuple(reports)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MechanismRow:
     """One arm's end-to-end result on every eligible job, with the activated subset beside it."""
 
@@ -201,8 +201,8 @@ def mechanism_rows(ledger: Ledger, arms: Sequence[str]) -> list[MechanismRow]:
         f = frame.filter(pl.col("arm") == arm)
         act = f.filter(pl.col("rounds") >= 1)
         rest = f.filter(pl.col("rounds") < 1)
-        out.append(MechanismRow(arm, f.height, int(f["correct"].sum()), act.height, int(act["correct"].sum()),
-                                int(rest["correct"].sum())))  # fmt: skip
+        out.append(MechanismRow(arm=arm, eligible=f.height, solved=int(f["correct"].sum()), activated=act.height, activated_solved=int(act["correct"].sum()),
+                                not_activated_solved=int(rest["correct"].sum())))  # fmt: skip
     return out
 
 

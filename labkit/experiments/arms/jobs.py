@@ -34,7 +34,7 @@ __all__ = ["SUITES", "Job", "JobResult", "Plan", "jobs_for", "merge", "run_batch
 SUITES = ("humaneval", "humaneval-control", "repair")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """What every job shares: the budget limit, the policy, the stronger model (or none)."""
 
@@ -97,9 +97,9 @@ def _policy(plan: Plan, job: Job, case: ArmCase) -> Policy | None:
             return None
         if plan.stronger == "sim":
             return SimulatedPolicy(**{**plan.sim, **plan.stronger_sim}, seed=job.seed, name="simulated stronger policy").bind([case])  # type: ignore[arg-type]
-        return ModelPolicy(plan.stronger, seed=job.seed, name=plan.stronger)
+        return ModelPolicy(model=plan.stronger, seed=job.seed, name=plan.stronger)
     if plan.model:
-        return ModelPolicy(plan.model, seed=job.seed, name=plan.model)
+        return ModelPolicy(model=plan.model, seed=job.seed, name=plan.model)
     return SimulatedPolicy(**plan.sim, seed=job.seed).bind([case])  # type: ignore[arg-type]
 
 

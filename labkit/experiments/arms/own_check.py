@@ -76,7 +76,7 @@ def self_test_suite(text: str) -> AcceptanceSuite | None:
     if not names:
         return None
     try:
-        return AcceptanceSuite("self-written", {SELF_TESTS: text}, tuple(f"{SELF_TESTS}::{n}" for n in names), ())
+        return AcceptanceSuite(name="self-written", tests={SELF_TESTS: text}, fail_to_pass=tuple(f"{SELF_TESTS}::{n}" for n in names), pass_to_pass=())
     except SuiteError:
         return None
 

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["CONFIGS", "Config", "PlanResult", "compare", "simulate"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Config:
     name: str
     p_step: float
@@ -36,12 +36,12 @@ class Config:
 
 
 CONFIGS = (
-    Config("weaker model (p_step 0.55, p_redo 0.30)", 0.55, 0.30),
-    Config("stronger model (p_step 0.95, p_redo 0.10)", 0.95, 0.10),
+    Config(name="weaker model (p_step 0.55, p_redo 0.30)", p_step=0.55, p_redo=0.30),
+    Config(name="stronger model (p_step 0.95, p_redo 0.10)", p_step=0.95, p_redo=0.10),
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanResult:
     config: str
     plan: bool
@@ -68,7 +68,7 @@ def simulate(cfg: Config, plan: bool) -> PlanResult:
             repeated += 0 if plan else max(done - 1, 0)
         completed += done == cfg.steps
     return PlanResult(
-        cfg.name, plan, completed, cfg.tasks, verifications / cfg.tasks, repeated / cfg.tasks
+        config=cfg.name, plan=plan, completed=completed, tasks=cfg.tasks, verifications=verifications / cfg.tasks, repeated=repeated / cfg.tasks
     )
 
 

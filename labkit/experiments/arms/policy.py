@@ -46,7 +46,7 @@ _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 SIM_USAGE = Usage(tokens=300, calls=1, cost_units=1.0)  # nominal: one simulated call
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Act:
     text: str = ""
     candidate: Candidate | None = None
@@ -89,7 +89,7 @@ def _u(*key: object) -> float:
     return (int.from_bytes(h[:8], "big") + 0.5) / 2**64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimulatedPolicy:
     """SIMULATED: picks among each case's measured states (see module docstring)."""
 
@@ -213,7 +213,7 @@ def _unfence(text: str) -> str:
     return m.group(1) if m else text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelPolicy(ModelRole):
     """A model by name through labkit.models.gateway (SmolLM2 offline, or any litellm name).
 

@@ -84,7 +84,7 @@ def stop_audit(ledger: Ledger) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixedVsSearch:
     search_spent: float
     search_status: str
@@ -112,7 +112,7 @@ def fixed_procedure(*, open_search: bool = True) -> FixedVsSearch:
     costs = dict(case.costs)
     price = costs["execute"] + costs["verify"] + (costs["confirm"] if dev else 0.0)
     return FixedVsSearch(
-        spent, status, branches, price, "success" if final else "incomplete", costs
+        search_spent=spent, search_status=status, search_branches=branches, procedure_spent=price, procedure_status="success" if final else "incomplete", prices=costs
     )
 
 

@@ -96,8 +96,8 @@ def humaneval_case(problem: Mapping[str, Any], *, control: bool = False) -> ArmC
     (wrong); the start is the stub (or, with `control`, the canonical solution)."""
     tid, prompt, sp = problem["task_id"], problem["prompt"], split(problem)
     name = tid.replace("/", "-").lower()
-    visible = AcceptanceSuite(f"{name}-visible", {VISIBLE: sp.visible}, sp.visible_ids, ())
-    hidden = AcceptanceSuite(f"{name}-hidden", {HIDDEN: sp.hidden}, sp.hidden_ids, ())
+    visible = AcceptanceSuite(name=f"{name}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=())
+    hidden = AcceptanceSuite(name=f"{name}-hidden", tests={HIDDEN: sp.hidden}, fail_to_pass=sp.hidden_ids, pass_to_pass=())
     states = {
         "canonical": State(Candidate({MODULE: prompt + problem["canonical_solution"]}, label="canonical"), "correct"),
         "none": State(Candidate({MODULE: prompt + "    return None\n"}, label="none"), "wrong"),

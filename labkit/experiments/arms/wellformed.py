@@ -31,7 +31,7 @@ __all__ = ["WellFormed", "measure", "sample"]
 What = Literal["code", "critique"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WellFormed:
     what: str
     constrained: bool
@@ -58,7 +58,7 @@ def _situation(case: ArmCase) -> Situation:
 
     start = case.task.start
     verdict = Validator().run(start, case.task.suite)
-    return Situation(1, start, verdict, case=case.id, state="start", suite=case.task.suite)
+    return Situation(round=1, candidate=start, verdict=verdict, case=case.id, state="start", suite=case.task.suite)
 
 
 def _defines(act: Act, case: ArmCase) -> bool:
@@ -81,7 +81,7 @@ def _entry(case: ArmCase) -> str:
 def measure(model: str, cases: Sequence[ArmCase], *, what: What = "code", constrained: bool = True,
             seed: int = 0, max_tokens: int | None = None) -> WellFormed:  # fmt: skip
     """Ask each case once (the arms' prompt for `what`) and count well-formed replies."""
-    policy = ModelPolicy(model, seed=seed, constrained=constrained)
+    policy = ModelPolicy(model=model, seed=seed, constrained=constrained)
     if max_tokens is not None:
         policy = replace(policy, max_tokens=max_tokens)
     records = defines = 0
@@ -94,7 +94,7 @@ def measure(model: str, cases: Sequence[ArmCase], *, what: What = "code", constr
             continue
         records += 1
         defines += what == "code" and _defines(act, case)
-    return WellFormed(what, constrained, len(cases), records, defines, tuple(errors))
+    return WellFormed(what=what, constrained=constrained, asked=len(cases), records=records, defines=defines, errors=tuple(errors))
 
 
 def main(argv: list[str] | None = None) -> int:

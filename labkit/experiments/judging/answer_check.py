@@ -49,7 +49,7 @@ def _suite(name: str, test: str, check: dict[str, str], *, protective: bool) -> 
     text = _TEXT.format(check=json.dumps(check, sort_keys=True), name=test)
     nodeid = (f"{_TEST}::{test}",)
     return AcceptanceSuite(
-        name, {_TEST: text}, () if protective else nodeid, nodeid if protective else ()
+        name=name, tests={_TEST: text}, fail_to_pass=() if protective else nodeid, pass_to_pass=nodeid if protective else ()
     )
 
 
@@ -76,7 +76,7 @@ def answer_of(candidate: Candidate) -> str:
 def answer_tasks(questions: Sequence[Question], answers: Sequence[str]) -> list[Task]:
     """One engine task per question: its first answer as the start, the two suites above."""
     visible = visible_suite()
-    return [Task(q.id, Candidate({ANSWER_FILE: a}, label=f"{q.id}:answer"), visible, hidden_suite(q), q.kind)
+    return [Task(id=q.id, start=Candidate({ANSWER_FILE: a}, label=f"{q.id}:answer"), suite=visible, hidden=hidden_suite(q), slice=q.kind)
             for q, a in zip(questions, answers, strict=True)]  # fmt: skip
 
 
@@ -100,13 +100,13 @@ class AnswerCheck(Validator):
         if check["kind"] == "answered":
             ok, why = reply is not None, "there is no answer file"
         else:
-            q = Question(check["question"], "", "", check["answer"], "", "", "")
+            q = Question(id=check["question"], kind="", text="", answer=check["answer"], working="", wrong_answer="", wrong_working="")
             ok, why = (
                 reply is not None and q.is_correct(reply),
                 f"the final number is not {check['answer']}",
             )
         result = TestResult(nodeid, "passed" if ok else "failed", "" if ok else why)
-        evidence = Evidence(candidate.digest, suite.digest, self.id, (result,), 0 if ok else 1, 0.0,
+        evidence = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=(result,), exit_code=0 if ok else 1, wall_seconds=0.0,
                             isolation="not run: a text answer is read, not executed")  # fmt: skip
         passed = (nodeid,) if ok else ()
         failed = () if ok else (nodeid,)

@@ -22,7 +22,7 @@ as resampling pair indices, at a cost that does not grow with the number of pair
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -63,7 +63,7 @@ def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, le
 
 # --- position --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PositionReport:
     """Position-bias metrics over pairs judged in both orders (shares of parsed pairs)."""
 
@@ -142,12 +142,14 @@ def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int
     num, den = _POSITION_TABLES[unparseable]
     iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
     valid = t.valid if unparseable == "leave_out" else np.ones(t.n, dtype=bool)
-    return PositionReport(t.judge, t.simulated, t.n, int((~t.valid).sum()), int((valid & (t.label >= 1)).sum()), *iv)
+    names = [f.name for f in fields(PositionReport)][5:]  # the intervals, in the table's order
+    return PositionReport(judge=t.judge, simulated=t.simulated, n_pairs=t.n, n_unparseable=int((~t.valid).sum()),
+                          n_scored=int((valid & (t.label >= 1)).sum()), **dict(zip(names, iv, strict=True)))
 
 
 # --- a designated side: the longer output, the judge's own output, a model vs a baseline ------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SideReport:
     """How often the judge chose a designated output (ties count half), order-averaged and
     split by the slot the designated output was shown in. 0.5 = no preference."""
@@ -178,7 +180,9 @@ def _side_share(t: SwapTable, side: IntArray, what: str, resamples: int, level: 
                     valid * np.where(d == 1, s21, s12)], axis=1)
     den = np.stack([valid] * 3, axis=1).astype(float)
     iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
-    return SideReport(what, t.judge, t.simulated, sub.n, int((~sub.valid).sum()), *iv)
+    share, shown_first, shown_second = iv
+    return SideReport(what=what, judge=t.judge, simulated=t.simulated, n_pairs=sub.n, n_unparseable=int((~sub.valid).sum()),
+                      share=share, shown_first=shown_first, shown_second=shown_second)
 
 
 def verbosity(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> SideReport:
@@ -195,7 +199,7 @@ def self_preference(t: SwapTable, judge: str | None = None, resamples: int = 100
     return _side_share(t, side.astype(np.int64), "own", resamples, level, seed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeFit:
     """Judge parameters recovered from its verdicts: P(slot 1) = σ(k·Δq + β + φ·Δlen + δ·own).
     A parameter the data cannot identify (no quality, no length spread, no own outputs) is None."""
@@ -241,13 +245,13 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
     iv = {u: interval(float(point[i]), boot[:, i], level) for i, u in enumerate(d.columns)}
     fitted = _sigmoid(d.x @ point)
     separated = bool(np.all(np.abs(fitted - d.y) < 0.01))
-    return JudgeFit(t.judge, t.simulated, int(d.unit.size // 2), iv["beta"], iv.get("k"), iv.get("phi"),
-                    iv.get("delta"), separated)
+    return JudgeFit(judge=t.judge, simulated=t.simulated, n_pairs=int(d.unit.size // 2), beta=iv["beta"], k=iv.get("k"), phi=iv.get("phi"),
+                    delta=iv.get("delta"), separated=separated)
 
 
 # --- everything for one judge ------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BiasReport:
     """All metrics for one judge over a battery of pair sets (None where a set is absent)."""
 
@@ -276,11 +280,11 @@ def report(swaps: Sequence[Swap], baseline: str = "writer/baseline", length_scal
                                       part("self"), part("writer"))
     known = t.where(np.isfinite(t.quality_1) & np.isfinite(t.quality_2) & t.valid)
     return BiasReport(
-        t.judge, t.simulated, int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
-        position(pos, resamples=r, seed=sd) if pos else None,
-        position(wrong, resamples=r, seed=sd) if wrong else None,
-        verbosity(verb, resamples=r, seed=sd) if verb else None,
-        self_preference(own, resamples=r, seed=sd) if own else None,
-        length_controlled(writers, baseline, resamples=r, seed=sd) if writers and writers.valid.any() else None,
-        fit_judge(known, length_scale, resamples=r, seed=sd) if known.n else None,
+        judge=t.judge, simulated=t.simulated, n_unparseable=int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
+        position=position(pos, resamples=r, seed=sd) if pos else None,
+        padded_wrong=position(wrong, resamples=r, seed=sd) if wrong else None,
+        verbosity=verbosity(verb, resamples=r, seed=sd) if verb else None,
+        self_preference=self_preference(own, resamples=r, seed=sd) if own else None,
+        length=length_controlled(writers, baseline, resamples=r, seed=sd) if writers and writers.valid.any() else None,
+        fit=fit_judge(known, length_scale, resamples=r, seed=sd) if known.n else None,
     )

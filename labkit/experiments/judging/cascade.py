@@ -73,7 +73,7 @@ COMMAND = "python -m labkit.experiments.judging.cascade"
 _CANDIDATE_KINDS = {str(Kind.GENERATE), str(Kind.VERIFY), str(Kind.SCORE)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SelectionRule:
     """Everything that decides the winner, fixed before any candidate exists."""
 
@@ -131,7 +131,7 @@ class ScriptedReviewer:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CascadeResult:
     run_id: str
     rule: str
@@ -234,7 +234,7 @@ def ungated_pick(
     nothing run): the counterfactual the hard gate exists to prevent."""
     reviewer = reviewer or ScriptedReviewer()
     rows = [
-        (Tiered(e.name, "", "", "", patches.size(e.patch).lines, tuple(sorted(e.claims))), e)
+        (Tiered(name=e.name, candidate="", failed="", reason="", lines=patches.size(e.patch).lines, claims=tuple(sorted(e.claims))), e)
         for e in entries
     ]
     means, flips = _review(reviewer, rule, rows)
@@ -264,7 +264,7 @@ def run_cascade(
     reviewer = reviewer or ScriptedReviewer()
     hard_id = f"{reg.run_id}/hard"
     paid = Budget(limits(cost_units=budget), ledger=ledger, run_id=hard_id)
-    task = Task(case.name, case.start, case.suite, case.hidden, patch_cap=dict(rule.patch_cap))
+    task = Task(id=case.name, start=case.start, suite=case.suite, hidden=case.hidden, patch_cap=dict(rule.patch_cap))
     offered = Offered(entries)
     out = engine.run(
         [task], offered, checker or Checker(), rounds=1, keep="resolved", stop_at_green=False, ledger=ledger,
@@ -308,8 +308,8 @@ def run_cascade(
             log(t, "owner", t is contested[0], f"owner priorities {', '.join(rule.owner)}")
     win = _winner(contested)
     log(tiers[win.name], "winner", True, f"decided by the {decided_by}")
-    return CascadeResult(reg.run_id, rule.digest, win.name, decided_by, tuple(tiers[e.name] for e in entries),
-                         tuple(flips), reviewer.name, paid.spent.cost_units)  # fmt: skip
+    return CascadeResult(run_id=reg.run_id, rule=rule.digest, winner=win.name, decided_by=decided_by, tiers=tuple(tiers[e.name] for e in entries),
+                         disagreements=tuple(flips), reviewer=reviewer.name, cost_units=paid.spent.cost_units)  # fmt: skip
 
 
 def recorded() -> dict[str, Any]:

@@ -37,7 +37,7 @@ class OfferedChange:
     claims: frozenset[str] = frozenset()  # e.g. {"bounds_memory"}: read by the owner only
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tiered:
     """One candidate through the cascade: the tier it stopped at (or "winner") and why."""
 
@@ -76,7 +76,7 @@ class Offered:
                 self.compile_failures[e.name] = f"SyntaxError: {exc.msg} (line {exc.lineno})"
                 continue
             children.append(Child(patch=e.patch, name=e.name, source="offered"))
-        return Proposal(tuple(children), note=f"{len(children)}/{len(self.entries)} compile")
+        return Proposal(children=tuple(children), note=f"{len(children)}/{len(self.entries)} compile")
 
 
 _TOO_LARGE = "green or not, not attributable: "  # decide's reason for a child over the patch cap
@@ -97,4 +97,4 @@ def hard_tier(e: OfferedChange, start: Candidate, offered: Offered, attempts: Ma
     elif a.decision.rule == "patch-size":
         failed, reason = "constraints", a.decision.reason.removeprefix(_TOO_LARGE)
     lines = patches.size(e.patch).lines
-    return Tiered(e.name, cand.digest, failed, reason, lines, tuple(sorted(e.claims)))
+    return Tiered(name=e.name, candidate=cand.digest, failed=failed, reason=reason, lines=lines, claims=tuple(sorted(e.claims)))

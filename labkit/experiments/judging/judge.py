@@ -31,7 +31,7 @@ Source = Literal["text", "logprobs", "simulated"]
 ORDERS: tuple[Order, Order] = ("12", "21")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judgment:
     """One verdict on one pair shown in one order. `pick` is None when the reply was unparseable."""
 
@@ -214,7 +214,7 @@ def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[fl
 
 # --- a model as judge ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelJudge(ModelRole):
     """A model asked through `labkit.models.gateway.complete` (or an injected `complete` with the same
     signature), recorded, paid and cached as a `ModelRole`. With `use_logprobs`, the verdict comes
@@ -246,9 +246,9 @@ class ModelJudge(ModelRole):
         if self.use_logprobs and reply.logprobs:
             read = verdict_from_logprobs(reply.logprobs)
             if read is not None:
-                return Judgment(pair.id, order, read[0], self.model, reply.simulated, "logprobs", reply.text,
-                                read[1], read[2])
-        return Judgment(pair.id, order, parse_verdict(reply.text), self.model, reply.simulated, "text", reply.text)
+                return Judgment(pair_id=pair.id, order=order, pick=read[0], judge=self.model, simulated=reply.simulated, source="logprobs", raw=reply.text,
+                                probs=read[1], mass=read[2])
+        return Judgment(pair_id=pair.id, order=order, pick=parse_verdict(reply.text), judge=self.model, simulated=reply.simulated, source="text", raw=reply.text)
 
 
 # --- running ---------------------------------------------------------------------------------

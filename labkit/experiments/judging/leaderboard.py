@@ -42,7 +42,7 @@ _COLUMNS = ("win_rate", "standard_error", "n_total", "n_draws", "mode", "avg_len
 Array = npt.NDArray[np.float64]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Provenance:
     """Where the figures come from, as data to show beside them."""
 
@@ -64,7 +64,7 @@ class Provenance:
         return KNOWN_AS.get(self.baseline, self.baseline)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LeaderboardRow:
     """One leaderboard row; win rates as fractions (the file has percentages)."""
 
@@ -130,9 +130,9 @@ def load(path: Path | str | None = None) -> Leaderboard:
             name = row[reader.fieldnames[0]]  # type: ignore[index]  # the unnamed index column
             try:
                 raw, lc = float(row["win_rate"]) / 100, float(row["length_controlled_winrate"]) / 100
-                e = LeaderboardRow(name, raw, float(row["standard_error"]) / 100, lc,
-                          float(row["lc_standard_error"]) / 100 if row["lc_standard_error"] else None,
-                          int(float(row["avg_length"])), row["mode"])
+                e = LeaderboardRow(name=name, raw=raw, raw_se=float(row["standard_error"]) / 100, lc=lc,
+                          lc_se=float(row["lc_standard_error"]) / 100 if row["lc_standard_error"] else None,
+                          avg_length=int(float(row["avg_length"])), mode=row["mode"])
                 n_total[name], draws = int(float(row["n_total"])), int(float(row["n_draws"]))
             except ValueError as err:
                 raise LeaderboardFormatError(f"{file}, line {lineno} ({name!r}): {err}") from None
@@ -145,9 +145,9 @@ def load(path: Path | str | None = None) -> Leaderboard:
         raise LeaderboardFormatError(f"{file}: no rows")
     if len(baseline) != 1:
         raise LeaderboardFormatError(f"{file}: expected one baseline row (50%, all draws), found {baseline}")
-    prov = Provenance(PACKAGE, dist.version, CSV if path is None else str(path), str(file),
-                      JUDGE_CONFIG.split("/")[-2], judge.group(1) if judge else "unknown", baseline[0],
-                      n_total[baseline[0]])
+    prov = Provenance(package=PACKAGE, version=dist.version, file=CSV if path is None else str(path), path=str(file),
+                      annotator=JUDGE_CONFIG.split("/")[-2], judge_model=judge.group(1) if judge else "unknown", baseline=baseline[0],
+                      n_instructions=n_total[baseline[0]])
     return Leaderboard(prov, tuple(entries))
 
 
@@ -193,7 +193,7 @@ class Move:
         return self.raw_rank - self.lc_rank
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Standing:
     """Where one model stands on both rankings."""
 
@@ -205,7 +205,7 @@ class Standing:
     avg_length: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LengthAnalysis:
     provenance: Provenance
     n_models: int
@@ -237,6 +237,6 @@ def analyse(lb: Leaderboard, resamples: int = 2000, level: float = 0.95, seed: i
     except StopIteration:
         raise LeaderboardFormatError(f"{lb.provenance.path}: no {NULL_MODEL!r} row") from None
     e = lb.entries[i]
-    null = Standing(e.name, e.raw, e.lc, int(r_raw[i]), int(r_lc[i]), e.avg_length)
-    return LengthAnalysis(lb.provenance, len(lb.entries), _line(length, raw, resamples, level, seed),
-                          _line(length, lc, resamples, level, seed), moves, null)
+    null = Standing(name=e.name, raw=e.raw, lc=e.lc, raw_rank=int(r_raw[i]), lc_rank=int(r_lc[i]), avg_length=e.avg_length)
+    return LengthAnalysis(provenance=lb.provenance, n_models=len(lb.entries), raw=_line(length, raw, resamples, level, seed),
+                          lc=_line(length, lc, resamples, level, seed), moves=moves, null_model=null)

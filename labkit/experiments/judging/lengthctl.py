@@ -49,7 +49,7 @@ IntArray = npt.NDArray[np.int64]
 Variant = Literal["shared", "alpacaeval"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WinRate:
     model: str
     baseline: str
@@ -61,7 +61,7 @@ class WinRate:
     l1: float | None = None  # ... and the L1 strength λ used (0 = none)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LengthControl:
     judge: str
     simulated: bool
@@ -153,12 +153,12 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
     with np.errstate(invalid="ignore", divide="ignore"):
         raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
     rates = tuple(
-        WinRate(name, baseline, int((v.model == i).sum()),
-                interval(float(raw_point[i]), raw_boot[:, i], level),
-                interval(float(sigmoid(point[i])), sigmoid(boot[:, i]), level))
+        WinRate(model=name, baseline=baseline, n_pairs=int((v.model == i).sum()),
+                raw=interval(float(raw_point[i]), raw_boot[:, i], level),
+                length_controlled=interval(float(sigmoid(point[i])), sigmoid(boot[:, i]), level))
         for i, name in enumerate(names))
     phi = interval(float(point[-1]), boot[:, -1], level)
-    return LengthControl(t.judge, t.simulated, v.n_unparseable, _tanh_sd(v.dlen)[1], phi, rates)
+    return LengthControl(judge=t.judge, simulated=t.simulated, n_unparseable=v.n_unparseable, length_sd=_tanh_sd(v.dlen)[1], phi=phi, rates=rates)
 
 
 
@@ -211,7 +211,7 @@ def per_model(t: SwapTable, baseline: str, l1: float | Literal["cv"] = "cv", res
         draws = resample_kind_counts(units.counts, resamples, None if seed is None else seed + i)
         point, boot = fit_with_draws(units, draws, lam)
         raw_boot = (draws[:, units.rep] @ units.y) / y.size if draws.size else draws
-        rates.append(WinRate(name, baseline, int(y.size), interval(float(y.mean()), raw_boot, level),
-                             interval(float(sigmoid(point[0])), sigmoid(boot[:, 0]), level),
+        rates.append(WinRate(model=name, baseline=baseline, n_pairs=int(y.size), raw=interval(float(y.mean()), raw_boot, level),
+                             length_controlled=interval(float(sigmoid(point[0])), sigmoid(boot[:, 0]), level),
                              phi=interval(float(point[1]), boot[:, 1], level), length_sd=sd, l1=lam))
-    return LengthControl(t.judge, t.simulated, v.n_unparseable, float("nan"), None, tuple(rates), "alpacaeval")
+    return LengthControl(judge=t.judge, simulated=t.simulated, n_unparseable=v.n_unparseable, length_sd=float("nan"), phi=None, rates=tuple(rates), variant="alpacaeval")

@@ -29,7 +29,7 @@ DATA_DIR = DATA / "judge"
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pair:
     """Two answers to one question. `label` is the gold verdict when known (None: unknown).
 
@@ -52,8 +52,8 @@ class Pair:
     def swapped(self) -> Pair:
         """The same pair with the outputs exchanged (label, models and qualities follow)."""
         label: Label | None = {1: 2, 2: 1, 0: 0, None: None}[self.label]
-        return Pair(self.id, self.question, self.output_2, self.output_1, label, self.kind,
-                    self.model_2, self.model_1, self.quality_2, self.quality_1, self.question_id)
+        return Pair(id=self.id, question=self.question, output_1=self.output_2, output_2=self.output_1, label=label, kind=self.kind,
+                    model_1=self.model_2, model_2=self.model_1, quality_1=self.quality_2, quality_2=self.quality_1, question_id=self.question_id)
 
 
 # --- answer texts ----------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def _ordered(r: random.Random, pid: str, q: Question, kind: str,
     first, second = (good, other) if r.random() < 0.5 else (other, good)
     q1, q2 = first[2], second[2]
     label: Label = 0 if q1 == q2 else (1 if q1 > q2 else 2)
-    return Pair(pid, q.text, first[0], second[0], label, kind, first[1], second[1], q1, q2, q.id)
+    return Pair(id=pid, question=q.text, output_1=first[0], output_2=second[0], label=label, kind=kind, model_1=first[1], model_2=second[1], quality_1=q1, quality_2=q2, question_id=q.id)
 
 
 def correctness_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
@@ -158,8 +158,8 @@ def writer_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
         for name, p, style in others:
             ok = r.random() < p
             label: Label = 0 if ok == b_ok else (1 if ok else 2)
-            out.append(Pair(f"w-{name.split('/')[1]}-{q.id}", q.text, _write(q, ok, style, r), b_text,
-                            label, "writer", name, base, float(ok), float(b_ok), q.id))
+            out.append(Pair(id=f"w-{name.split('/')[1]}-{q.id}", question=q.text, output_1=_write(q, ok, style, r), output_2=b_text,
+                            label=label, kind="writer", model_1=name, model_2=base, quality_1=float(ok), quality_2=float(b_ok), question_id=q.id))
     return out
 
 

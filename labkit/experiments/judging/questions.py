@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 __all__ = ["Question", "extract_number", "make_questions"]
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Question:
     """A question with a computed answer, and one worked mistake for the incorrect variant."""
 
@@ -132,5 +132,5 @@ def make_questions(n: int = 60, seed: int = 0) -> list[Question]:
     for i in range(n):
         kind, text, ans, working, wrong, wrong_working = _GENERATORS[i % len(_GENERATORS)](r)
         assert wrong != ans, (kind, text)  # a "mistake" that gives the right answer is no mistake
-        out.append(Question(f"q{i:03d}", kind, text, _fmt(ans), working, _fmt(wrong), wrong_working))
+        out.append(Question(id=f"q{i:03d}", kind=kind, text=text, answer=_fmt(ans), working=working, wrong_answer=_fmt(wrong), wrong_working=wrong_working))
     return out

@@ -55,7 +55,7 @@ def recorded_random_run(path: Path = RANDOM_RUN) -> SelfCorrectionRun:
     """The stored run: every answer as the engine held it and its hidden check scored it."""
     rec = read_recording(path, COMMAND)
     attempts = tuple(
-        tuple(RoundAnswer(row["question"], r, text, None if value is None else float(value), bool(correct), review)
+        tuple(RoundAnswer(question_id=row["question"], round=r, text=text, value=None if value is None else float(value), correct=bool(correct), review=review)
               for r, (text, value, correct, review) in enumerate(row["answers"]))
         for row in rec["attempts"]
     )  # fmt: skip

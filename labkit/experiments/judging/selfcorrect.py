@@ -86,7 +86,7 @@ class Answerer(Protocol):
     def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelAnswerer(ModelRole):
     """A model through `labkit.models.gateway.complete` (or an injected `complete` of the same
     shape), recorded, paid and cached as a `ModelRole`; each call's role is its step."""
@@ -121,7 +121,7 @@ class RandomReanswerer:
         return f"(simulated) \\boxed{{{value}}}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RoundAnswer:
     """One round's answer to one question, as the engine held it and its hidden check scored it."""
 
@@ -237,7 +237,7 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
         trace = out.traces[q.id]
         texts = [answer_of(trace.start)] + [answer_of(rnd.kept) for rnd in trace.rounds]
         reviews = [""] + [rnd.reflection.raw for rnd in trace.rounds]
-        rows.append(tuple(RoundAnswer(q.id, r, t, extract_number(t), bool(correct[(q.id, r)]), rv)
+        rows.append(tuple(RoundAnswer(question_id=q.id, round=r, text=t, value=extract_number(t), correct=bool(correct[(q.id, r)]), review=rv)
                           for r, (t, rv) in enumerate(zip(texts, reviews, strict=True))))  # fmt: skip
     return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows), out)
 
@@ -250,7 +250,7 @@ def own_answers(answerer: Answerer, questions: Iterable[Question]) -> dict[str, 
 
 # --- what the rounds did ---------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Transition:
     """From round r − 1 to round r, as shares of all questions."""
 
@@ -287,7 +287,9 @@ def transitions(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None 
     for r in range(1, run.rounds + 1):
         before, after = c[:, r - 1], c[:, r]
         cols = np.stack([before & after, before & ~after, ~before & after, ~before & ~after, same[:, r - 1]], axis=1)
-        out.append(Transition(r, run.n, *_shares(cols.astype(float), run.n, resamples, seed)))
+        rr, rw, wr, ww, same_share = _shares(cols.astype(float), run.n, resamples, seed)
+        out.append(Transition(round=r, n=run.n, right_right=rr, right_wrong=rw, wrong_right=wr, wrong_wrong=ww,
+                              unchanged=same_share))
     return out
 
 
@@ -298,7 +300,7 @@ def expected_random(p_correct: float, rounds: int) -> tuple[list[float], list[fl
 
 # --- the published table ---------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PublishedPoint:
     """One cell of a published results table."""
 
@@ -318,5 +320,5 @@ def load_huang(path: Path | str | None = None) -> list[PublishedPoint]:
     need = {"model", "benchmark", "round", "accuracy", "source"}
     if not rows or not need <= set(rows[0]):
         raise ValueError(f"{p}: expected columns {sorted(need)}")
-    return [PublishedPoint(r["model"], r["benchmark"], int(r["round"]), float(r["accuracy"]), r["source"],
-                           r.get("note", "") or "") for r in rows]
+    return [PublishedPoint(model=r["model"], benchmark=r["benchmark"], round=int(r["round"]), accuracy=float(r["accuracy"]), source=r["source"],
+                           note=r.get("note", "") or "") for r in rows]

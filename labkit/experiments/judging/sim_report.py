@@ -30,7 +30,7 @@ __all__ = ["DEPENDS_ON", "OPENING", "SIM_REPORT", "SimSetting", "record_sim_repo
            "report_leaves", "simulate"]  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimSetting:
     """The simulated judge's biases and the battery's size."""
 

@@ -41,7 +41,7 @@ from labkit.experiments.judging.pairs import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimulatedJudge:
     """A judge with known biases. Same interface as ModelJudge (`judge(pair, order)`)."""
 
@@ -71,7 +71,7 @@ class SimulatedJudge:
     def judge(self, pair: Pair, order: Order) -> Judgment:
         p = self.p_first(pair, order)
         pick: Pick = "A" if _uniform(self.seed, pair.id, order) < p else "B"
-        return Judgment(pair.id, order, pick, self.name, True, "simulated", f"[[{pick}]] (simulated, P(A)={p:.3f})")
+        return Judgment(pair_id=pair.id, order=order, pick=pick, judge=self.name, simulated=True, source="simulated", raw=f"[[{pick}]] (simulated, P(A)={p:.3f})")
 
     def run(self, pairs: Sequence[Pair]) -> list[Swap]:
         """Every pair judged in both orders, vectorised (same verdicts as calling `judge`)."""
@@ -83,8 +83,8 @@ class SimulatedJudge:
             picks[order] = np.where(u < p, "A", "B")
         return [
             Swap(pair,
-                 Judgment(pair.id, "12", str(picks["12"][i]), self.name, True, "simulated"),  # type: ignore[arg-type]
-                 Judgment(pair.id, "21", str(picks["21"][i]), self.name, True, "simulated"))  # type: ignore[arg-type]
+                 Judgment(pair_id=pair.id, order="12", pick=str(picks["12"][i]), judge=self.name, simulated=True, source="simulated"),  # type: ignore[arg-type]
+                 Judgment(pair_id=pair.id, order="21", pick=str(picks["21"][i]), judge=self.name, simulated=True, source="simulated"))  # type: ignore[arg-type]
             for i, pair in enumerate(pairs)
         ]
 
@@ -134,8 +134,8 @@ def synthetic_pairs(n: int, seed: int = 0, *, quality_gap: float = 1.0, length_g
             m1, m2 = (judge, "other") if r.random() < 0.5 else ("other", judge)
         q1, q2 = base_q + dq / 2, base_q - dq / 2
         label = 0 if q1 == q2 else (1 if q1 > q2 else 2)
-        out.append(Pair(f"{prefix}{seed}-{i}", f"synthetic question {i}", _text(l1, "one"), _text(l2, "two"),
-                        label, "synthetic", m1, m2, q1, q2))  # type: ignore[arg-type]
+        out.append(Pair(id=f"{prefix}{seed}-{i}", question=f"synthetic question {i}", output_1=_text(l1, "one"), output_2=_text(l2, "two"),
+                        label=label, kind="synthetic", model_1=m1, model_2=m2, quality_1=q1, quality_2=q2))  # type: ignore[arg-type]
     return out
 
 

@@ -16,7 +16,7 @@ Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class SwapTable:
     """One row per pair judged in both orders, as columns.
 
@@ -52,38 +52,38 @@ class SwapTable:
         """The rows selected by a boolean mask."""
         m = np.asarray(mask, dtype=bool)
         return SwapTable(
-            self.pair_ids[m],
-            self.w12[m],
-            self.w21[m],
-            self.label[m],
-            self.len_1[m],
-            self.len_2[m],
-            self.quality_1[m],
-            self.quality_2[m],
-            self.model_1[m],
-            self.model_2[m],
-            self.kind[m],
-            self.judge,
-            self.simulated,
+            pair_ids=self.pair_ids[m],
+            w12=self.w12[m],
+            w21=self.w21[m],
+            label=self.label[m],
+            len_1=self.len_1[m],
+            len_2=self.len_2[m],
+            quality_1=self.quality_1[m],
+            quality_2=self.quality_2[m],
+            model_1=self.model_1[m],
+            model_2=self.model_2[m],
+            kind=self.kind[m],
+            judge=self.judge,
+            simulated=self.simulated,
         )
 
     def take(self, rows: npt.ArrayLike) -> SwapTable:
         """The rows at integer positions `rows`, repeats allowed (an index resample)."""
         i = np.asarray(rows, dtype=np.intp)
         return SwapTable(
-            self.pair_ids[i],
-            self.w12[i],
-            self.w21[i],
-            self.label[i],
-            self.len_1[i],
-            self.len_2[i],
-            self.quality_1[i],
-            self.quality_2[i],
-            self.model_1[i],
-            self.model_2[i],
-            self.kind[i],
-            self.judge,
-            self.simulated,
+            pair_ids=self.pair_ids[i],
+            w12=self.w12[i],
+            w21=self.w21[i],
+            label=self.label[i],
+            len_1=self.len_1[i],
+            len_2=self.len_2[i],
+            quality_1=self.quality_1[i],
+            quality_2=self.quality_2[i],
+            model_1=self.model_1[i],
+            model_2=self.model_2[i],
+            kind=self.kind[i],
+            judge=self.judge,
+            simulated=self.simulated,
         )
 
     def of_kind(self, *kinds: str) -> SwapTable:

@@ -34,7 +34,7 @@ __all__ = ["CoverageRun", "PATCH", "counterfactual", "without_protection"]
 PATCH = "disable_cache"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CoverageRun:
     name: str  # "covered" | "uncovered"
     run_id: str
@@ -51,7 +51,7 @@ def without_protection(suite: AcceptanceSuite) -> AcceptanceSuite:
     """The same acceptance with every protective (PASS_TO_PASS) test and its file removed."""
     keep_files = {p: t for p, t in suite.tests.items() if any(i.startswith(p + "::") for i in suite.fail_to_pass)}
     groups = {g: ids for g, ids in suite.groups.items() if set(ids) <= set(suite.fail_to_pass)}
-    return AcceptanceSuite(f"{suite.name} (no protective tests)", keep_files, suite.fail_to_pass, (), groups)
+    return AcceptanceSuite(name=f"{suite.name} (no protective tests)", tests=keep_files, fail_to_pass=suite.fail_to_pass, pass_to_pass=(), groups=groups)
 
 
 def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger | None = None) -> tuple[CoverageRun, CoverageRun]:
@@ -68,7 +68,7 @@ def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger 
         trace = out.traces[task.id]
         attempt = trace.rounds[0].attempts[0]
         score = out.scores(task.id)[-1]  # the held state, scored on the hidden (full) suite
-        arms.append(CoverageRun(name, out.run_id, trace.suite, len(suite.pass_to_pass), attempt.decision.decision.value,
-                        attempt.decision.reason, trace.final.label, bool(trace.final_verdict.resolved),
-                        score.correct))  # fmt: skip
+        arms.append(CoverageRun(name=name, run_id=out.run_id, suite=trace.suite, protective=len(suite.pass_to_pass), decision=attempt.decision.decision.value,
+                        reason=attempt.decision.reason, kept=trace.final.label, visible_green=bool(trace.final_verdict.resolved),
+                        full_green=score.correct))  # fmt: skip
     return arms[0], arms[1]

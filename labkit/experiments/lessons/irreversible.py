@@ -50,7 +50,7 @@ class LocalOutbox:
         return any(k == key for k, _, _ in self.delivered)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Story:
     run_id: str
     steps: tuple[tuple[str, str], ...]  # (what the loop did, outcome)
@@ -74,7 +74,7 @@ def gated(ledger: Ledger | None = None) -> Story:
     run_id = "effects-gated"
     budget = Budget(limits(cost_units=20), ledger=led, run_id=run_id)
     box = LocalOutbox()
-    gate = EffectGate(box, budget, led, run_id, unit=run_id, mode="dry_run")
+    gate = EffectGate(outbox=box, budget=budget, ledger=led, run_id=run_id, unit=run_id, mode="dry_run")
     steps: list[tuple[str, str]] = []
     c0 = gate.checkpoint("before the change", v1.digest, _image(), c.environment)
     steps.append(("search: plan the notice (dry run)", gate.send("notice-1", TARGET, BODY)))
@@ -92,8 +92,8 @@ def gated(ledger: Ledger | None = None) -> Story:
     c2 = gate.checkpoint("rolled back to 'before the change'", c0.code_version, c0.dependency_image, c0.environment)
     steps.append(("roll the code back to the first checkpoint", f"code {c2.code_version}; outbox holds {len(box.delivered)}"))
     after = Budget(limits(cost_units=20), ledger=led, run_id=run_id).spent.cost_units  # re-read from the ledger
-    return Story(run_id, tuple(steps), len(box.delivered), duplicated_effects(led, run_id), before,
-                 after, c2.code_version, (c0, c1, c2), led)  # fmt: skip
+    return Story(run_id=run_id, steps=tuple(steps), delivered=len(box.delivered), duplicates=duplicated_effects(led, run_id), spent_before_rollback=before,
+                 spent_after_rollback=after, code_after_rollback=c2.code_version, checkpoints=(c0, c1, c2), ledger=led)  # fmt: skip
 
 
 def naive(ledger: Ledger | None = None) -> Story:
@@ -102,11 +102,11 @@ def naive(ledger: Ledger | None = None) -> Story:
     run_id = "effects-naive"
     budget = Budget(limits(cost_units=20), ledger=led, run_id=run_id)
     box = LocalOutbox()
-    gate = EffectGate(box, budget, led, run_id, unit=run_id, mode="live", reconcile_first=False)
+    gate = EffectGate(outbox=box, budget=budget, ledger=led, run_id=run_id, unit=run_id, mode="live", reconcile_first=False)
     steps = [("send the notice (key attempt-1)", gate.send("attempt-1", TARGET, BODY))]
     steps.append(("it failed, so send again (key attempt-2)", gate.send("attempt-2", TARGET, BODY)))
     for key in ("attempt-1", "attempt-2"):
         steps.append((f"audit: reconcile {key}", "found" if gate.reconcile(key) else "not found"))
     gate.finish("success", "the send finally succeeded")
     spent = budget.spent.cost_units
-    return Story(run_id, tuple(steps), len(box.delivered), duplicated_effects(led, run_id), spent, spent, "", (), led)
+    return Story(run_id=run_id, steps=tuple(steps), delivered=len(box.delivered), duplicates=duplicated_effects(led, run_id), spent_before_rollback=spent, spent_after_rollback=spent, code_after_rollback="", checkpoints=(), ledger=led)

@@ -74,8 +74,8 @@ _TESTS = (
     "def test_fee_in_cents():\n    assert fee(12.34) == 1.23\n"
 )
 SUITE = AcceptanceSuite(
-    "plan vs state", {"tests/test_shipping.py": _TESTS}, ("tests/test_shipping.py::test_free_from_50",),
-    ("tests/test_shipping.py::test_fee_in_cents",), import_roots=("site",),
+    name="plan vs state", tests={"tests/test_shipping.py": _TESTS}, fail_to_pass=("tests/test_shipping.py::test_free_from_50",),
+    pass_to_pass=("tests/test_shipping.py::test_fee_in_cents",), import_roots=("site",),
 )  # fmt: skip
 
 
@@ -156,10 +156,10 @@ class Routes:
         target = situation.candidate.with_files(
             {**situation.candidate.files, **env, CODE: _CODE[route]}, label=route
         )
-        return Proposal((Child(target=target, name=route, source="scripted"),))
+        return Proposal(children=(Child(target=target, name=route, source="scripted"),))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Restore:
     """One restore before the next candidate: what it put back, what it left, and the engine's verdict."""
 
@@ -173,7 +173,7 @@ class Restore:
     run_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Story:
     plan_decisions: tuple[
         tuple[str, str, str], ...
@@ -192,7 +192,7 @@ class Story:
 
 def _decided(validator: Validator | Checker | None, ledger: Ledger, run_id: str, start: Candidate,
              routes: tuple[str, ...]) -> list[tuple[str, str, str, bool, str]]:  # fmt: skip
-    task = Task(run_id, start, SUITE)
+    task = Task(id=run_id, start=start, suite=SUITE)
     out = run(
         [task],
         Routes(routes),
@@ -244,11 +244,11 @@ def story(validator: Validator | Checker | None = None, ledger: Ledger | None = 
         run_id = f"next-candidate-{parts[-1].replace(' ', '-')}"
         (_, decision, reason, resolved, failure), = _decided(validator, led, run_id, restored, (ROUTE_B,))  # fmt: skip
         restores.append(
-            Restore(name, parts, audit(restored, c0), decision, reason, resolved, failure, run_id)
+            Restore(name=name, parts=parts, left_different=audit(restored, c0), decision=decision, reason=reason, resolved=resolved, failure=failure, run_id=run_id)
         )
     return Story(
-        tuple((r, d, why) for r, d, why, _, _ in plan), audit(after_a, c0), plan[-1][3], up_decision, up_reason,
-        audit(upgraded, c0), tuple(restores), (c0, c1), rid,
+        plan_decisions=tuple((r, d, why) for r, d, why, _, _ in plan), plan_audit=audit(after_a, c0), plan_resolved=plan[-1][3], upgrade_decision=up_decision, upgrade_reason=up_reason,
+        upgraded_parts=audit(upgraded, c0), restores=tuple(restores), checkpoints=(c0, c1), run_id=rid,
     )  # fmt: skip
 
 

@@ -93,18 +93,18 @@ def tasks(doc: dict[str, Any] | None = None) -> tuple[Task, ...]:
     for c in doc["cases"]:
         files = {**doc["baseline"], **c["mutate"], "MANIFEST.json": _manifest(doc)}
         visible = AcceptanceSuite(
-            "triage", doc["tests"], doc["fail_to_pass"], doc["pass_to_pass"], import_roots=("site",)
+            name="triage", tests=doc["tests"], fail_to_pass=doc["fail_to_pass"], pass_to_pass=doc["pass_to_pass"], import_roots=("site",)
         )
         pinned = (
             "tests/test_pinned.py::test_image_and_data_match_the_manifest_of_the_last_green_run"
         )
         f2p, p2p = list(doc["fail_to_pass"]), list(doc["pass_to_pass"])
         (f2p if c["cause"] != "code" else p2p).append(pinned)
-        hidden = AcceptanceSuite("triage (hidden: pinned)", {**doc["tests"], **doc["hidden_tests"]}, tuple(f2p),
-                                 tuple(p2p), import_roots=("site",))  # fmt: skip
+        hidden = AcceptanceSuite(name="triage (hidden: pinned)", tests={**doc["tests"], **doc["hidden_tests"]}, fail_to_pass=tuple(f2p),
+                                 pass_to_pass=tuple(p2p), import_roots=("site",))  # fmt: skip
         out.append(
             Task(
-                c["id"], Candidate(files, label="failing"), visible, hidden=hidden, slice=c["cause"]
+                id=c["id"], start=Candidate(files, label="failing"), suite=visible, hidden=hidden, slice=c["cause"]
             )
         )
     return tuple(out)
@@ -140,7 +140,7 @@ class ThreePatches(_Scripted):
     def propose(self, situation: Situation) -> Proposal:
         patches = _case(self.doc, situation.case)["patches"]
         return Proposal(
-            tuple(_with(situation, {"report.py": t}, n) for n, t in patches.items()), usage=_REPLY
+            children=tuple(_with(situation, {"report.py": t}, n) for n, t in patches.items()), usage=_REPLY
         )
 
 
@@ -157,13 +157,13 @@ class Triage(_Scripted):
         base = self.doc["baseline"]
         for kind in ("image", "data"):  # restore what drifted, from the manifest's recorded copy
             if f"{kind}: MISMATCH" in seen:
-                return Proposal((_with(situation, {p: base[p] for p in self.doc[kind]}, f"restore the {kind}"),),
+                return Proposal(children=(_with(situation, {p: base[p] for p in self.doc[kind]}, f"restore the {kind}"),),
                                 usage=_REPLY)  # fmt: skip
         name, text = next(iter(_case(self.doc, situation.case)["patches"].items()))
-        return Proposal((_with(situation, {"report.py": text}, name),), usage=_REPLY)
+        return Proposal(children=(_with(situation, {"report.py": text}, name),), usage=_REPLY)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     """One case under one arm, read from its run and ledger."""
 
@@ -204,13 +204,13 @@ def measure(doc: dict[str, Any] | None = None, validator: Validator | Checker | 
             scored = score(led, rid)
             held = trace.held if trace.held is not None else trace.final
             out.append(Outcome(
-                arm, task.id, task.slice, held.label, bool(trace.final_verdict.resolved), last.correct,
-                budget.spent.cost_units, len(paid), scored[0].held if scored else None,
+                arm=arm, case=task.id, cause=task.slice, held=held.label, visible_green=bool(trace.final_verdict.resolved), correct=last.correct,
+                spent=budget.spent.cost_units, validations=len(paid), prediction_held=scored[0].held if scored else None,
             ))  # fmt: skip
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Summary:
     """One arm on the cases of some causes: how many ended correct, green for the loop, spent."""
 
@@ -230,8 +230,8 @@ def summarise(outcomes: tuple[Outcome, ...], causes: tuple[str, ...]) -> tuple[S
     for arm in ARMS:
         rows = [o for o in outcomes if o.arm == arm and o.cause in causes]
         made = [o for o in rows if o.prediction_held is not None]
-        out.append(Summary(arm, causes, len(rows), sum(o.correct for o in rows), sum(o.visible_green for o in rows),
-                           sum(o.spent for o in rows), sum(bool(o.prediction_held) for o in made), len(made)))  # fmt: skip
+        out.append(Summary(arm=arm, causes=causes, cases=len(rows), correct=sum(o.correct for o in rows), visible_green=sum(o.visible_green for o in rows),
+                           spent=sum(o.spent for o in rows), predictions_held=sum(bool(o.prediction_held) for o in made), predictions=len(made)))  # fmt: skip
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ Origin = Literal["dev", "qa"]
 ChangeKind = Literal["added", "closed", "reopened"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Item:
     id: str  # the requirement id
     title: str
@@ -62,7 +62,7 @@ class WorkItems:
         """File a finding on requirement `rid`; returns "added", "reopened" or "" (already open)."""
         item = self.items.get(rid)
         if item is None:
-            self.items[rid] = Item(rid, title, True, origin, evidence, iteration)
+            self.items[rid] = Item(id=rid, title=title, open=True, origin=origin, evidence=evidence, opened=iteration)
             self.changes.append(Change(iteration, rid, "added", by))
             return "added"
         if not item.open:

@@ -79,7 +79,7 @@ def _planner_closes(items: WorkItems, project: Project, failing: set[str], i: in
             items.close(item.id, i, "planner")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Run:
     project: Project
     rec: Recorder
@@ -157,7 +157,7 @@ class _Run:
         failing = set(held_status.fail_to_fail)
         targets = [n for w in work.items for n in self.project.requirement(w.id).dev_tests]
         protect = [n for n in self.project.dev_tests if n not in failing and n not in targets]
-        task = Task(step_id(self.project, i, "develop"), held, self.project.dev_suite(targets, protect))
+        task = Task(id=step_id(self.project, i, "develop"), start=held, suite=self.project.dev_suite(targets, protect))
         (rnd,) = engine_step(self.rec, task, self.developer, rounds=1).traces[task.id].rounds
         tried = next((a.patched for a in rnd.attempts if a.patched is not None), None)
         diff = patches.make(held.files, tried.files).diff if tried is not None else ""
@@ -176,7 +176,7 @@ class _Run:
         self.call(Kind.QA, self.prices.qa_review_tokens, i, lambda: None)
         failing: tuple[str, ...] = ()
         if self.checks:  # one engine step: the snapshot validated on QA's checks
-            task = Task(step_id(self.project, i, "qa"), candidate, self.project.qa_suite(self.checks))
+            task = Task(id=step_id(self.project, i, "qa"), start=candidate, suite=self.project.qa_suite(self.checks))
             failing = tuple(engine_step(self.rec, task).traces[task.id].start_verdict.fail_to_fail)
         by_req: dict[str, list[str]] = {}
         for c in self.checks:
@@ -211,13 +211,13 @@ def run_project(
     run_id = run_id or new_run_id("long")
     budget = Budget(limits(), ledger=ledger, run_id=run_id)
     simulated = strategy is None or strategy.simulated
-    rec = Recorder(run_id, ledger, checker, budget, prices.validation, simulated)
+    rec = Recorder(run_id=run_id, ledger=ledger, checker=checker, budget=budget, validation_cost=prices.validation, simulated=simulated)
     status = Task(
-        project.name, project.start, project.dev_suite(project.dev_tests, ()), hidden=project.hidden
+        id=project.name, start=project.start, suite=project.dev_suite(project.dev_tests, ()), hidden=project.hidden
     )
-    dev = strategy if strategy is not None else SimulatedDeveloper(project, developer, seed, prices)
+    dev = strategy if strategy is not None else SimulatedDeveloper(project=project, params=developer, seed=seed, prices=prices)
     run = _Run(
-        project, rec, policy, qa, dev, prices, write_checks(project, qa, developer, seed), status
+        project=project, rec=rec, policy=policy, qa=qa, developer=dev, prices=prices, checks=write_checks(project, qa, developer, seed), status=status
     )
     rec.pay(Payment(Kind.QA, prices.usage(prices.qa_write_tokens)), lambda: None, 0)
     rec.log(status, 0, Role.QA, Kind.QA, outputs=json.dumps([c.nodeid for c in run.checks]),
@@ -234,22 +234,22 @@ def run_project(
         digest = run.snapshots.freeze(held)
         qa_ran = i % policy.qa_every == 0
         failing, findings = run.review(i, digest) if qa_ran else ((), ())
-        out.append(Iteration(i, tuple(w.id for w in work.items), dev.choices, diff, d.decision.value, d.reason, digest,
-                             qa_ran, failing, findings, tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
-                             run.items.tally(i), rec.usage))  # fmt: skip
+        out.append(Iteration(index=i, plan=tuple(w.id for w in work.items), variants=dev.choices, diff=diff, decision=d.decision.value, reason=d.reason, snapshot=digest,
+                             qa_ran=qa_ran, qa_failing=failing, qa_findings=findings, items=tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
+                             tally=run.items.tally(i), usage=rec.usage))  # fmt: skip
         if not run.items.open_items() and qa_ran:
             break
     run.score()
     rec.log(status, len(out), Role.DECISION, Kind.STOP, detail={"decision": "stop", "rule": "iterations",
             "reason": f"{len(out)} iteration(s); {len(run.items.open_items())} item(s) open"})  # fmt: skip
     return ProjectRun(
-        run_id,
-        policy,
-        qa,
-        developer,
-        seed,
-        run.checks,
-        tuple(out),
-        tuple(run.hidden),
-        tuple(run.inputs),
+        run_id=run_id,
+        policy=policy,
+        qa=qa,
+        developer=developer,
+        seed=seed,
+        qa_checks=run.checks,
+        iterations=tuple(out),
+        hidden=tuple(run.hidden),
+        role_inputs=tuple(run.inputs),
     )

@@ -81,7 +81,7 @@ class CheckRun:
     recheck: bool = False  # run because an earlier repair made it stale (or re-check-all)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Critique:
     """A refutation kept at aggregation: what was refuted, by what, and what changed."""
 
@@ -94,7 +94,7 @@ class Critique:
     kept: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MergeResult:
     policy: str
     runs: tuple[CheckRun, ...]
@@ -151,7 +151,7 @@ def counterexample(verdict: Verdict) -> str:
     return failures[0].message.removeprefix("AssertionError: ").splitlines()[0]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Merge:
     """One policy's merge in progress: the variants in use and what its stages found."""
 
@@ -176,7 +176,7 @@ class _Merge:
     def stage(self, n: int, checks: tuple[str, ...], refute: bool, recheck: bool) -> list[str]:
         """One engine run over `checks` on the current merge; returns the parts repaired."""
         start = self.candidate()
-        tasks = [Task(c, start, self.case.suite(c, self.variants)) for c in checks]
+        tasks = [Task(id=c, start=start, suite=self.case.suite(c, self.variants)) for c in checks]
         strategy = Refuter(self.case, dict(self.variants))
         before = self.budget.spent.cost_units
         out = engine.run(tasks, strategy, self.checker, rounds=1 if refute else 0, keep="resolved",
@@ -202,7 +202,7 @@ class _Merge:
         return repaired
 
     def _critique(self, n: int, check: str, repair: Repair, example: str, kept: bool) -> None:
-        c = Critique(n, check, repair.part, repair.premise, example, repair.why, kept)
+        c = Critique(stage=n, check=check, part=repair.part, premise=repair.premise, counterexample=example, why=repair.why, kept=kept)
         self.critiques.append(c)
         self.ledger.record(self.run_id, n, Role.DECISION, Kind.CRITIQUE, evidence=asdict(c),
                            detail={"unit": self.run_id, "stage": f"stage-{n}", "check": check, "part": c.part,
@@ -213,10 +213,10 @@ class _Merge:
         """The lab's own look, after the policy is done: integration tests and the hidden benchmark."""
         final = self.candidate()
         task = Task(
-            "integration",
-            final,
-            self.case.suite("integration", self.variants),
-            self.case.hidden_suite(),
+            id="integration",
+            start=final,
+            suite=self.case.suite("integration", self.variants),
+            hidden=self.case.hidden_suite(),
         )
         out = engine.run([task], Refuter(self.case, self.variants), self.checker, rounds=0, ledger=self.ledger,
                          run_id=f"{self.run_id}/aggregate")  # fmt: skip
@@ -244,8 +244,8 @@ def merge(
     checker = checker or Checker(Validator(), VerdictCache())
     ledger = ledger if ledger is not None else Ledger()
     run_id = f"merge/{policy}"
-    m = _Merge(case, policy, checker, ledger, Budget(limits(cost_units=BUDGET), ledger=ledger, run_id=run_id),
-               dict(case.parts))  # fmt: skip
+    m = _Merge(case=case, policy=policy, checker=checker, ledger=ledger, budget=Budget(limits(cost_units=BUDGET), ledger=ledger, run_id=run_id),
+               variants=dict(case.parts))  # fmt: skip
     locals_ = tuple(c for c in case.dag.checks() if c.startswith("local:"))
     m.stage(1, locals_, refute=False, recheck=False)
     if policy != "naive":
@@ -267,8 +267,8 @@ def merge(
     }
     caught = sum(1 for i, r in enumerate(m.runs)
                  if r.recheck and not r.held and any(e.check == r.check and e.held for e in m.runs[:i]))  # fmt: skip
-    return MergeResult(policy, tuple(m.runs), tuple(m.critiques), generated, integration, hidden,
-                       m.budget.spent.cost_units, m.recheck_cost, caught)  # fmt: skip
+    return MergeResult(policy=policy, runs=tuple(m.runs), critiques=tuple(m.critiques), variants=generated, integration=integration, hidden=hidden,
+                       cost_units=m.budget.spent.cost_units, recheck_cost=m.recheck_cost, stale_caught=caught)  # fmt: skip
 
 
 def measure(

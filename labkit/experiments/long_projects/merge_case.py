@@ -50,7 +50,7 @@ class Repair:
     variant: Part
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MergeCase:
     name: str
     title: str
@@ -84,11 +84,11 @@ class MergeCase:
             raise CaseError(
                 f"{self.name}: no check {check!r}; checks are {list(self.dag.checks())} and 'integration'"
             )
-        return AcceptanceSuite(f"{self.name}:{check}", tests, tuple(_test_ids(tests)), ())
+        return AcceptanceSuite(name=f"{self.name}:{check}", tests=tests, fail_to_pass=tuple(_test_ids(tests)), pass_to_pass=())
 
     def hidden_suite(self) -> AcceptanceSuite:
         return AcceptanceSuite(
-            f"{self.name}:hidden", self.hidden, tuple(_test_ids(self.hidden)), ()
+            name=f"{self.name}:hidden", tests=self.hidden, fail_to_pass=tuple(_test_ids(self.hidden)), pass_to_pass=()
         )
 
 
@@ -158,8 +158,8 @@ def load_merge_case(folder: str | Path = CASE) -> MergeCase:
         except (KeyError, TypeError, ValueError) as exc:
             raise CaseError(f"{path}: field 'repairs[{i}]': {exc}") from None
     return MergeCase(
-        str(field("name")), str(spec.get("title", "")), str(spec.get("premise", "")), read(field("given"), "given"),
-        parts, dag, read({e.check: e.check for e in edges}, "edges[].check"),
-        read(spec.get("check_helpers", {}), "check_helpers"), read(field("integration"), "integration"),
-        read(field("hidden"), "hidden"), tuple(repairs),
+        name=str(field("name")), title=str(spec.get("title", "")), premise=str(spec.get("premise", "")), given=read(field("given"), "given"),
+        parts=parts, dag=dag, edge_checks=read({e.check: e.check for e in edges}, "edges[].check"),
+        helpers=read(spec.get("check_helpers", {}), "check_helpers"), integration=read(field("integration"), "integration"),
+        hidden=read(field("hidden"), "hidden"), repairs=tuple(repairs),
     )  # fmt: skip

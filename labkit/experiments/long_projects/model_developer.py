@@ -45,7 +45,7 @@ def prompt_for(project: Project, item: Item, path: str, text: str) -> list[dict[
     ]  # fmt: skip
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ModelDeveloper:
     """A Strategy that asks `model` once per work item (see the module's docstring)."""
 
@@ -81,7 +81,7 @@ class ModelDeveloper:
 
         if not self.work.items:
             return Proposal(note="no work items")
-        role = ModelRole(self.model, complete=self.complete)
+        role = ModelRole(model=self.model, complete=self.complete)
         files, usage, choices = dict(situation.candidate.files), Usage(), []
         for item in self.work.items:
             path = module_of(self.project, files, item.id)

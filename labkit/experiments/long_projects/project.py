@@ -40,7 +40,7 @@ class QaCheck:
     kind: str  # the kind of case it probes ("boundary", "rounding", "plain", ...)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Project:
     name: str
     title: str
@@ -78,12 +78,12 @@ class Project:
     ) -> AcceptanceSuite:
         """The dev tests as one protected suite, with the required ids the caller names."""
         return AcceptanceSuite(
-            f"{self.name} dev", self.dev_files, tuple(fail_to_pass), tuple(pass_to_pass)
+            name=f"{self.name} dev", tests=self.dev_files, fail_to_pass=tuple(fail_to_pass), pass_to_pass=tuple(pass_to_pass)
         )
 
     def qa_suite(self, checks: Sequence[QaCheck]) -> AcceptanceSuite:
         return AcceptanceSuite(
-            f"{self.name} qa", {self.qa_file: self.qa_text}, tuple(c.nodeid for c in checks), ()
+            name=f"{self.name} qa", tests={self.qa_file: self.qa_text}, fail_to_pass=tuple(c.nodeid for c in checks), pass_to_pass=()
         )
 
 
@@ -160,7 +160,7 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
     if set(hidden_req.values()) - ids:
         raise CaseError(f"{spec}: field 'hidden.requirements' names unknown requirements")
     hidden = AcceptanceSuite(
-        f"{meta['name']} hidden benchmark", {hidden_file: hidden_text}, tuple(hidden_req), ()
+        name=f"{meta['name']} hidden benchmark", tests={hidden_file: hidden_text}, fail_to_pass=tuple(hidden_req), pass_to_pass=()
     )
     variants: dict[str, Mapping[str, Mapping[str, str]]] = {}
     for rid, labels in meta["variants"].items():
@@ -172,7 +172,7 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
             {lab: MappingProxyType(_files(root / rel)) for lab, rel in labels.items()}
         )
     return Project(
-        meta["name"], meta.get("title", ""), root, start, tuple(reqs), MappingProxyType(dev_files), qa_file, qa_text,
-        tuple(checks), hidden, MappingProxyType(hidden_req), MappingProxyType(variants),
-        MappingProxyType(dict(meta.get("blind_kinds", {}))),
+        name=meta["name"], title=meta.get("title", ""), root=root, start=start, requirements=tuple(reqs), dev_files=MappingProxyType(dev_files), qa_file=qa_file, qa_text=qa_text,
+        qa_checks=tuple(checks), hidden=hidden, hidden_requirement=MappingProxyType(hidden_req), variants=MappingProxyType(variants),
+        blind_kinds=MappingProxyType(dict(meta.get("blind_kinds", {}))),
     )  # fmt: skip

@@ -154,7 +154,7 @@ class Developer(Protocol):
     def propose(self, situation: Situation) -> Proposal: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SimulatedDeveloper:
     """A labkit Strategy: proposes one child that writes a variant for each item of `work`."""
 

@@ -32,7 +32,7 @@ class HiddenScore:
     failing_requirements: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Iteration:
     """One iteration as the roles saw it (plus its cost so far); no hidden result in here."""
 
@@ -51,7 +51,7 @@ class Iteration:
     usage: Usage  # cumulative: calls, tokens, cost units
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectRun:
     run_id: str
     policy: Policy

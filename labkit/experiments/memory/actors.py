@@ -35,7 +35,7 @@ class Options(Protocol):
     def candidate(self, name: str) -> Candidate: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SimActor:
     """SIMULATED: picks an explanation (a real patch) per trial. Prior: `p_fix` on the fix, the
     rest shared by the wrong patches; ruled-out actions are removed and the prior renormalised;
@@ -74,7 +74,7 @@ class SimActor:
         kind = case.patch(pick).kind
         child = Child(target=case.candidate(pick), name=pick, source=kind)
         return Proposal(
-            (child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}"
+            children=(child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}"
         )
 
 
@@ -91,7 +91,7 @@ class ModelActor:
         from labkit.loop.strategies.rewrite import Rewrite
 
         self.rewrite = Rewrite(
-            self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})"
+            model=self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})"
         )
         self.name = self.name or self.rewrite.name
 

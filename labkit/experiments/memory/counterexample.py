@@ -69,7 +69,7 @@ TENANT_FACTS = {"multi-tenant": True, "values differ per tenant": True}
 CATALOGUE_FACTS = {"multi-tenant": True, "values differ per tenant": False}  # many users, one price each
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Mix:
     """The seeded request mix (every parameter explicit)."""
 

@@ -43,7 +43,7 @@ class Setting:
     seed: int = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trial:
     """One trial of the stepped case: what the actor read, and whether the held state was
     hidden-correct afterwards (None: no score recorded for that trial)."""
@@ -109,7 +109,8 @@ def load(path: Path = RECORD) -> Demo:
     rec = read_recording(path, f"python -m labkit.experiments.memory.demo --out {path}", "data/memory/README.md")
     correct = {t: bool(ok) for c, t, ok in rec["correct"] if c == rec["case"]}
     tried = {row[0]: row[1:] for row in rec.get("tried", [])}  # (name, kind, diff, decision, reason)
-    trials = tuple(Trial(t, text, tokens, dropped, correct.get(t), *tried.get(t, ()))
+    trials = tuple(Trial(trial=t, text=text, tokens=tokens, dropped=dropped, correct=correct.get(t),
+                         **dict(zip(("tried", "kind", "diff", "decision", "reason"), tried.get(t, ()), strict=False)))
                    for t, text, tokens, dropped in rec["windows"])  # fmt: skip
     return Demo(rec["case"], rec["title"], trials)
 

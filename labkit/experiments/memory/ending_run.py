@@ -113,8 +113,8 @@ def replacement_final(case: SearchCase) -> AcceptanceSuite:
     text = (REPLACEMENT / "test_final_v2.py").read_text()
     release = case.final.tests["final/userlib_release.py"]
     node = "final/test_final_v2.py::test_profiles_and_reports_on_new_data"
-    return AcceptanceSuite(f"{case.case.name} final v2 (sealed, replaced)",
-                           {"final/test_final_v2.py": text, "final/userlib_release.py": release}, (node,), ())  # fmt: skip
+    return AcceptanceSuite(name=f"{case.case.name} final v2 (sealed, replaced)",
+                           tests={"final/test_final_v2.py": text, "final/userlib_release.py": release}, fail_to_pass=(node,), pass_to_pass=())  # fmt: skip
 
 
 def _with_final(case: SearchCase, final: AcceptanceSuite) -> SearchCase:

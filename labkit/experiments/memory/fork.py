@@ -69,7 +69,7 @@ def raw_record(case: repair.RepairCase, r: Episode, checker: Checker) -> str:
     return f"[{case.id}] trial {r.trial}: applied {r.action}\n{cand.files[case.module]}\n{said}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SessionTranscript(EpisodicBuffer):
     """The parent's context as one raw transcript across sub-tasks, cut to `budget` tokens (keep
     newest). Its window rules out what the kept records show failed, whichever sub-task they came from."""
@@ -125,7 +125,7 @@ class MeteredActor:
         return p
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SubTask:
     """One sub-task of a session: its calls, the tokens they read, and the outcome."""
 
@@ -156,19 +156,19 @@ def session(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, seed
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
     by_id = {c.id: c for c in cs}
-    actor = MeteredActor(SimActor(dict(by_id), seed=seed), {c.id: _artifacts(c) for c in cs})
-    shared = SessionTranscript(capacity, cases=by_id, checker=checker)
+    actor = MeteredActor(SimActor(cases=dict(by_id), seed=seed), {c.id: _artifacts(c) for c in cs})
+    shared = SessionTranscript(budget=capacity, cases=by_id, checker=checker)
     out = []
     for case in cs:
-        context = EpisodicBuffer(capacity) if arm == "fresh fork" else shared  # a fork starts empty
+        context = EpisodicBuffer(budget=capacity) if arm == "fresh fork" else shared  # a fork starts empty
         before = len(actor.calls)
-        run = repair.run([case], Reflexion(actor, checker, context), rounds=trials, checker=checker, ledger=Ledger(),
+        run = repair.run([case], Reflexion(actor=actor, checker=checker, buffer=context), rounds=trials, checker=checker, ledger=Ledger(),
                          run_id=f"fork-{arm}-{seed}-{case.id}", rules=(), case_rules=(), workers=1)  # fmt: skip
         trace = run.traces[case.id]
         verified = trace.final_verdict.resolved  # the parent's check: the engine's verdict on the returned state
         correct = verified and _hidden_correct(run, case.id, trace.final.digest)
         mine = [t for _, t in actor.calls[before:]]
-        out.append(SubTask(case.id, len(mine), sum(mine), max(mine, default=0), verified, correct))
+        out.append(SubTask(case=case.id, calls=len(mine), tokens=sum(mine), largest=max(mine, default=0), verified=verified, correct=correct))
     return out
 
 

@@ -142,7 +142,7 @@ def real_model(ids: Sequence[str], model: str = "labkit/smollm2", trials: int = 
     checker = checker or Checker()
     frames = []
     for arm, memory in (("no memory", False), ("buffer", True)):
-        strategy = Reflexion(ModelActor(model, max_tokens=max_tokens), checker, EpisodicBuffer() if memory else None)
+        strategy = Reflexion(actor=ModelActor(model, max_tokens=max_tokens), checker=checker, buffer=EpisodicBuffer() if memory else None)
         f = run_tasks(strategy, cs, checker, trials=trials, run_id=f"reflexion-humaneval-{arm}", ledger=ledger)
         frames.append(f.with_columns(pl.lit(arm).alias("arm")))
     return pl.concat(frames).select("arm", "case", "trial", "correct").sort("arm", "case", "trial")

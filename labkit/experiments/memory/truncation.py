@@ -35,7 +35,7 @@ from labkit.loop.strategies.memory.episodic import tokens
 __all__ = ["Setting", "arms", "measure", "problems", "reflection_tokens"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     """Every parameter of the truncation measurement, explicit."""
 
@@ -72,11 +72,11 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
 
 def arms(setting: Setting) -> tuple[ReflexionSetup, ...]:
     return (
-        ReflexionSetup("no memory", memory=False),
-        ReflexionSetup(f"generous ({setting.generous} tok)", memory=True, budget=setting.generous),
-        ReflexionSetup(f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"),
-        ReflexionSetup(f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"),
-        ReflexionSetup(f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"),
+        ReflexionSetup(name="no memory", memory=False),
+        ReflexionSetup(name=f"generous ({setting.generous} tok)", memory=True, budget=setting.generous),
+        ReflexionSetup(name=f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"),
+        ReflexionSetup(name=f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"),
+        ReflexionSetup(name=f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"),
     )
 
 

@@ -37,8 +37,8 @@ def _critic(seed: int) -> Callable[[Situation], float]:
 def run_arm(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, rounds: int = 5, seed: int = 0
             ) -> tuple[pl.DataFrame, ReflectiveAgent, Ledger, str]:  # fmt: skip
     blind = arm != "external oracle"
-    actor = SimActor({c.id: c for c in cs}, seed=seed, blind=blind)
-    agent = ReflectiveAgent(actor, checker, oracle=None if blind else "external",
+    actor = SimActor(cases={c.id: c for c in cs}, seed=seed, blind=blind)
+    agent = ReflectiveAgent(actor=actor, checker=checker, oracle=None if blind else "external",
                             critique=_critic(seed) if blind else None, guard=arm == "self-critique + guard")  # fmt: skip
     ledger, run_id = Ledger(), f"unified-{arm}-{seed}"
     done = repair.run(cs, agent, rounds=rounds, checker=checker, ledger=ledger, rules=(), case_rules=(),
@@ -51,7 +51,7 @@ def run_arm(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, roun
     return f, agent, ledger, run_id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Unified:
     frame: pl.DataFrame  # arm, seed, case, round, correct, proposals
     final: dict[str, Interval]  # share hidden-correct at the last round
@@ -94,7 +94,7 @@ def compare(seeds: Sequence[int] = tuple(range(8)), rounds: int = 5, checker: Ch
     props = {a: _mean(frame.filter(pl.col("arm") == a).group_by("seed").agg(pl.col("proposals").first())["proposals"])
              for a in ARMS}  # fmt: skip
     start = _mean(frame.filter(pl.col("round") == 0)["correct"].cast(pl.Float64))
-    return Unified(frame, final, props, stored, hidden_ok, start)
+    return Unified(frame=frame, final=final, proposals=props, stored=stored, stored_hidden_correct=hidden_ok, start=start)
 
 
 def _mean(col: pl.Series) -> float:

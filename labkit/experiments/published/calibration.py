@@ -44,7 +44,7 @@ DEFAULTS_FROM_LOGS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     """One simulated parameter: its default, what the logs give (None: not identifiable), and how."""
 
@@ -172,37 +172,37 @@ def calibrate(ladder: Sequence[LadderRow] | None = None, seed: int = 0) -> list[
     )
     he_log = "reflexion-humaneval log"
     out = [
-        Estimate("SimulatedPolicy.p_fix_evidence", d["SimulatedPolicy.p_fix_evidence"], fix, f"{fix_n} problems", he_log,
-                 "per PROBLEM, within up to 9 reflections on GPT-4's own tests, among the problems whose first "
+        Estimate(parameter="SimulatedPolicy.p_fix_evidence", default=d["SimulatedPolicy.p_fix_evidence"], estimate=fix, counts=f"{fix_n} problems", source=he_log,
+                 note="per PROBLEM, within up to 9 reflections on GPT-4's own tests, among the problems whose first "
                  "attempt failed the hidden tests; the per-revision rate is not identified (a fix is seen only when "
                  f"its own tests also pass): the first revision alone fixed {first_n}."),
-        Estimate("SimActor.p_fix", d["SimActor.p_fix"], first, f"{first_n} problems", he_log,
-                 "the first reflection's fix rate, a LOWER bound (a first-round fix that its own wrong tests "
+        Estimate(parameter="SimActor.p_fix", default=d["SimActor.p_fix"], estimate=first, counts=f"{first_n} problems", source=he_log,
+                 note="the first reflection's fix rate, a LOWER bound (a first-round fix that its own wrong tests "
                  "rejected is not seen as one)."),
-        Estimate("SimulatedPolicy.p_fix_blind", d["SimulatedPolicy.p_fix_blind"], None, "", "—",
-                 f"not identifiable from these logs, kept at {d['SimulatedPolicy.p_fix_blind']}: no logged run revises "
+        Estimate(parameter="SimulatedPolicy.p_fix_blind", default=d["SimulatedPolicy.p_fix_blind"], estimate=None, counts="", source="—",
+                 note=f"not identifiable from these logs, kept at {d['SimulatedPolicy.p_fix_blind']}: no logged run revises "
                  "without evidence (the single-shot run drafts from the prompt; nothing asks it to think again)."),
-        Estimate("SimulatedPolicy.p_break", d["SimulatedPolicy.p_break"], brk, f"{brk_n} problems", "reflexion-mbpp + simple-mbpp logs",
-                 "an UPPER-bound proxy: among problems the single-shot run solved and Reflexion revised, the share "
+        Estimate(parameter="SimulatedPolicy.p_break", default=d["SimulatedPolicy.p_break"], estimate=brk, counts=f"{brk_n} problems", source="reflexion-mbpp + simple-mbpp logs",
+                 note="an UPPER-bound proxy: among problems the single-shot run solved and Reflexion revised, the share "
                  "its final answer fails, as if its first attempt were right whenever the single-shot one was; "
                  "the revisions had (often wrong) self-written test evidence, not none. HumanEval cannot say: "
                  "its loop never revised an answer that passed the hidden tests."),
-        Estimate("SimulatedPolicy.rho", d["SimulatedPolicy.rho"], rho,
-                 f"both pass {cells[0]}, first attempt only {cells[1]}, single-shot only {cells[2]}, neither {cells[3]}",
-                 "reflexion-humaneval first attempts + simple-humaneval",
-                 "tetrachoric correlation of two samples of each problem: Reflexion's first attempt (graded on the "
+        Estimate(parameter="SimulatedPolicy.rho", default=d["SimulatedPolicy.rho"], estimate=rho,
+                 counts=f"both pass {cells[0]}, first attempt only {cells[1]}, single-shot only {cells[2]}, neither {cells[3]}",
+                 source="reflexion-humaneval first attempts + simple-humaneval",
+                 note="tetrachoric correlation of two samples of each problem: Reflexion's first attempt (graded on the "
                  "hidden tests in this log) and the single-shot answer; the simulation's Gaussian copula has the "
                  "same meaning."),
-        Estimate("SimulatedPolicy.overfit", d["SimulatedPolicy.overfit"], over, f"{over_n} wrong solutions" if over else "",
-                 "ladder: HumanEval, both runs", no_ladder + "among logged solutions labkit's check fails, the share that pass the "
+        Estimate(parameter="SimulatedPolicy.overfit", default=d["SimulatedPolicy.overfit"], estimate=over, counts=f"{over_n} wrong solutions" if over else "",
+                 source="ladder: HumanEval, both runs", note=no_ladder + "among logged solutions labkit's check fails, the share that pass the "
                  "docstring examples (the visible tests)."),
-        Estimate("SimulatedPolicy.weak_tests", d["SimulatedPolicy.weak_tests"], weak, f"{weak_n} wrong solutions" if weak else "",
-                 "ladder own_tests rung (self-tests from the test-acc log)",
-                 no_ladder + "among logged solutions labkit's check fails, the share GPT-4's own tests accept. The test-acc log "
+        Estimate(parameter="SimulatedPolicy.weak_tests", default=d["SimulatedPolicy.weak_tests"], estimate=weak, counts=f"{weak_n} wrong solutions" if weak else "",
+                 source="ladder own_tests rung (self-tests from the test-acc log)",
+                 note=no_ladder + "among logged solutions labkit's check fails, the share GPT-4's own tests accept. The test-acc log "
                  f"measures the other error: {wrong_tests.problems - wrong_tests.passed} of {wrong_tests.problems} "
                  "self-written test files reject the canonical solution."),
-        Estimate("SimulatedPolicy.critic_accuracy", d["SimulatedPolicy.critic_accuracy"], None, "", "—",
-                 f"not identifiable from these logs, kept at {d['SimulatedPolicy.critic_accuracy']}: no logged run "
+        Estimate(parameter="SimulatedPolicy.critic_accuracy", default=d["SimulatedPolicy.critic_accuracy"], estimate=None, counts="", source="—",
+                 note=f"not identifiable from these logs, kept at {d['SimulatedPolicy.critic_accuracy']}: no logged run "
                  "has a critique without tests (Self-Refine style)."),
     ]  # fmt: skip
     return out

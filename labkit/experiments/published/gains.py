@@ -97,7 +97,7 @@ def _verdicts(ladder: Sequence[LadderRow], run: str, rung: str) -> dict[str, boo
     return {r.task_id: r.passed for r in ladder if r.run == run and r.rung == rung}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcomes:
     """Both runs of one benchmark, problem by problem, under one grader ("logged" or a ladder rung)."""
 
@@ -135,11 +135,11 @@ def outcomes(
         if missing:
             raise ReferenceDataMissing(f"the ladder has no {grader!r} verdict for {len(missing)} {benchmark} problems "
                                        f"(first {missing[0]}): record it with `{REGRADE}`")  # fmt: skip
-    return Outcomes(benchmark, grader, tasks, np.array([bool(r_ok[t]) for t in tasks]),
-                    np.array([bool(s_ok[t]) for t in tasks]), np.array([refl[t][1] for t in tasks]))  # fmt: skip
+    return Outcomes(benchmark=benchmark, grader=grader, task_ids=tasks, reflexion=np.array([bool(r_ok[t]) for t in tasks]),
+                    single=np.array([bool(s_ok[t]) for t in tasks]), reflections=np.array([refl[t][1] for t in tasks]))  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Wins:
     """Counts of problems (each with a bootstrap interval over problems) by which run solved them.
 
@@ -173,7 +173,10 @@ def wins(o: Outcomes, seed: int = 0) -> Wins:
     cells = np.column_stack([r & s, r & ~s & reflected, r & ~s & ~reflected, ~r & s, ~r & ~s,
                              r.astype(int) - s.astype(int)]).astype(float)  # fmt: skip
     ivs = bootstrap_columns(cells, seed=seed)
-    return Wins(o.benchmark, o.grader, len(o.task_ids), *ivs)
+    both, refl, unrefl, single_only, neither, net = ivs
+    return Wins(benchmark=o.benchmark, grader=o.grader, problems=len(o.task_ids), both=both,
+                reflexion_only_reflected=refl, reflexion_only_unreflected=unrefl, single_only=single_only,
+                neither=neither, net=net)
 
 
 @dataclass(frozen=True)
@@ -292,7 +295,7 @@ def belief_candidates(
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FalseBelief:
     """A reflection that argues for a requirement the prompt does not state, verified by reading."""
 
@@ -326,13 +329,13 @@ def false_beliefs(path: Path | None = None) -> list[FalseBelief]:
         task, k, quote = str(d["task_id"]), int(d["reflection"]), str(d["reflection_quote"])
         said = list(refl.get(task, []))
         b = FalseBelief(
-            task,
-            k,
-            quote,
-            str(d["prompt_quote"]),
-            str(d["why"]),
-            sum(quote in x for x in said),
-            len(said),
+            task_id=task,
+            reflection=k,
+            reflection_quote=quote,
+            prompt_quote=str(d["prompt_quote"]),
+            why=str(d["why"]),
+            repeated=sum(quote in x for x in said),
+            reflections=len(said),
         )
         if not 0 <= b.reflection < len(said) or b.reflection_quote not in said[b.reflection]:
             raise ReferenceDataMissing(

@@ -43,7 +43,7 @@ PUBLISHED = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Disagreement:
     """A problem where labkit's `check` verdict and the logged is_solved differ, and why."""
 
@@ -91,7 +91,8 @@ def disagreements(
             c = causes.get(key, {})
             out.append(
                 Disagreement(
-                    *key, r["passed"], logged[key], r["reason"], c.get("cause"), c.get("evidence")
+                    run=key[0], task_id=key[1], labkit=r["passed"], logged=logged[key], reason=r["reason"],
+                    cause=c.get("cause"), evidence=c.get("evidence"),
                 )
             )
     return out

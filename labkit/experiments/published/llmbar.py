@@ -91,7 +91,7 @@ def load(folder: Path | None = None) -> Tables:
     return Tables(pl.read_ndjson(paths[0]), pl.read_parquet(paths[1]), pl.read_ndjson(paths[2]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scores:
     """One judge × strategy × set, scored as LLMBar scores it (shares of all instances)."""
 
@@ -122,7 +122,7 @@ class Scores:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class _Columns:
     """Every verdict pair joined to its instance's label and lengths, each column converted to
     numpy once (a folder is an index array into them: no polars conversion per folder)."""
@@ -150,8 +150,8 @@ def _folders(t: Tables) -> tuple[_Columns, dict[tuple[str, str, str], npt.NDArra
     def codes(col: str) -> npt.NDArray[np.int64]:
         return rows[col].fill_null(-1).to_numpy().astype(np.int64)
 
-    cols = _Columns(rows["id"].to_list(), codes("order1"), codes("order2"), codes("label"),
-                    rows["len_1"].to_numpy().astype(float), rows["len_2"].to_numpy().astype(float))  # fmt: skip
+    cols = _Columns(ids=rows["id"].to_list(), w12=codes("order1"), w21=codes("order2"), label=codes("label"),
+                    len_1=rows["len_1"].to_numpy().astype(float), len_2=rows["len_2"].to_numpy().astype(float))  # fmt: skip
     groups = rows.with_row_index("row").group_by(["judge", "strategy", "set"], maintain_order=True).agg("row")
     return cols, {
         (j, s, x): np.asarray(r, dtype=np.int64) for j, s, x, r in groups.iter_rows()
@@ -184,19 +184,19 @@ def score(
         unparseable="wrong",
     )
     return Scores(
-        judge,
-        strategy,
-        set_name,
-        p.n_pairs,
-        p.n_unparseable,
-        p.accuracy_12,
-        p.accuracy_21,
-        p.consistency,
-        p.llmbar,
-        p.accuracy_gap,
-        p.gold_first,
-        p.gold_second,
-        p.gold_shift,
+        judge=judge,
+        strategy=strategy,
+        set=set_name,
+        n=p.n_pairs,
+        n_unparseable=p.n_unparseable,
+        accuracy_order1=p.accuracy_12,
+        accuracy_order2=p.accuracy_21,
+        consistency=p.consistency,
+        accuracy_swap_avg=p.llmbar,
+        order_gap=p.accuracy_gap,
+        gold_first=p.gold_first,
+        gold_second=p.gold_second,
+        gold_shift=p.gold_shift,
     )
 
 

@@ -100,7 +100,7 @@ def _own_tests(tests: Sequence[str]) -> AcceptanceSuite:
     body = "".join(f"\n\ndef test_own_{k}():\n    {t.strip()}\n" for k, t in enumerate(tests, 1))
     text = f"from solution import *  # noqa: F403\n{body}"
     ids = tuple(f"{OWN}::test_own_{k}" for k in range(1, len(tests) + 1))
-    return AcceptanceSuite("own-tests", {OWN: text}, ids, ())
+    return AcceptanceSuite(name="own-tests", tests={OWN: text}, fail_to_pass=ids, pass_to_pass=())
 
 
 def _differential(problem: Mapping[str, Any], contract: bool) -> AcceptanceSuite | Unavailable:
@@ -114,10 +114,10 @@ def _differential(problem: Mapping[str, Any], contract: bool) -> AcceptanceSuite
         return Unavailable("not computed", "labkit.grading.differential is not in this checkout")
     ds = module.differential_suite(problem["task_id"], contract=contract)
     return AcceptanceSuite(
-        f"{problem['task_id']}-differential-{'contract' if contract else 'raw'}",
-        dict(ds.files),
-        tuple(ds.tests),
-        (),
+        name=f"{problem['task_id']}-differential-{'contract' if contract else 'raw'}",
+        tests=dict(ds.files),
+        fail_to_pass=tuple(ds.tests),
+        pass_to_pass=(),
     )
 
 
@@ -145,7 +145,7 @@ def rung_suite(rung: str, problem: Mapping[str, Any], self_tests: Mapping[str, S
         if rung == "check" and entry.startswith("_"):
             # A star import skips _names, and MBPP's test calls the entry point by name (mbpp_798 `_sum`).
             tests = f"from solution import {entry}  # noqa: F401\n" + tests
-        return AcceptanceSuite(f"{problem['task_id']}-{rung}", {path: tests}, ids, ())
+        return AcceptanceSuite(name=f"{problem['task_id']}-{rung}", tests={path: tests}, fail_to_pass=ids, pass_to_pass=())
     if rung in ("differential_raw", "differential_contract"):
         return _differential(problem, contract=rung == "differential_contract")
     raise InvalidSetting(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")

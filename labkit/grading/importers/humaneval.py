@@ -159,7 +159,7 @@ def visible_examples(prompt: str, entry: str) -> tuple[list[Example], list[str]]
     return found, unparsed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Split:
     """A problem's tests split once: visible (docstring examples by value) and hidden (`check`)."""
 
@@ -200,7 +200,7 @@ def split(problem: Mapping[str, Any]) -> Split:
         f"{problem['test'].strip()}\n\n\n"
         f"def test_hidden_check():\n    check(_solution.{entry})\n"
     )
-    return Split(tuple(examples), tuple(unparsed), visible, ids, hidden, (f"{HIDDEN}::test_hidden_check",))
+    return Split(examples=tuple(examples), unparsed=tuple(unparsed), visible=visible, visible_ids=ids, hidden=hidden, hidden_ids=(f"{HIDDEN}::test_hidden_check",))
 
 
 def canonical_fails_visible(problem: Mapping[str, Any], validator: Validator) -> tuple[str, ...]:
@@ -210,7 +210,7 @@ def canonical_fails_visible(problem: Mapping[str, Any], validator: Validator) ->
     from labkit.grading.acceptance import AcceptanceSuite
 
     sp = split(problem)
-    suite = AcceptanceSuite(f"{problem['task_id']}-visible", {VISIBLE: sp.visible}, sp.visible_ids, ())
+    suite = AcceptanceSuite(name=f"{problem['task_id']}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=())
     canonical = Candidate({"solution.py": problem["prompt"] + problem["canonical_solution"]}, label="canonical")
     verdict = validator.run(canonical, suite)
     return tuple(r.nodeid for r in verdict.evidence.results if r.outcome != "passed")

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["BoundReflection", "Next", "Observed", "ToolReflector", "ToolRun", "check_bound", "observed", "run_tool_task"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BoundReflection:
     action: int
     error_class: ErrorClass
@@ -71,7 +71,7 @@ class ToolReflector(Protocol):
     def reflect(self, seen: Observed, history: tuple[Observed, ...]) -> Next: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolRun:
     run_id: str
     unit: str
@@ -128,14 +128,14 @@ def run_tool_task(
     action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
     actor = _Actor(reflector)
-    act = Acting(tool, artifact_of, classify_exception, Payment(Kind.TOOL, Usage(cost_units=cost)), unit,
-              partial(_admit, require_bound), getattr(tool, "simulated", False))  # fmt: skip
+    act = Acting(tool=tool, artifact_of=artifact_of, classify=classify_exception, payment=Payment(Kind.TOOL, Usage(cost_units=cost)), unit=unit,
+              admit=partial(_admit, require_bound), simulated=getattr(tool, "simulated", False))  # fmt: skip
     out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
                      budget=budget, run_id=run_id, act=act)  # fmt: skip
     history = observed(ledger, run_id)  # read back from the run's TOOL events
-    fresh = new_evidence(Step(unit, o.action - 1, "", failures=frozenset({evidence_key(o)})) for o in history)
-    return ToolRun(run_id, unit, reflector.name, len(history), budget.spent.cost_units,
-                   sum(k for r, k in fresh.items() if r > 0), _OUTCOMES.get(out.stop.rule, "no_progress"), history)  # fmt: skip
+    fresh = new_evidence(Step(case=unit, round=o.action - 1, state="", failures=frozenset({evidence_key(o)})) for o in history)
+    return ToolRun(run_id=run_id, unit=unit, reflector=reflector.name, actions=len(history), spent=budget.spent.cost_units,
+                   new_evidence=sum(k for r, k in fresh.items() if r > 0), outcome=_OUTCOMES.get(out.stop.rule, "no_progress"), history=history)  # fmt: skip
 
 
 def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
@@ -144,8 +144,8 @@ def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
     for e in ledger.events(run_id):
         if (e.role, e.kind) == (Role.TOOL, Kind.TOOL):
             d, cls = e.detail, str(e.detail.get("error_class", ""))
-            out.append(Observed(int(d["action"]), str(d["command"]), bool(d["ok"]), str(d["reason"]),
-                                ErrorClass(cls) if cls else None, str(d["artifact"])))  # fmt: skip
+            out.append(Observed(action=int(d["action"]), command=str(d["command"]), ok=bool(d["ok"]), output=str(d["reason"]),
+                                error_class=ErrorClass(cls) if cls else None, artifact=str(d["artifact"])))  # fmt: skip
     return tuple(out)
 
 

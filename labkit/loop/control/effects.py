@@ -42,7 +42,7 @@ class Outbox(Protocol):
     def lookup(self, key: str) -> bool: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Checkpoint:
     name: str
     code_version: str
@@ -52,7 +52,7 @@ class Checkpoint:
     position: int  # ledger sequence number at the checkpoint
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EffectGate:
     outbox: Outbox
     budget: Budget
@@ -125,8 +125,8 @@ class EffectGate:
 
     def checkpoint(self, name: str, code_version: str, dependency_image: str, environment: str) -> Checkpoint:
         events = self.ledger.events(self.run_id)
-        cp = Checkpoint(name, code_version, dependency_image, environment, tuple(dict(p) for p in self.pending.values()),
-                        events[-1].seq if events else 0)  # fmt: skip
+        cp = Checkpoint(name=name, code_version=code_version, dependency_image=dependency_image, environment=environment, pending=tuple(dict(p) for p in self.pending.values()),
+                        position=events[-1].seq if events else 0)  # fmt: skip
         self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.CHECKPOINT, detail={
             "unit": self.unit, "reason": name, "code_version": code_version, "dependency_image": dependency_image,
             "environment": environment, "pending": list(cp.pending), "position": cp.position})  # fmt: skip
@@ -143,7 +143,7 @@ def duplicated_effects(ledger: Ledger, run_id: str | None = None) -> int:
     return sum(len(k) - 1 for k in keys.values())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EffectStep:
     """One recorded effect, checkpoint or stop, with the accounts as they stood after it."""
 
@@ -174,5 +174,5 @@ def effect_steps(ledger: Ledger, run_id: str) -> list[EffectStep]:
                 pending.pop(key, None)
         elif e.kind not in (Kind.CHECKPOINT, Kind.STOP):
             continue
-        out.append(EffectStep(e.seq, e.kind, d, spent, tuple(delivered), tuple(f"{k} ({v})" for k, v in pending.items())))
+        out.append(EffectStep(seq=e.seq, kind=e.kind, detail=d, spent=spent, delivered=tuple(delivered), pending=tuple(f"{k} ({v})" for k, v in pending.items())))
     return out

@@ -46,7 +46,7 @@ def _candidate(role: str, kind: str, detail: Mapping[str, object]) -> bool:
     return (role, kind) == _TOOL or (role == Role.EXECUTOR and kind == Kind.GENERATE and "parent" in detail)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UnitRow:
     unit: str
     status: str
@@ -58,7 +58,7 @@ class UnitRow:
     takeovers: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LayerMetrics:
     rows: tuple[UnitRow, ...]
     trusted: int
@@ -113,13 +113,13 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
         ok = stop["status"] == "success" and stop.get("confirmed", True) is True and dup == 0
         # an engine run's stop names its rule ("budget", "stalled", ...); its reason is a sentence
         why = stop.get("rule") if stop.get("run") is True and stop.get("rule") else stop.get("reason", "")
-        rows.append(UnitRow(u, str(stop["status"]), str(why), ok, cands[u], cost[u], dup, takeovers[u]))
+        rows.append(UnitRow(unit=u, status=str(stop["status"]), reason=str(why), trusted=ok, candidates=cands[u], cost=cost[u], duplicates=dup, takeovers=takeovers[u]))
     outcomes = [UnitOutcome(r.unit, "success" if r.trusted else "failed" if r.status == "success" else r.status)  # type: ignore[arg-type]
                 for r in rows if r.status != "not_returned"]  # fmt: skip
     trusted, n = completion_rate(assigned, outcomes)
     total = sum(cost.values())
-    return LayerMetrics(tuple(rows), trusted, n, sum(cands.values()) / n, total,
-                        total / trusted if trusted else None, sum(r.duplicates for r in rows),
-                        sum(r.reason in NO_PROGRESS for r in rows), sum(takeovers.values()))  # fmt: skip
+    return LayerMetrics(rows=tuple(rows), trusted=trusted, units=n, candidates_per_task=sum(cands.values()) / n, cost=total,
+                        cost_per_trusted=total / trusted if trusted else None, duplicated_side_effects=sum(r.duplicates for r in rows),
+                        no_progress_stops=sum(r.reason in NO_PROGRESS for r in rows), human_takeovers=sum(takeovers.values()))  # fmt: skip
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Scored", "held_rate", "score"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scored:
     """One experiment: what was predicted (and when), what was observed, and whether it held."""
 
@@ -64,7 +64,7 @@ def score(ledger: Ledger, run_id: str) -> tuple[Scored, ...]:
             )
             out.append(
                 Scored(
-                    case, question, prediction, observed, seq if prediction else None, e.seq, held
+                    case=case, question=question, prediction=prediction, observation=observed, predicted_at=seq if prediction else None, observed_at=e.seq, held=held
                 )
             )
     return tuple(out)

@@ -79,8 +79,8 @@ def _new_suite(suite: AcceptanceSuite, change: TestChange) -> AcceptanceSuite:
     def swap(ids: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(change.replaces.get(i, i) for i in ids)
     groups = {g: swap(ids) for g, ids in suite.groups.items()}
-    return AcceptanceSuite(suite.name, {**suite.tests, change.path: change.new_text},
-                           swap(suite.fail_to_pass), swap(suite.pass_to_pass), groups)  # fmt: skip
+    return AcceptanceSuite(name=suite.name, tests={**suite.tests, change.path: change.new_text},
+                           fail_to_pass=swap(suite.fail_to_pass), pass_to_pass=swap(suite.pass_to_pass), groups=groups)  # fmt: skip
 
 
 def _scored(ledger: Ledger, suite_digest: str) -> dict[str, tuple[str, bool]]:

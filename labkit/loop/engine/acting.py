@@ -47,7 +47,7 @@ COMMAND = "command"  # a tool task's candidate holds its command under this name
 DONE, ESCALATE, ACTOR_STOP, BUDGET, MAX_ACTIONS = "done", "escalate", "actor-stop", "budget", "max-actions"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Observed:
     """What the engine saw of one action (what an actor is given)."""
 
@@ -84,7 +84,7 @@ class ActionStrategy(Protocol):
     def propose(self, seen: Observed, history: tuple[Observed, ...]) -> Turn: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Acting:
     """`engine.run`'s configuration for a task of external effects."""
 
@@ -102,8 +102,8 @@ def command_task(unit: str, first: str) -> Task:
     from labkit.grading.acceptance import AcceptanceSuite
 
     text = "def test_command_succeeds():\n    pass  # observed by the engine: the action raised nothing\n"
-    suite = AcceptanceSuite(f"tool:{unit}", {"test_tool.py": text}, ("test_tool.py::test_command_succeeds",), ())
-    return Task(unit, Candidate({COMMAND: first}, label="action 1"), suite, start_state="action 1")
+    suite = AcceptanceSuite(name=f"tool:{unit}", tests={"test_tool.py": text}, fail_to_pass=("test_tool.py::test_command_succeeds",), pass_to_pass=())
+    return Task(id=unit, start=Candidate({COMMAND: first}, label="action 1"), suite=suite, start_state="action 1")
 
 
 def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, max_actions: int, rules: Sequence[Rule]) -> EngineRun:
@@ -128,9 +128,9 @@ def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, ma
             break
         except Exception as exc:  # noqa: BLE001 - the action's failure, classified by the control plane
             out, cls = str(exc), act.classify(exc, "tool")
-        obs = Observed(n, command, cls is None, out, cls.error_class if cls else None, act.artifact_of(command))
+        obs = Observed(action=n, command=command, ok=cls is None, output=out, error_class=cls.error_class if cls else None, artifact=act.artifact_of(command))
         history.append(obs)
-        steps.append(Step(task.id, n - 1, digest(command), failures=frozenset({evidence_key(obs)})))
+        steps.append(Step(case=task.id, round=n - 1, state=digest(command), failures=frozenset({evidence_key(obs)})))
         rec.log(None, n, Role.TOOL, Kind.TOOL, detail={
             "unit": act.unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
             "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
@@ -163,7 +163,7 @@ def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, ma
         "unit": act.unit, "status": status, "reason": _REASONS.get(end.rule, "no_progress"),
         **({"rule": stops[-1].rule} if stops else {})})  # fmt: skip
     final = {task.id: f"action {len(history)}"}
-    return EngineRun(rec.run_id, rec.ledger, (task,), {}, len(history), tuple(stops), end, act.simulated, actor.name, final)
+    return EngineRun(run_id=rec.run_id, ledger=rec.ledger, tasks=(task,), traces={}, rounds_run=len(history), stops=tuple(stops), stop=end, simulated=act.simulated, strategy=actor.name, final=final)
 
 
 # the STOP event's reason for each ending (a fired stop rule: "no_progress"), as tool runs always recorded it

@@ -31,7 +31,7 @@ __all__ = ["QUARANTINED", "CaseState", "confirm_winners", "ending", "record_stop
 QUARANTINED = ("integrity", "quarantine")  # stop rules after which nothing is confirmed
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CaseState:
     """One case's mutable state during a run."""
 
@@ -131,13 +131,13 @@ def result(
     for cid, c in cases.items():
         rolled = c.rounds and c.rounds[-1].kept.digest != c.candidate.digest
         traces[cid] = Trace(
-            rec.run_id, c.task.suite.digest, rec.checker.id, strategy.name, strategy.simulated,
-            c.start, c.start_verdict, tuple(c.rounds), c.stop or stop, cid, c.state,
-            c.candidate if rolled else None, c.verdict if rolled else None,
+            run_id=rec.run_id, suite=c.task.suite.digest, validator=rec.checker.id, reflector=strategy.name, simulated=strategy.simulated,
+            start=c.start, start_verdict=c.start_verdict, rounds=tuple(c.rounds), stop=c.stop or stop, case=cid, final_state=c.state,
+            held=c.candidate if rolled else None, held_verdict=c.verdict if rolled else None,
         )  # fmt: skip
     return EngineRun(
-        rec.run_id, rec.ledger, tasks, traces, reached, tuple(stops), stop, strategy.simulated, strategy.name,
-        {cid: c.state for cid, c in cases.items()}, dict(winners),
+        run_id=rec.run_id, ledger=rec.ledger, tasks=tasks, traces=traces, rounds_run=reached, stops=tuple(stops), stop=stop, simulated=strategy.simulated, strategy=strategy.name,
+        final={cid: c.state for cid, c in cases.items()}, winners=dict(winners),
     )  # fmt: skip
 
 

@@ -50,7 +50,7 @@ class FrontierLimits:
                 raise InvalidSetting(f"FrontierLimits.{name} must be an int >= 1, got {v!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Node:
     """A state a case reached: its candidate, visible verdict, name and depth from the start.
 

@@ -18,7 +18,7 @@ from labkit.grading.verdicts import signature
 __all__ = ["History", "RoundStats", "Step", "Verification", "failure_keys"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RoundStats:
     """One round's counts: what a stop rule needs, without the intervals."""
 
@@ -46,7 +46,7 @@ class RoundStats:
         return self.broken / self.right_before if self.right_before else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Step:
     """One case after one round, as the loop saw it: the candidate state and its test outcomes."""
 
@@ -63,7 +63,8 @@ class Step:
     @classmethod
     def of(cls, case: str, round: int, evidence: Evidence, kept: bool = True) -> Step:
         outcomes = {r.nodeid: r.outcome for r in evidence.results}
-        return cls(case, round, evidence.candidate, outcomes, failure_keys(evidence), kept)
+        return cls(case=case, round=round, state=evidence.candidate, outcomes=outcomes,
+                   failures=failure_keys(evidence), kept=kept)
 
 
 def failure_keys(evidence: Evidence) -> frozenset[str]:

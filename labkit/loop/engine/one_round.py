@@ -169,9 +169,9 @@ class OneRound(OneAtATime):
         unrun = self.unexecuted.pop(c.task.id, ())
         if decision.decision is Decision.ROLL_BACK and cause:
             c.rejected.append(cause)
-        rnd = Round(r, held, held_verdict, proposal, obs,
-                    chosen.patched if chosen else None, chosen.size if chosen else None,
-                    chosen.retest if chosen else None, decision, self.rec.usage, c.task.id, tuple(attempts), c.state)  # fmt: skip
+        rnd = Round(index=r, candidate=held, verdict=held_verdict, reflection=proposal, observations=obs,
+                    patched=chosen.patched if chosen else None, patch_size=chosen.size if chosen else None,
+                    retest=chosen.retest if chosen else None, decision=decision, usage=self.rec.usage, case=c.task.id, attempts=tuple(attempts), state=c.state)  # fmt: skip
         c.rounds.append(rnd)
         c.done = r
         self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(c.candidate),
@@ -192,7 +192,7 @@ class OneRound(OneAtATime):
             if a is None or a.decision.decision is not Decision.KEEP or a.patched is None or a.retest is None:
                 continue
             name = a.child.name or a.patched.label or f"round-{r}"
-            node = Node(a.patched, a.retest, name, c.depth + 1, len(c.green), (*c.path, name))
+            node = Node(candidate=a.patched, verdict=a.retest, state=name, depth=c.depth + 1, order=len(c.green), path=(*c.path, name))
             if a.retest.resolved:
                 c.green.append(node)
             elif c.frontier is not None:

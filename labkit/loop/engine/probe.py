@@ -27,7 +27,7 @@ class Experiment:
     prediction: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Observation:
     experiment: Experiment
     candidate: str  # candidate digest
@@ -54,6 +54,6 @@ def observe(
     if run.timed_out:
         out += f"\n[probe killed after {timeout:.0f} s]"
     return Observation(
-        experiment, candidate.digest, out.strip(), run.exit_code, run.timed_out,
-        run.wall_seconds, run.isolation,
+        experiment=experiment, candidate=candidate.digest, output=out.strip(), exit_code=run.exit_code, timed_out=run.timed_out,
+        wall_seconds=run.wall_seconds, isolation=run.isolation,
     )  # fmt: skip

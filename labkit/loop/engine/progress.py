@@ -27,7 +27,7 @@ _RANK = {s: i for i, s in enumerate(reversed(SEVERITIES))}  # low 0 .. critical 
 _SEVERE: tuple[Severity, ...] = ("high", "critical")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Progress:
     comparable: bool  # may this branch be expanded further?
     reason: str
@@ -74,5 +74,5 @@ def judge(report: RoundReport) -> Progress:
         ok, why = False, f"no progress: ΔF = {report.delta_f:+d}"
     else:
         ok, why = True, f"ΔF = {report.delta_f:+d}, no new severe failure"
-    return Progress(ok, why, report.delta_f, resolved, new, not_run, changed,
-                    pick(report.still_failing))  # fmt: skip
+    return Progress(comparable=ok, reason=why, delta_f=report.delta_f, resolved=resolved, new=new, not_run=not_run, changed=changed,
+                    still_failing=pick(report.still_failing))  # fmt: skip

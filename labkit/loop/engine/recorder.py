@@ -100,7 +100,7 @@ class Paid(Checked):
     cost_units: float = 0.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Recorder:
     """Ledger writes, budget charges and validation for one run."""
 

@@ -42,7 +42,7 @@ class Expectation:
     protective: tuple[str, ...]  # protective tests that must still pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReflectionRecord:
     phenomenon: str
     evidence_ref: str  # digest of the Evidence the phenomenon was read from
@@ -223,7 +223,7 @@ class Applicability:
     expired: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Experience:
     """A conditioned lesson distilled from a verified correction (SPEC §9's five fields + provenance).
 

@@ -26,7 +26,7 @@ __all__ = ["INTERRUPTED", "Held", "Recorded", "read", "resume_point"]
 INTERRUPTED = "interrupted"  # the rule of a stop recorded for an error: resumable
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Held:
     """One case as recorded: the candidate its last decided round kept, and that round."""
 
@@ -99,8 +99,8 @@ def read(ledger: Ledger, run_id: str) -> Recorded | None:
             continue
         state = last.detail.get("proposal") if last is not first else first.detail.get("state")
         held[case] = Held(
-            cand, verdict, last.round if last is not first else 0, str(state or ""),
-            frozenset(scored[case]), tuple(rejected[case]), stops.get(case),
+            candidate=cand, verdict=verdict, round=last.round if last is not first else 0, state=str(state or ""),
+            scored=frozenset(scored[case]), rejected=tuple(rejected[case]), stop=stops.get(case),
         )  # fmt: skip
     last_round = max((h.round for h in held.values()), default=0)
     return Recorded(held, run_stop, last_round, usage, frozenset(paid))

@@ -11,7 +11,7 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -38,7 +38,7 @@ __all__ = ["Runner"]
 _CAP_KEYS = frozenset(p for p in inspect.signature(patches.check_size).parameters if p != "patch")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Runner(OneRound):
     rec: Recorder
     tasks: tuple[Task, ...]
@@ -122,8 +122,8 @@ class Runner(OneRound):
         for task in self.tasks:
             if task.id in held:
                 h = held[task.id]
-                c = CaseState(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round,
-                          list(h.rejected), stop=h.stop, scored=set(h.scored))  # fmt: skip
+                c = CaseState(task=task, candidate=h.candidate, verdict=h.verdict, state=h.state, start=h.candidate, start_verdict=h.verdict, done=h.round,
+                          rejected=list(h.rejected), stop=h.stop, scored=set(h.scored))  # fmt: skip
                 self.cases[task.id] = c
                 self.rec.log(task, h.round, Role.DECISION, Kind.RESUME, outputs=candidate_json(h.candidate),
                              detail={"candidate": h.candidate.digest, "state": h.state})  # fmt: skip
@@ -144,10 +144,10 @@ class Runner(OneRound):
                 for i, ch in enumerate(runs)
             ]
             self.verifications += [Verification.of(v.evidence, task.id) for v in verdicts]
-            c = CaseState(task, task.start, verdicts[0], task.start_state, task.start, verdicts[0])
+            c = CaseState(task=task, candidate=task.start, verdict=verdicts[0], state=task.start_state, start=task.start, start_verdict=verdicts[0])
             if self.expand != "hold":
                 c.frontier = Frontier(self.expand, self.limits)
-                c.frontier.push(Node(task.start, verdicts[0], task.start_state))
+                c.frontier.push(Node(candidate=task.start, verdict=verdicts[0], state=task.start_state))
             self.cases[task.id] = c
             self.steps.append(Step.of(task.id, 0, verdicts[0].evidence))
             self.rec.scored(task, 0, task.start, score, verdicts[0], c.state)
@@ -227,8 +227,7 @@ class Runner(OneRound):
         """Per-round counts the run rules read, rebuilt from the ledger, plus risk per round."""
         frame = accounting.from_ledger(self.rec.ledger.frame(self.rec.run_id), field="correct" if self.observe == "hidden" else "visible")
         stats = accounting.round_stats(frame)
-        return tuple(type(s)(s.round, s.fixed, s.broken, s.wrong_before, s.right_before, s.cost, s.seconds,
-                             self.risk.get(s.round, 0.0)) for s in stats)  # fmt: skip
+        return tuple(replace(s, risk=self.risk.get(s.round, 0.0)) for s in stats)  # fmt: skip
 
     def _run_stop(self, r: int, fired: StopRecord) -> StopRecord:
         self.stops.append(fired)
@@ -261,7 +260,7 @@ class Runner(OneRound):
         for task in self.tasks:
             h = recorded.cases.get(task.id)
             if h is not None:
-                self.cases[task.id] = CaseState(task, h.candidate, h.verdict, h.state, h.candidate, h.verdict, h.round, stop=h.stop)
+                self.cases[task.id] = CaseState(task=task, candidate=h.candidate, verdict=h.verdict, state=h.state, start=h.candidate, start_verdict=h.verdict, done=h.round, stop=h.stop)
         self.reached = recorded.last_round
         self.stops = [h.stop for h in recorded.cases.values() if h.stop is not None]
         return self._result(recorded.stop)

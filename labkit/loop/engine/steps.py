@@ -176,7 +176,7 @@ def situation_for(
     """What a strategy may read: the held candidate and its *visible* verdict, and last round's
     children with their decisions and visible verdicts — never hidden results."""
     tried = tuple(tried_of(a) for a in attempts)
-    return Situation(rnd, candidate, verdict, (), rejected, task.id, state, task.suite, tried, path)
+    return Situation(round=rnd, candidate=candidate, verdict=verdict, observations=(), rejected=rejected, case=task.id, state=state, suite=task.suite, attempts=tried, path=path)
 
 
 def tried_of(a: Attempt) -> Tried:

@@ -44,7 +44,7 @@ class Tried:
     failing: tuple[str, ...] = ()  # visible tests that failed on it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Situation:
     """Everything a strategy may read. A copy: nothing here edits the candidate.
 
@@ -78,7 +78,7 @@ class Child:
             raise ValueError("a Child needs exactly one of `patch` or `target`")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Proposal:
     """A strategy's answer for one case in one round.
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["Attempt", "EngineRun", "Round", "Task", "Trace"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
     """One case: start, visible acceptance (judged), hidden acceptance (scored, never shown)."""
 
@@ -56,7 +56,7 @@ class Attempt:
     decision: DecisionRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Round:
     """One pass through steps 2–6 for one case. `kept` is what enters the next round."""
 
@@ -87,7 +87,7 @@ class Round:
         return self.verdict
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     run_id: str
     suite: str  # suite digest, fixed in step 1
@@ -116,7 +116,7 @@ class Trace:
         return self.rounds[-1].kept_verdict if self.rounds else self.start_verdict
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineRun:
     """A run of the engine over one or more cases. Numbers are recomputed from the ledger."""
 

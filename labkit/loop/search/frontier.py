@@ -85,7 +85,7 @@ class Costs:
                 "confirm": self.confirm}  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sealed:
     """A candidate that passed every required dev check. Nothing about it can change."""
 
@@ -134,7 +134,7 @@ smallest_change = WinnerRule(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Branch:
     """One child of one expansion, as the search recorded it."""
 
@@ -152,7 +152,7 @@ class Branch:
     resolved: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Expansion:
     index: int  # 1-based
     state: str
@@ -164,7 +164,7 @@ class Expansion:
     failure: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchResult:
     """How a search ended. `success` needs a sealed winner AND a passed confirmation."""
 

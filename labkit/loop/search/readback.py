@@ -79,7 +79,7 @@ class Readback:
     reserve: float
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Reader:
     ledger: Ledger
     run_id: str
@@ -182,7 +182,7 @@ class _Reader:
         self.expanded, self.round_branches = node, []
         kept = min(proposed, int(self.limits.get("max_children", proposed)))
         spent = self.search - self.mark
-        exp = Expansion(rnd, self.state_key(node), node.hypothesis, len(node.path), proposed, kept, spent, failure)
+        exp = Expansion(index=rnd, state=self.state_key(node), hypothesis=node.hypothesis, depth=len(node.path), proposed=proposed, kept=kept, generate_spent=spent, failure=failure)
         self.expansions.append(exp)
         self.mark = self.search
         self.step(Kind.EXPAND, {"spent": spent, "state": exp.state, "hypothesis": exp.hypothesis, "depth": exp.depth,
@@ -234,9 +234,9 @@ class _Reader:
             if c.get("decision") != "keep":
                 b.update(outcome="quarantined" if c.get("rule") == "integrity" else "not expanded", reason=c.get("reason"))
             elif node.verdict.resolved:
-                self.sealed.append(Sealed(len(self.sealed), State(node.candidate, self.environment, node.hypothesis,
-                                   len(node.path), b["parent"]), b["name"], node.verdict.evidence.digest,
-                                   node.verdict.evidence.suite, node.verdict.evidence.validator))  # fmt: skip
+                self.sealed.append(Sealed(order=len(self.sealed), state=State(node.candidate, self.environment, node.hypothesis,
+                                   len(node.path), b["parent"]), route=b["name"], evidence=node.verdict.evidence.digest,
+                                   suite=node.verdict.evidence.suite, validator=node.verdict.evidence.validator))  # fmt: skip
                 b.update(outcome="sealed", reason="all required checks pass", error_class="")
                 i = next(i for i, s in enumerate(self.steps) if s.detail is b)
                 s = self.sealed[-1]
@@ -271,7 +271,7 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
     start = next((e for e in events if (e.role, e.kind) == (Role.EXPERIMENT, Kind.START)), None)
     if start is None or "expand" not in start.detail:
         raise ValueError(f"run {run_id!r} has no search in {ledger.path}")
-    r = _Reader(ledger, run_id, checks, environment)
+    r = _Reader(ledger=ledger, run_id=run_id, checks=checks, environment=environment)
     for e in events:
         r.read(e)
     stop = r.stopped or {}
@@ -295,6 +295,6 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
     define = r.steps[0].detail
     start_node = r.nodes[r.start_state]
     branches = tuple(Branch(**b) for b in r.branches)
-    result = SearchResult(run_id, status, reason, str(define.get("rule", "")), winner, confirmed, tuple(r.sealed),  # type: ignore[arg-type]
-                          tuple(r.expansions), branches, start_node.verdict, checks.read(start_node.verdict.evidence))  # fmt: skip
+    result = SearchResult(run_id=run_id, status=status, reason=reason, rule=str(define.get("rule", "")), winner=winner, confirmed=confirmed, sealed=tuple(r.sealed),  # type: ignore[arg-type]
+                          expansions=tuple(r.expansions), branches=branches, baseline=start_node.verdict, baseline_run=checks.read(start_node.verdict.evidence))  # fmt: skip
     return Readback(r.steps, result, r.limit, r.reserve)

@@ -34,7 +34,7 @@ __all__ = ["SearchStep", "Sweep", "steps", "sweep"]
 _SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchStep:
     index: int
     kind: Kind
@@ -97,8 +97,8 @@ def steps(ledger: Ledger, run_id: str, checks: CheckSet, environment: str = "") 
             sealed.append(str(d.get("name")))
         elif st.kind == Kind.ERROR_DECISION:
             decisions.append(d)
-        out.append(SearchStep(len(out), st.kind, _title(st.kind, d), d, back.limit, back.reserve, st.search_spent,
-                              st.confirm_spent, tuple(branches), tuple(sealed), tuple(decisions)))  # fmt: skip
+        out.append(SearchStep(index=len(out), kind=st.kind, title=_title(st.kind, d), detail=d, limit=back.limit, reserve=back.reserve, search_spent=st.search_spent,
+                              confirm_spent=st.confirm_spent, branches=tuple(branches), sealed=tuple(sealed), decisions=tuple(decisions)))  # fmt: skip
     return out
 
 

@@ -48,7 +48,7 @@ __all__ = [
 
 def task_of(case: SearchCase) -> Task:
     """The case as the engine sees it (its hidden suite is the sealed final check set)."""
-    return Task(case.case.name, case.case.start, case.suite, case.final, patch_cap=case.case.patch_cap,
+    return Task(id=case.case.name, start=case.case.start, suite=case.suite, hidden=case.final, patch_cap=case.case.patch_cap,
                 checks=case.checks)  # fmt: skip
 
 

@@ -54,5 +54,5 @@ class BestOfN:
         usage = sum((s.usage for s in samples), Usage())
         raw = "\n---\n".join(s.raw for s in samples)
         return Proposal(
-            children, raw=raw, usage=usage, note=f"{len(children)}/{self.n} samples usable"
+            children=children, raw=raw, usage=usage, note=f"{len(children)}/{self.n} samples usable"
         )

@@ -27,7 +27,7 @@ NO_HYPOTHESIS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HandWritten:
     """A strategy for one round whose record and diff a person wrote, checked like a model's.
 

@@ -122,7 +122,7 @@ def situation_prompt(s: Situation, environment: str) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelReflector(ModelRole):
     """A reflector that asks a model (or replays a transcript) for a record + diff. Its calls
     go through `ModelRole.ask` (role "model": the engine's Role.REFLECTOR is the strategy's

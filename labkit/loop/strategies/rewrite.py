@@ -57,7 +57,7 @@ def rewrite_messages(s: Situation, feedback: bool, preface: str = "") -> list[di
     ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rewrite(ModelRole):
     """A model writes the whole new module (see the module docstring for the three forms).
     Its calls go through `ModelRole.ask` (role "model"; ledger, budget and cache if given)."""
@@ -87,7 +87,7 @@ class Rewrite(ModelRole):
         module = module_of(situation.candidate)
         target = situation.candidate.with_files({**situation.candidate.files, module: text}, label="model")
         child = Child(target=target, name=f"model:{target.digest[:8]}", source="model")
-        return Proposal((child,), raw=reply.text, usage=reply.usage, note="model-written")
+        return Proposal(children=(child,), raw=reply.text, usage=reply.usage, note="model-written")
 
 
 @dataclass(frozen=True)
@@ -102,4 +102,4 @@ class Rivals:
     def propose(self, situation: Situation) -> Proposal:
         if situation.round > 1:
             return Proposal(note="the rivals were proposed in round 1")
-        return Proposal(tuple(Child(patch=p, name=n, source="rival") for n, p in self.patches))
+        return Proposal(children=tuple(Child(patch=p, name=n, source="rival") for n, p in self.patches))

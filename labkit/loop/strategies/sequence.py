@@ -52,7 +52,7 @@ class Steps:
         if situation.round > 1:
             return Proposal(note="the sequence was proposed in round 1")
         kids = tuple(Child(patch=p, name=f"step {i}", source="sequence") for i, p in enumerate(self.steps, 1))
-        return Proposal(kids, sequence=True)
+        return Proposal(children=kids, sequence=True)
 
 
 def run_sequence(
@@ -65,7 +65,7 @@ def run_sequence(
     run_id: str = "sequence",
 ) -> Checkpointed:
     """Run `steps` as one checkpointed sequence through the engine (see the module docstring)."""
-    task = Task(run_id, candidate, suite)
+    task = Task(id=run_id, start=candidate, suite=suite)
     out = run([task], Steps(tuple(steps)), validator, rounds=1, keep="no_worse", stop_at_green=False,
               ledger=ledger, run_id=run_id)  # fmt: skip
     trace = out.traces[task.id]

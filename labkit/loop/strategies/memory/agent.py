@@ -34,7 +34,7 @@ __all__ = ["ReflectiveAgent", "commit"]
 Critique = Callable[[Situation], float]  # the agent's own score of its held output (higher = better)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReflectiveAgent:
     actor: Actor
     checker: Checker
@@ -55,7 +55,7 @@ class ReflectiveAgent:
         if self.oracle is None and self.critique is None:
             raise ValueError("a self-critique agent (oracle=None) needs a critique")
         if self.oracle == "external":
-            self._reflexion = Reflexion(self.actor, self.checker, EpisodicBuffer(self.buffer_budget))
+            self._reflexion = Reflexion(actor=self.actor, checker=self.checker, buffer=EpisodicBuffer(budget=self.buffer_budget))
 
     @property
     def name(self) -> str:
@@ -110,6 +110,6 @@ def commit(agent: ReflectiveAgent, ledger: Ledger, run_id: str, states: Mapping[
         if cand is None:
             raise MemoryRefused(f"case {case!r}: the kept candidate {corr.candidate} is not among its states")
         code = "\n".join(t for p, t in sorted(cand.files.items()) if p.endswith(".py") and not p.startswith("tests/"))
-        skill = Skill(f"repair_{case}", f"Verified repair of {case.replace('_', ' ')}: {corr.cause}".strip(), code)
+        skill = Skill(name=f"repair_{case}", description=f"Verified repair of {case.replace('_', ' ')}: {corr.cause}".strip(), code=code)
         stored.append(skills.add(skill, Check(skill.name, True, corr.source)))
     return stored

@@ -68,7 +68,7 @@ class Finding:
     kind: str  # e.g. "unreachable within budget", "flaky check", "undiagnosable tool error"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExperienceCandidate:
     """A proposal to remember, made at the end of a task; the write gate decides later."""
 

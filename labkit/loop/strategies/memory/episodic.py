@@ -51,7 +51,7 @@ def tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Episode:
     """One verbal reflection on a failed trial: an episode of the buffer (a strategy's answer
     to the engine is a `Proposal`; this is what the buffer keeps between trials)."""
@@ -102,7 +102,7 @@ class Window:
         return next((r.recommends for r in reversed(self.reflections) if r.recommends and not r.struck), "")
 
 
-@dataclass
+@dataclass(kw_only=True)  # SessionTranscript extends it past five parameters
 class EpisodicBuffer:
     """The persistent buffer of reflections, per case, rendered under `budget` tokens, cut as `truncate` says."""
 
@@ -200,7 +200,7 @@ def error_class(verdict: Verdict, signal: Signal) -> str:
 Believe = Callable[[str, int, str], bool]  # (case, trial, action) -> misattribute this failure?
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Reflexion:
     """Wraps an `Actor` with the episodic buffer. `buffer=None` is the no-memory arm (same actor,
     same trials, nothing prepended). `believe` decides when a reflection misattributes the
@@ -259,7 +259,7 @@ class Reflexion:
         open_ = tuple(sorted(set(self._explanations(s)) - ruled))
         believe = bool(err) and self.believe is not None and self.believe(s.case, s.round - 1, action)
         already = any(r.struck and r.action == action for r in self.buffer.items.get(s.case, []))
-        self.buffer.append(s.case, Episode(s.round - 1, action, err, _artifact(s), open_,
+        self.buffer.append(s.case, Episode(trial=s.round - 1, action=action, error_class=err, artifact=_artifact(s), open=open_,
                                               recommends=action if believe and not already else ""))  # fmt: skip
 
     def _explanations(self, s: Situation) -> tuple[str, ...]:

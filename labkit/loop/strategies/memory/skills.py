@@ -32,7 +32,7 @@ class Check:
     detail: str = ""  # e.g. "3/3 tests passed" or the failing assertion
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Skill:
     name: str  # the Python function the code defines
     description: str  # the retrieval key (first sentence = the L1 line)
@@ -91,8 +91,8 @@ class SkillLibrary:
             raise MemoryRefused(f"skill {skill.name!r} calls {missing}, which are not verified skills in the library")
         if skill.name in self._skills:
             raise MemoryRefused(f"a skill named {skill.name!r} is already stored")
-        stored = Skill(skill.name, skill.description, skill.code, skill.calls, dict(skill.files),
-                       check.detail or "passed")  # fmt: skip
+        stored = Skill(name=skill.name, description=skill.description, code=skill.code, calls=skill.calls, files=dict(skill.files),
+                       verified=check.detail or "passed")  # fmt: skip
         self._skills[skill.name] = stored
         self._index = self._l1_all = None
         return stored

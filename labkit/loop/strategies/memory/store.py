@@ -60,7 +60,7 @@ class Exposure(StrEnum):
     SEALED = "sealed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Correction:
     """A kept, validated change found in an engine ledger: the only thing that may teach."""
 
@@ -98,10 +98,10 @@ def find_correction(ledger: Ledger, run_id: str, case: str = "") -> Correction:
         )
     kept = verified[-1]
     simulated = any(bool(e.detail.get("simulated")) for e in events)
-    return Correction(run_id, kept.case, kept.round, kept.candidate, kept.cause, simulated)
+    return Correction(run_id=run_id, case=kept.case, round=kept.round, candidate=kept.candidate, cause=kept.cause, simulated=simulated)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LessonVersion:
     """One stored version of a lesson, with its provenance and exposure label."""
 
@@ -210,8 +210,8 @@ class ExperienceStore:
 
 def _entry(ledger: Ledger, seq: int, output_hash: str, d: dict[str, object]) -> LessonVersion:
     exp = Experience.from_mapping(json.loads(ledger.get(output_hash)))
-    return LessonVersion(str(d["key"]), int(str(d["version"])), exp, Exposure(str(d["exposure"])), str(d["source_run"]),
-                 int(str(d["source_round"])), str(d["candidate"]), bool(d["simulated"]), seq)  # fmt: skip
+    return LessonVersion(key=str(d["key"]), version=int(str(d["version"])), experience=exp, exposure=Exposure(str(d["exposure"])), source_run=str(d["source_run"]),
+                 source_round=int(str(d["source_round"])), candidate=str(d["candidate"]), simulated=bool(d["simulated"]), seq=seq)  # fmt: skip
 
 
 def _sealed_names(sealed: AcceptanceSuite | Iterable[str] | None) -> set[str]:
