@@ -145,9 +145,7 @@ class Chromium:
                 raise self._error from e
             self._pw = sync_playwright().start()
             # Playwright gives every launch a fresh temporary profile (--user-data-dir).
-            self._browser = self._pw.chromium.launch(
-                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=120_000
-            )
+            self._browser = self._pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=120_000)
         return self._browser
 
     def context(self, **kwargs: Any) -> Any:
@@ -240,9 +238,7 @@ def _serving(
                 every=0.25,
             )
             if proc.poll() is not None:
-                raise E2EError(
-                    f"{' '.join(cmd)} exited with {proc.returncode}:\n{server.log_tail()}"
-                )
+                raise E2EError(f"{' '.join(cmd)} exited with {proc.returncode}:\n{server.log_tail()}")
             yield server
         finally:
             stop(proc)
@@ -269,9 +265,7 @@ def stop(proc: subprocess.Popen[bytes], grace: float = 20) -> None:
 _SERVERS: dict[tuple[str, ...], tuple[contextlib.ExitStack, Server]] = {}
 
 
-def _borrow(
-    key: tuple[str, ...], start: Callable[[], contextlib.AbstractContextManager[Server]]
-) -> Server:
+def _borrow(key: tuple[str, ...], start: Callable[[], contextlib.AbstractContextManager[Server]]) -> Server:
     """The process's server for `key`, started by `start()` the first time (restarted if it died)."""
     if key in _SERVERS and _SERVERS[key][1].proc.poll() is not None:
         _SERVERS.pop(key)[0].close()
@@ -650,9 +644,7 @@ class StepperDriver:
     def settle(self) -> None:
         """Wait until the app finished reacting to the last move (marimo: its cells re-ran)."""
         if self.runs is not None and not self.shows_pages():
-            settle_marimo(
-                self.page, self.runs, self._mark, STEP_TIMEOUT, "the step's cells to re-run"
-            )
+            settle_marimo(self.page, self.runs, self._mark, STEP_TIMEOUT, "the step's cells to re-run")
 
     def index(self) -> int:
         return int(self.root.get_attribute("data-index"))
@@ -718,18 +710,14 @@ class StepperDriver:
 def _diff(expected: str, actual: str) -> str:
     import difflib
 
-    lines = difflib.unified_diff(
-        expected.splitlines(), actual.splitlines(), "expected", "shown", n=1, lineterm=""
-    )
+    lines = difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "shown", n=1, lineterm="")
     return "\n".join(list(lines)[:40])
 
 
 WALK = 4  # steps walked one by one at each end; a long stepper (200 pairs) is sampled, not walked
 
 
-def walk_stepper(
-    s: StepperDriver, spec: ViewSpec | None, shots: Path | None = None, name: str = ""
-) -> dict[int, str]:
+def walk_stepper(s: StepperDriver, spec: ViewSpec | None, shots: Path | None = None, name: str = "") -> dict[int, str]:
     """Step forward by clicks and back by keys through the rounds, checking what is shown.
 
     Generic rule, for every notebook: after each move the stepper's label says the new
@@ -830,6 +818,4 @@ def _ends(s: StepperDriver, i: int, n: int, name: str) -> None:
     prev_off = s.root.locator(".labkit-prev").is_disabled()
     next_off = s.root.locator(".labkit-next").is_disabled()
     if prev_off != (i == 0) or next_off != (i == n - 1):
-        raise E2EError(
-            f"{name}: at step {i} of {n}, prev disabled={prev_off}, next disabled={next_off}"
-        )
+        raise E2EError(f"{name}: at step {i} of {n}, prev disabled={prev_off}, next disabled={next_off}")

@@ -34,8 +34,9 @@ def stub_server(latency: float) -> Iterator[str]:
     """
     proc = subprocess.Popen(
         [sys.executable, "-m", "labkit.models.stub_server", "--latency", str(latency)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
@@ -74,9 +75,7 @@ def best_and_median(times: list[float]) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def figure(
-    name: str, value: float, goal: str, met: bool | None, *, unit: str = "", why: str = ""
-) -> None:
+def figure(name: str, value: float, goal: str, met: bool | None, *, unit: str = "", why: str = "") -> None:
     """Report one headline figure: printed now, collected into the summary table by ./run bench.
 
     `met=None` marks a figure shown for context, with no goal of its own (not counted). `why`

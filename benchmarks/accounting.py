@@ -66,25 +66,28 @@ def numpy_accounting(frame: pl.DataFrame, resamples: int, seed: int = 0, level: 
     cost = df["cost"].to_numpy().reshape(n, r1)
     before, after = correct[:, :-1], correct[:, 1:]
     # per-case columns: fixed, broken, wrong_before, right_before, correct, cost (rounds 1..R)
-    m = np.concatenate([(1 - before) * after, before * (1 - after), 1 - before, before,
-                        after, cost[:, 1:]], axis=1)  # fmt: skip
+    m = np.concatenate([(1 - before) * after, before * (1 - after), 1 - before, before, after, cost[:, 1:]], axis=1)
     R = r1 - 1
 
     def metrics(sums: np.ndarray) -> dict[str, np.ndarray]:
-        fixed, broken, wrong, right, corr, cst = (sums[..., k * R:(k + 1) * R] for k in range(6))
+        fixed, broken, wrong, right, corr, cst = (sums[..., k * R : (k + 1) * R] for k in range(6))
         with np.errstate(divide="ignore", invalid="ignore"):
             return {
-                "fixed": fixed, "broken": broken, "net": fixed - broken, "correct": corr,
+                "fixed": fixed,
+                "broken": broken,
+                "net": fixed - broken,
+                "correct": corr,
                 "cumulative_fixed": np.cumsum(fixed, axis=-1),
                 "fix_rate": np.where(wrong > 0, fixed / wrong, np.nan),
-                "break_rate": np.where(right > 0, broken / right, np.nan), "cost": cst,
-            }  # fmt: skip
+                "break_rate": np.where(right > 0, broken / right, np.nan),
+                "cost": cst,
+            }
 
     point = metrics(m.sum(axis=0))
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     sums = np.empty((resamples, m.shape[1]))
     for start in range(0, resamples, chunk):  # (chunk, cases, columns) at a time fits in memory
-        sums[start:start + chunk] = m[idx[start:start + chunk]].sum(axis=1)
+        sums[start : start + chunk] = m[idx[start : start + chunk]].sum(axis=1)
     draws = metrics(sums)
     a = (1 - level) / 2
     with np.errstate(all="ignore"):
@@ -101,8 +104,10 @@ def main() -> None:
     args = ap.parse_args()
 
     frame = make_frame(args.cases, args.rounds)
-    print(f"{args.cases:,} cases x {args.rounds} rounds (+ round 0) = {frame.height:,} rows; "
-          f"{args.resamples:,} resamples; median of {args.reps}, interleaved")  # fmt: skip
+    print(
+        f"{args.cases:,} cases x {args.rounds} rounds (+ round 0) = {frame.height:,} rows; "
+        f"{args.resamples:,} resamples; median of {args.reps}, interleaved"
+    )
     ours, theirs, checks = [], [], []
     for _ in range(args.reps):
         t0 = time.perf_counter()
@@ -128,8 +133,13 @@ def main() -> None:
     print(f"   labkit accounting.per_round                       {lab:7.3f} s")
     print(f"   plain numpy bootstrap (same draws, same estimates) {base:7.3f} s")
     print(f"   of labkit's time: input checks + grid completion  {chk:7.3f} s  (work numpy skips)")
-    figure("accounting.per_round speed vs plain numpy bootstrap (numpy time / labkit time)",
-           base / lab, ">= 1x (not slower)", base / lab >= 1.0, unit="x")  # fmt: skip
+    figure(
+        "accounting.per_round speed vs plain numpy bootstrap (numpy time / labkit time)",
+        base / lab,
+        ">= 1x (not slower)",
+        base / lab >= 1.0,
+        unit="x",
+    )
 
 
 if __name__ == "__main__":

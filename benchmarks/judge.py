@@ -47,6 +47,7 @@ def make_swaps(n_pairs: int) -> tuple[list[Swap], str]:
 
 # --- labkit ----------------------------------------------------------------------------------
 
+
 def analyse_labkit(swaps: Sequence[Swap], resamples: int) -> dict[str, Interval]:
     t = bias.table(swaps)
     pos = bias.position(t, resamples=resamples)
@@ -70,9 +71,17 @@ def _rows(swaps: Sequence[Swap]) -> list[Row]:
     rows = []
     for s in swaps:
         w12, w21 = s.first.winner, s.second.winner
-        rows.append((-1 if w12 is None else w12, -1 if w21 is None else w21,
-                     -1 if s.pair.label is None else s.pair.label,
-                     len(s.pair.output_1), len(s.pair.output_2), s.pair.model_1, s.pair.model_2))
+        rows.append(
+            (
+                -1 if w12 is None else w12,
+                -1 if w21 is None else w21,
+                -1 if s.pair.label is None else s.pair.label,
+                len(s.pair.output_1),
+                len(s.pair.output_2),
+                s.pair.model_1,
+                s.pair.model_2,
+            )
+        )
     return rows
 
 
@@ -110,12 +119,22 @@ def _plain_metrics(rows: Sequence[Row], judge: str) -> dict[str, float]:
             osum += (_score(w12, mine) + _score(w21, mine)) / 2
             on += 1
     return {
-        "consistency": cons / valid, "first": first / valid, "second": second / valid,
-        "other": (valid - cons - first - second) / valid, "net_position": (first - second) / valid,
-        "accuracy_12": acc12 / gold, "accuracy_21": acc21 / gold, "accuracy_gap": (acc12 - acc21) / gold,
-        "gold_first": gfirst / gold, "gold_second": gsecond / gold, "gold_shift": (gfirst - gsecond) / gold,
-        "fastchat": fast / gold, "llmbar": llm / gold, "judgebench": vote_ok / gold,
-        "verbosity": vsum / vn, "self_preference": osum / on,
+        "consistency": cons / valid,
+        "first": first / valid,
+        "second": second / valid,
+        "other": (valid - cons - first - second) / valid,
+        "net_position": (first - second) / valid,
+        "accuracy_12": acc12 / gold,
+        "accuracy_21": acc21 / gold,
+        "accuracy_gap": (acc12 - acc21) / gold,
+        "gold_first": gfirst / gold,
+        "gold_second": gsecond / gold,
+        "gold_shift": (gfirst - gsecond) / gold,
+        "fastchat": fast / gold,
+        "llmbar": llm / gold,
+        "judgebench": vote_ok / gold,
+        "verbosity": vsum / vn,
+        "self_preference": osum / on,
     }
 
 
@@ -167,8 +186,10 @@ def main() -> None:
 
     t0 = time.perf_counter()
     swaps, judge = make_swaps(args.pairs)
-    print(f"{2 * len(swaps):,} judgments of {len(swaps):,} pairs by the simulated judge "
-          f"(simulated; made in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{2 * len(swaps):,} judgments of {len(swaps):,} pairs by the simulated judge "
+        f"(simulated; made in {time.perf_counter() - t0:.1f} s)"
+    )
 
     t_lab, lab = median_time(lambda: analyse_labkit(swaps, args.resamples), args.reps)
     t_lab_default, _ = median_time(lambda: analyse_labkit(swaps, 1000), 1)
@@ -183,10 +204,17 @@ def main() -> None:
     print(f"  labkit    {t_lab:8.2f} s  (median of {args.reps})")
     print(f"  baseline  {t_base:8.2f} s  (plain Python metrics, Python loop over resamples)")
     print(f"  speed-up  {t_base / t_lab:8.1f} x")
-    print(f"labkit at its default 1000 resamples: {t_lab_default:.2f} s "
-          f"({t_lab_default / t_base:.2f} x the baseline's time at {args.resamples})")
-    figure("judge-bias analysis, plain-Python baseline time / labkit time", t_base / t_lab,
-           "none set (baseline is a Python loop, not numpy)", None, unit="x")  # fmt: skip
+    print(
+        f"labkit at its default 1000 resamples: {t_lab_default:.2f} s "
+        f"({t_lab_default / t_base:.2f} x the baseline's time at {args.resamples})"
+    )
+    figure(
+        "judge-bias analysis, plain-Python baseline time / labkit time",
+        t_base / t_lab,
+        "none set (baseline is a Python loop, not numpy)",
+        None,
+        unit="x",
+    )
 
 
 if __name__ == "__main__":

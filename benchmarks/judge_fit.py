@@ -41,14 +41,14 @@ def reference(design: Design, resamples: int) -> tuple[np.ndarray, np.ndarray]:
     def fit(rows: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a separated resample warns; labkit ridges those
-            return np.asarray(sm.Logit(design.y[rows], design.x[rows]).fit(method="newton", tol=1e-10,
-                                                                           maxiter=100, disp=0).params)
+            return np.asarray(
+                sm.Logit(design.y[rows], design.x[rows]).fit(method="newton", tol=1e-10, maxiter=100, disp=0).params
+            )
 
     n = int(design.unit.max()) + 1
     rows_of = [np.flatnonzero(design.unit == u) for u in range(n)]
     point = fit(np.arange(design.y.size))
-    boot = np.array([fit(np.concatenate([rows_of[u] for u in idx]))
-                     for idx in resample_indices(n, resamples, seed=1)])
+    boot = np.array([fit(np.concatenate([rows_of[u] for u in idx])) for idx in resample_indices(n, resamples, seed=1)])
     return point, np.quantile(boot, [0.025, 0.975], axis=0)
 
 
@@ -62,9 +62,11 @@ def main() -> None:
 
     judge = SimulatedJudge(k=3.0, beta=0.5, phi=1.0, delta=0.4, seed=3)
     t_fit = bias.table(judge.run(synthetic_pairs(args.pairs, seed=3, own_share=0.3)))
-    t_lc = bias.table(judge.run(writer_pairs(make_questions(args.pairs // 3 + 1, seed=3), seed=3)[:args.pairs]))
-    print(f"{args.pairs:,} pairs per fit, judged in both orders by the simulated judge (simulated); "
-          f"{r} bootstrap resamples on both sides\n")
+    t_lc = bias.table(judge.run(writer_pairs(make_questions(args.pairs // 3 + 1, seed=3), seed=3)[: args.pairs]))
+    print(
+        f"{args.pairs:,} pairs per fit, judged in both orders by the simulated judge (simulated); "
+        f"{r} bootstrap resamples on both sides\n"
+    )
 
     def lab_fit() -> np.ndarray:
         f = bias.fit_judge(t_fit, resamples=r)
@@ -72,11 +74,15 @@ def main() -> None:
 
     def lab_lc() -> np.ndarray:
         lc = bias.length_controlled(t_lc, BASELINE, resamples=r)
-        return np.array([np.log(w.length_controlled.estimate / (1 - w.length_controlled.estimate))
-                         for w in lc.rates] + [lc.phi.estimate])  # type: ignore[union-attr]
+        return np.array(
+            [np.log(w.length_controlled.estimate / (1 - w.length_controlled.estimate)) for w in lc.rates]
+            + [lc.phi.estimate]
+        )  # type: ignore[union-attr]
 
-    cases = [("fit_judge", lab_fit, bias.judge_design(t_fit)),
-             ("length_controlled", lab_lc, lengthctl.length_design(t_lc, BASELINE))]
+    cases = [
+        ("fit_judge", lab_fit, bias.judge_design(t_fit)),
+        ("length_controlled", lab_lc, lengthctl.length_design(t_lc, BASELINE)),
+    ]
     for name, lab, design in cases:
         t_lab, ours = median_time(lab, args.reps)
         t_ref, (point, _) = median_time(lambda d=design: reference(d, r), 1)

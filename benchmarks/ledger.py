@@ -67,13 +67,17 @@ def workload(n: int) -> list[dict]:
         code = f"def f(x):\n    return x + {i % 50}\n"
         out.append(
             dict(
-                run_id=f"run-{i % 4}", round=i // 4, role="validator", kind="verify",
-                inputs=code, outputs=f"evidence {i}",
+                run_id=f"run-{i % 4}",
+                round=i // 4,
+                role="validator",
+                kind="verify",
+                inputs=code,
+                outputs=f"evidence {i}",
                 evidence={"FAIL_TO_PASS": {"success": [f"t::{i % 7}"], "failure": []}},
                 usage=Usage(tokens=100 + i % 30, calls=1, wall_seconds=0.01, cost_units=1.0),
                 detail={"candidate": f"c{i % 50}", "resolved": i % 3 == 0},
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -191,8 +195,10 @@ def main() -> None:
         for name, way in ways.items():
             with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:  # on disk, not tmpfs
                 best[name] = min(best[name], way(Path(tmp)))
-    print(f"ledger appends: {n:,} events, best of {args.reps}, WAL + synchronous=NORMAL on both "
-          f"sides (python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version})")  # fmt: skip
+    print(
+        f"ledger appends: {n:,} events, best of {args.reps}, WAL + synchronous=NORMAL on both "
+        f"sides (python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version})"
+    )
     print(f"{'':58} {'events/s':>10}")
     for name, t in best.items():
         print(f"{name:58} {n / t:10,.0f}")
@@ -200,15 +206,29 @@ def main() -> None:
     per_event = best[names[0]] / best[names[1]]
     batched = best[names[2]] / best[names[3]]
     us = {name: best[name] / n * 1e6 for name in names}  # microseconds per event
-    checks = (f"labkit's checks and encoding before SQL (prepare_row: arguments, vocabulary, secret redaction, "
-              f"hash+JSON) take {us[names[5]]:.0f} us/event where the baseline's hash+JSON takes {us[names[4]]:.0f}")  # fmt: skip
-    figure("Ledger.record / same-work per-event INSERT+COMMIT", per_event, ">= 0.5x", per_event >= 0.5, unit="x",
-           why=f"record {us[names[1]]:.0f} us/event vs {us[names[0]]:.0f}; {checks}; the rest (SQL, commit, the returned "
-               f"Event) {us[names[1]] - us[names[5]]:.0f} us/event where the baseline's takes {us[names[0]] - us[names[4]]:.0f}")  # fmt: skip
-    figure("Ledger.record_many / same-work executemany", batched, ">= 0.5x", batched >= 0.5, unit="x",
-           why=f"record_many {us[names[3]]:.0f} us/event vs executemany {us[names[2]]:.0f}; {checks}; the rest (SQL with "
-               f"the blob collision check, and the returned Events) {us[names[3]] - us[names[5]]:.0f} us/event where "
-               f"the baseline's SQL takes {us[names[2]] - us[names[4]]:.0f}")  # fmt: skip
+    checks = (
+        f"labkit's checks and encoding before SQL (prepare_row: arguments, vocabulary, secret redaction, "
+        f"hash+JSON) take {us[names[5]]:.0f} us/event where the baseline's hash+JSON takes {us[names[4]]:.0f}"
+    )
+    figure(
+        "Ledger.record / same-work per-event INSERT+COMMIT",
+        per_event,
+        ">= 0.5x",
+        per_event >= 0.5,
+        unit="x",
+        why=f"record {us[names[1]]:.0f} us/event vs {us[names[0]]:.0f}; {checks}; the rest (SQL, commit, the returned "
+        f"Event) {us[names[1]] - us[names[5]]:.0f} us/event where the baseline's takes {us[names[0]] - us[names[4]]:.0f}",
+    )
+    figure(
+        "Ledger.record_many / same-work executemany",
+        batched,
+        ">= 0.5x",
+        batched >= 0.5,
+        unit="x",
+        why=f"record_many {us[names[3]]:.0f} us/event vs executemany {us[names[2]]:.0f}; {checks}; the rest (SQL with "
+        f"the blob collision check, and the returned Events) {us[names[3]] - us[names[5]]:.0f} us/event where "
+        f"the baseline's SQL takes {us[names[2]] - us[names[4]]:.0f}",
+    )
 
     m, tail = args.frame_events, args.frame_tail
     import adbc_driver_manager  # noqa: F401  (imported before timing, as frame() imports them lazily)
@@ -223,8 +243,10 @@ def main() -> None:
         db = sqlite3.connect(path)  # ...then copied in SQL up to M rows (fixture only, not timed)
         with db:
             while (have := db.execute("SELECT COUNT(*) FROM events").fetchone()[0]) < m:
-                db.execute(f"INSERT INTO events ({_BASE_COLUMNS}) SELECT {_BASE_COLUMNS} "
-                           f"FROM events ORDER BY seq LIMIT {min(have, m - have)}")  # fmt: skip
+                db.execute(
+                    f"INSERT INTO events ({_BASE_COLUMNS}) SELECT {_BASE_COLUMNS} "
+                    f"FROM events ORDER BY seq LIMIT {min(have, m - have)}"
+                )
         t_fill = time.perf_counter() - t_fill
 
         def frame_times(led: Ledger, reps: int, **kw: bool) -> tuple[tuple[float, float], polars.DataFrame]:
@@ -251,13 +273,17 @@ def main() -> None:
         db.execute("SELECT * FROM events ORDER BY seq").fetchall()
         fetch = (time.perf_counter() - wall, time.process_time() - cpu)
         cpu, wall = time.process_time(), time.perf_counter()
-        db.execute("SELECT SUM(LENGTH(run_id) + LENGTH(role) + LENGTH(kind) + LENGTH(input_hash) + "
-                   "LENGTH(output_hash) + LENGTH(evidence) + LENGTH(detail) + seq + round + tokens + "
-                   "calls + wall_seconds + cost_units + started_at + ended_at) FROM events").fetchone()  # fmt: skip
+        db.execute(
+            "SELECT SUM(LENGTH(run_id) + LENGTH(role) + LENGTH(kind) + LENGTH(input_hash) + "
+            "LENGTH(output_hash) + LENGTH(evidence) + LENGTH(detail) + seq + round + tokens + "
+            "calls + wall_seconds + cost_units + started_at + ended_at) FROM events"
+        ).fetchone()
         scan = (time.perf_counter() - wall, time.process_time() - cpu)
         db.close()
-    print(f"\nframe() on {m:,} events + {tail:,} recorded after the snapshot (fixture built in "
-          f"{t_fill:.1f} s) -> {shape[0]:,} x {shape[1]}; snapshot {snap_mb:.0f} MB")  # fmt: skip
+    print(
+        f"\nframe() on {m:,} events + {tail:,} recorded after the snapshot (fixture built in "
+        f"{t_fill:.1f} s) -> {shape[0]:,} x {shape[1]}; snapshot {snap_mb:.0f} MB"
+    )
     print(f"{'':60} {'wall s':>8} {'CPU s':>8}")
     for name, (w, c) in {
         "   Ledger.frame(): snapshot + the events after it, best of 2": fast,
@@ -271,11 +297,26 @@ def main() -> None:
     # jobs). SQLite alone reading every column, same run, is the floor of any path that reads
     # every row from SQLite; the snapshot path reads only the events after it.
     m_all = f"{shape[0]:,}"
-    figure(f"Ledger.frame() on {m_all} events (CPU; wall {fast[0]:.2f} s)", fast[1], "< 1 s", fast[1] < 1.0, unit=" s",
-           why=f"frame(snapshot=False) {plain[1]:.2f} s CPU; SQLite's own scan of every column {scan[1]:.2f} s CPU")  # fmt: skip
+    figure(
+        f"Ledger.frame() on {m_all} events (CPU; wall {fast[0]:.2f} s)",
+        fast[1],
+        "< 1 s",
+        fast[1] < 1.0,
+        unit=" s",
+        why=f"frame(snapshot=False) {plain[1]:.2f} s CPU; SQLite's own scan of every column {scan[1]:.2f} s CPU",
+    )
     figure("Ledger.frame() CPU / SQLite's own scan of every column (CPU)", fast[1] / scan[1], "context", None, unit="x")
-    figure(f"frame(snapshot=False) on {m_all} events (CPU; wall {plain[0]:.2f} s)", plain[1], "context", None, unit=" s")
-    figure(f"first frame() of a writer, writes the snapshot (CPU; wall {cold[0]:.2f} s)", cold[1], "context", None, unit=" s")
+    figure(
+        f"frame(snapshot=False) on {m_all} events (CPU; wall {plain[0]:.2f} s)", plain[1], "context", None, unit=" s"
+    )
+    figure(
+        f"first frame() of a writer, writes the snapshot (CPU; wall {cold[0]:.2f} s)",
+        cold[1],
+        "context",
+        None,
+        unit=" s",
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -40,8 +40,10 @@ def main() -> None:
     cands = sx.candidates()
     checks = sx.verify(cands[:1250])
     tokens = sx.measure()
-    print(f"{'skills':>6} {'build ms':>9} {'bm25 ms/q':>10} {'scan ms/q':>10} {'scan/bm25':>9} "
-          f"{'L1 all':>8} {'L1 retr':>8} {'L2':>6} {'L3':>6} {'p@1':>5}")
+    print(
+        f"{'skills':>6} {'build ms':>9} {'bm25 ms/q':>10} {'scan ms/q':>10} {'scan/bm25':>9} "
+        f"{'L1 all':>8} {'L1 retr':>8} {'L2':>6} {'L3':>6} {'p@1':>5}"
+    )
     ratios, per_task = {}, {}
     for row in tokens.iter_rows(named=True):
         lib, _ = sx.build(row["skills"], cands, checks)
@@ -53,11 +55,15 @@ def main() -> None:
         scan = per_query(lib.scan, queries, args.reps)
         ratios[row["skills"]] = scan / bm25
         per_task[row["skills"]] = row["L1 tokens (retrieved only)"] + row["L2 tokens"] + row["L3 tokens"]
-        print(f"{row['skills']:>6} {build:>9.1f} {bm25:>10.3f} {scan:>10.3f} {scan / bm25:>9.1f} "
-              f"{row['L1 tokens (all skills)']:>8.0f} {row['L1 tokens (retrieved only)']:>8.0f} "
-              f"{row['L2 tokens']:>6.0f} {row['L3 tokens']:>6.0f} {row['precision@1']:>5.2f}")
+        print(
+            f"{row['skills']:>6} {build:>9.1f} {bm25:>10.3f} {scan:>10.3f} {scan / bm25:>9.1f} "
+            f"{row['L1 tokens (all skills)']:>8.0f} {row['L1 tokens (retrieved only)']:>8.0f} "
+            f"{row['L2 tokens']:>6.0f} {row['L3 tokens']:>6.0f} {row['precision@1']:>5.2f}"
+        )
 
-    figure("skill search at 1,000 skills: linear scan / BM25 per query", ratios[1000], ">= 3x", ratios[1000] >= 3, unit="x")
+    figure(
+        "skill search at 1,000 skills: linear scan / BM25 per query", ratios[1000], ">= 3x", ratios[1000] >= 3, unit="x"
+    )
     growth = per_task[1000] / per_task[100]
     figure("retrieved prompt (L1 top + L2 + L3) growth 100 -> 1,000 skills", growth, "< 1.3x", growth < 1.3, unit="x")
     l1 = tokens["L1 tokens (all skills)"].to_list()

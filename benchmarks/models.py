@@ -46,11 +46,16 @@ def _pairs(n: int, seed: int = 0) -> list[list[dict[str, str]]]:
         a, b = rng.randint(10, 99), rng.randint(10, 99)
         right, wrong = a + b, a + b + rng.choice([-10, -1, 1, 10])
         first, second = (right, wrong) if i % 2 == 0 else (wrong, right)
-        prompts.append([
-            {"role": "user", "content": f"What is {a} + {b}?\nAnswer A: {first}\nAnswer B: {second}\n"
-                                        "Which answer is correct? Reply with A or B."},
-            {"role": "assistant", "content": "The correct answer is"},
-        ])  # fmt: skip
+        prompts.append(
+            [
+                {
+                    "role": "user",
+                    "content": f"What is {a} + {b}?\nAnswer A: {first}\nAnswer B: {second}\n"
+                    "Which answer is correct? Reply with A or B.",
+                },
+                {"role": "assistant", "content": "The correct answer is"},
+            ]
+        )
     return prompts
 
 
@@ -73,10 +78,7 @@ def judge_rates(n: int, reps: int) -> None:
         for p in prompts:
             out = engine.server.handle_chat_completions({**body, "messages": p})
             top = out["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-            mass = {
-                o: sum(2.718281828 ** t["logprob"] for t in top if t["token"].strip() == o)
-                for o in "AB"
-            }
+            mass = {o: sum(2.718281828 ** t["logprob"] for t in top if t["token"].strip() == o) for o in "AB"}
             picks.append(max(mass, key=lambda o: mass[o]))
         return picks
 
@@ -104,17 +106,14 @@ async def _raw(url: str, jobs: list[list[dict[str, str]]], concurrency: int, max
     import httpx
 
     gate = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(
-        timeout=30, limits=httpx.Limits(max_connections=concurrency)
-    ) as client:
+    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=concurrency)) as client:
 
         async def one(messages: list[dict[str, str]]) -> str:
             async with gate:
                 r = await client.post(
                     f"{url}/chat/completions",
-                    json={"model": "stub", "messages": messages, "max_tokens": max_tokens,
-                          "temperature": 0.0},
-                )  # fmt: skip
+                    json={"model": "stub", "messages": messages, "max_tokens": max_tokens, "temperature": 0.0},
+                )
                 r.raise_for_status()
                 body = r.json()
                 text = body["choices"][0]["message"]["content"]
@@ -133,8 +132,15 @@ async def _litellm(url: str, jobs: list[list[dict[str, str]]], concurrency: int,
 
     async def one(messages: list[dict[str, str]]) -> str:
         async with gate:
-            r = await litellm.acompletion(model="openai/stub", messages=messages, api_base=url, api_key="none",
-                                          max_tokens=max_tokens, temperature=0.0, timeout=60.0)  # fmt: skip
+            r = await litellm.acompletion(
+                model="openai/stub",
+                messages=messages,
+                api_base=url,
+                api_key="none",
+                max_tokens=max_tokens,
+                temperature=0.0,
+                timeout=60.0,
+            )
             return str(r.choices[0].message.content)
 
     return await asyncio.gather(*(one(m) for m in jobs))
@@ -142,9 +148,13 @@ async def _litellm(url: str, jobs: list[list[dict[str, str]]], concurrency: int,
 
 def batch_rates(n: int, latency: float, reps: int) -> None:
     jobs = [[{"role": "user", "content": f"question {i}"}] for i in range(n)]
-    print(f"2. batch throughput, stub server (its own process) on 127.0.0.1 with {latency * 1000:.0f} ms "
-          f"latency, {n} requests, median of {reps}:")  # fmt: skip
-    print("   concurrency   labkit.batch   litellm   plain httpx   ideal   labkit/litellm   CPU ms/call labkit, litellm, httpx")
+    print(
+        f"2. batch throughput, stub server (its own process) on 127.0.0.1 with {latency * 1000:.0f} ms "
+        f"latency, {n} requests, median of {reps}:"
+    )
+    print(
+        "   concurrency   labkit.batch   litellm   plain httpx   ideal   labkit/litellm   CPU ms/call labkit, litellm, httpx"
+    )
     with stub_server(latency) as url:
         kw = {"api_base": url, "api_key": "none", "max_tokens": 8}
         batch.run("openai/stub", jobs[:2], **kw)  # warm: litellm import and clients
@@ -171,30 +181,47 @@ def batch_rates(n: int, latency: float, reps: int) -> None:
             rates[c] = {k: n / statistics.median(v) for k, v in wall.items()}
             cpu_ms[c] = {k: 1000 * statistics.median(v) / n for k, v in cpu.items()}
             r, m = rates[c], cpu_ms[c]
-            print(f"   {c:>11}   {r['labkit']:8.1f}/s {r['litellm']:7.1f}/s  {r['httpx']:8.1f}/s  {c / latency:5.0f}/s"
-                  f"   {r['labkit'] / r['litellm']:10.2f}       {m['labkit']:5.2f}, {m['litellm']:5.2f}, {m['httpx']:5.2f}"
-                  f"   ({r['labkit'] / rates[1]['labkit']:.1f}x concurrency 1)")  # fmt: skip
+            print(
+                f"   {c:>11}   {r['labkit']:8.1f}/s {r['litellm']:7.1f}/s  {r['httpx']:8.1f}/s  {c / latency:5.0f}/s"
+                f"   {r['labkit'] / r['litellm']:10.2f}       {m['labkit']:5.2f}, {m['litellm']:5.2f}, {m['httpx']:5.2f}"
+                f"   ({r['labkit'] / rates[1]['labkit']:.1f}x concurrency 1)"
+            )
         print(f"   the stub saw at most {stub_stats(url)['max_in_flight']} requests in flight")
     per_request = 1 / rates[1]["labkit"]
-    figure("batch at concurrency 1: time per request / stub latency", per_request / latency,
-           "<= 1.10x", per_request / latency <= 1.10, unit="x")  # fmt: skip
+    figure(
+        "batch at concurrency 1: time per request / stub latency",
+        per_request / latency,
+        "<= 1.10x",
+        per_request / latency <= 1.10,
+        unit="x",
+    )
     for c, r in rates.items():
-        figure(f"labkit.batch / litellm acompletion at concurrency {c}", r["labkit"] / r["litellm"], ">= 0.9x",
-               r["labkit"] / r["litellm"] >= 0.9, unit="x")  # fmt: skip
+        figure(
+            f"labkit.batch / litellm acompletion at concurrency {c}",
+            r["labkit"] / r["litellm"],
+            ">= 0.9x",
+            r["labkit"] / r["litellm"] >= 0.9,
+            unit="x",
+        )
     scale, floor_scale = rates[32]["labkit"] / rates[1]["labkit"], rates[32]["litellm"] / rates[1]["litellm"]
-    figure(f"batch throughput, concurrency 32 / 1 (litellm alone: {floor_scale:.1f}x)", scale, "context", None, unit="x")
+    figure(
+        f"batch throughput, concurrency 32 / 1 (litellm alone: {floor_scale:.1f}x)", scale, "context", None, unit="x"
+    )
     for c, r in rates.items():
         figure(f"labkit.batch / plain httpx at concurrency {c}", r["labkit"] / r["httpx"], "context", None, unit="x")
     # litellm's CPU per call caps any client built on it: 2 cores / CPU per call, calls per second
     per_call = min(m["litellm"] for m in cpu_ms.values()) / 1000
-    figure(f"litellm CPU per call {per_call * 1000:.1f} ms: its ceiling on 2 cores", 2 / per_call, "context", None,
-           unit=" calls/s")  # fmt: skip
+    figure(
+        f"litellm CPU per call {per_call * 1000:.1f} ms: its ceiling on 2 cores",
+        2 / per_call,
+        "context",
+        None,
+        unit=" calls/s",
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--judgments", type=int, default=16)
     ap.add_argument("--requests", type=int, default=96)
     ap.add_argument("--latency", type=float, default=0.05)

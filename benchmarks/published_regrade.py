@@ -50,32 +50,31 @@ with swallow_io():
     with time_limit({TIMEOUT}):
         exec(program, {{}})
 """
-STARTUP = (
-    60.0  # the subprocess's own deadline beyond TIMEOUT: interpreter start-up on a busy machine
-)
+STARTUP = 60.0  # the subprocess's own deadline beyond TIMEOUT: interpreter start-up on a busy machine
 
 
 def baseline(problem: dict[str, Any], source: str) -> bool:
     program = f"{source}\n{problem['test']}\ncheck({problem['entry_point']})\n"
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", RUNNER], input=program, text=True,
-                              capture_output=True, timeout=TIMEOUT + STARTUP)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", RUNNER],
+            input=program,
+            text=True,
+            capture_output=True,
+            timeout=TIMEOUT + STARTUP,
+        )
     except subprocess.TimeoutExpired:
         return False
     return done.returncode == 0
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--limit", type=int, default=None, help="only the first N problems of each run")
     p.add_argument("--chunk", type=int, default=16, help="candidates per interleaved chunk")
     a = p.parse_args()
-    problems = {
-        r["task_id"]: r for r in load_problems().to_dicts() if r["benchmark"] == "humaneval"
-    }
+    problems = {r["task_id"]: r for r in load_problems().to_dicts() if r["benchmark"] == "humaneval"}
     self_tests: dict[str, list[str]] = {}
     jobs = []
     for run in ("reflexion-humaneval", "simple-humaneval"):
@@ -86,9 +85,7 @@ def main() -> int:
             assert isinstance(suite, AcceptanceSuite)
             jobs.append((run, r["task_id"], problem, candidate_source(problem, r), suite))
     validator = Validator()
-    grade(
-        validator, *jobs[0][:2], "check", *jobs[0][3:]
-    )  # start the warm runner outside the timing
+    grade(validator, *jobs[0][:2], "check", *jobs[0][3:])  # start the warm runner outside the timing
     t_lab = t_base = 0.0
     lab: list[bool] = []
     base: list[bool] = []
@@ -96,25 +93,18 @@ def main() -> int:
         for i in range(0, len(jobs), a.chunk):
             chunk = jobs[i : i + a.chunk]
             t0 = time.perf_counter()
-            lab += [
-                g.passed
-                for g in pool.map(
-                    lambda j: grade(validator, j[0], j[1], "check", j[3], j[4]), chunk
-                )
-            ]
+            lab += [g.passed for g in pool.map(lambda j: grade(validator, j[0], j[1], "check", j[3], j[4]), chunk)]
             t1 = time.perf_counter()
             base += list(pool.map(lambda j: baseline(j[2], j[3]), chunk))
             t_base += time.perf_counter() - t1
             t_lab += t1 - t0
     n = len(jobs)
     agree = sum(x == y for x, y in zip(lab, base, strict=True))
-    print(f"{n} candidates ({a.workers} workers): labkit {t_lab:.1f} s ({sum(lab)} pass), "
-          f"baseline {t_base:.1f} s ({sum(base)} pass); verdicts agree on {agree}/{n}")  # fmt: skip
-    differ = [
-        f"{j[0]} {j[1]} (labkit {x}, baseline {y})"
-        for j, x, y in zip(jobs, lab, base, strict=True)
-        if x != y
-    ]
+    print(
+        f"{n} candidates ({a.workers} workers): labkit {t_lab:.1f} s ({sum(lab)} pass), "
+        f"baseline {t_base:.1f} s ({sum(base)} pass); verdicts agree on {agree}/{n}"
+    )
+    differ = [f"{j[0]} {j[1]} (labkit {x}, baseline {y})" for j, x, y in zip(jobs, lab, base, strict=True) if x != y]
     print("verdicts that differ: " + ("; ".join(differ) or "none"))
     figure(
         "labkit validator: wall time for the HumanEval candidates",

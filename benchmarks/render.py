@@ -38,7 +38,7 @@ NOTEBOOKS = ROOT / "notebooks"
 GOAL_X = 2.0  # first open / one-cell baseline
 REPEATS = 2
 
-_BASELINE = '''import marimo
+_BASELINE = """import marimo
 
 app = marimo.App()
 
@@ -53,7 +53,7 @@ def _():
 
 if __name__ == "__main__":
     app.run()
-'''
+"""
 
 _CALLS_A_MODEL = """
 import importlib.util, sys
@@ -85,8 +85,12 @@ def export_seconds(notebook: Path, out_dir: Path, build: Path | None = None) -> 
         t0, cpu0 = time.perf_counter(), _children_cpu()
         proc = subprocess.run(
             [str(marimo), "export", "html", str(notebook), "-o", str(out), "--no-include-code"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         seconds, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"export of {notebook.name} failed:\n{proc.stderr[-2000:]}")
@@ -108,8 +112,12 @@ def calls_a_model(notebook: Path) -> bool:
     """True when running the notebook once imports litellm (a real model was called)."""
     proc = subprocess.run(
         [sys.executable, "-c", _CALLS_A_MODEL, str(notebook)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     said = [ln for ln in proc.stdout.splitlines() if ln.startswith("LITELLM ")]
     if proc.returncode != 0 or not said:
         raise RuntimeError(f"{notebook.name} did not run headless:\n{proc.stderr[-2000:]}")
@@ -121,8 +129,10 @@ def _where_it_goes(first: float, reopen: float, base: float) -> str:
     own = f"{reopen - base:.1f} s the notebook's own imports and work on every open (a reopen takes {reopen:.1f} s)"
     if reopen >= first:
         return f"first open {first:.1f} s = baseline {base:.1f} s + {own}; validating on a fresh clone cost nothing measurable"
-    return (f"first open {first:.1f} s = baseline {base:.1f} s + {own} + {first - reopen:.1f} s validating "
-            "on a fresh clone (kept in build/, so later opens skip it)")  # fmt: skip
+    return (
+        f"first open {first:.1f} s = baseline {base:.1f} s + {own} + {first - reopen:.1f} s validating "
+        "on a fresh clone (kept in build/, so later opens skip it)"
+    )
 
 
 def main(paths: list[str]) -> int:
@@ -152,21 +162,34 @@ def main(paths: list[str]) -> int:
                 print(f"{nb.name}: NOT MEASURED: {exc}")
                 figure(f"{nb.stem}: first open NOT MEASURED ({why})", float("nan"), f"<= {GOAL_X:g}x", False, unit="x")
                 continue
-            print(f"{nb.name}: first open {seconds:.2f} s ({seconds / base:.1f}x the baseline), "
-                  f"reopen {reopen:.2f} s ({reopen / base:.1f}x), "
-                  f"calls a model on open: {'yes' if model else 'no'}")  # fmt: skip
+            print(
+                f"{nb.name}: first open {seconds:.2f} s ({seconds / base:.1f}x the baseline), "
+                f"reopen {reopen:.2f} s ({reopen / base:.1f}x), "
+                f"calls a model on open: {'yes' if model else 'no'}"
+            )
             figure(f"{nb.stem}: reopen / one-cell baseline ({reopen:.2f} s)", reopen / base, "context", None, unit="x")
             # CPU seconds of the export's process tree: on a loaded shared machine the wall ratio
             # mostly measures the other jobs; this one measures the work (context, not the goal)
             base_cpu = CPU["baseline.py"]
-            figure(f"{nb.stem}: first open CPU / baseline CPU ({first_cpu:.1f} s vs {base_cpu:.1f} s)",
-                   first_cpu / base_cpu, "context", None, unit="x")  # fmt: skip
+            figure(
+                f"{nb.stem}: first open CPU / baseline CPU ({first_cpu:.1f} s vs {base_cpu:.1f} s)",
+                first_cpu / base_cpu,
+                "context",
+                None,
+                unit="x",
+            )
             first = f"{nb.stem}: first open / one-cell baseline ({seconds:.2f} s vs {base:.2f} s)"
             if model:
                 figure(f"{first}, calls a model", seconds / base, "context", None, unit="x")
             else:
-                figure(first, seconds / base, f"<= {GOAL_X:g}x", seconds / base <= GOAL_X, unit="x",
-                       why=_where_it_goes(seconds, reopen, base))  # fmt: skip
+                figure(
+                    first,
+                    seconds / base,
+                    f"<= {GOAL_X:g}x",
+                    seconds / base <= GOAL_X,
+                    unit="x",
+                    why=_where_it_goes(seconds, reopen, base),
+                )
     print(f"load average at end: {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0
 

@@ -91,11 +91,14 @@ class Tree:
 
     def propose(self, s: Situation) -> Proposal:
         if s.state == "start":
-            kids = [Child(target=_variant(s.candidate, self.restore, f"A{i}"), name=f"A{i}")
-                    for i in range(ROOT_CHILDREN)]  # fmt: skip
+            kids = [
+                Child(target=_variant(s.candidate, self.restore, f"A{i}"), name=f"A{i}") for i in range(ROOT_CHILDREN)
+            ]
         else:
-            kids = [Child(target=_variant(s.candidate, self.fix, f"{s.state}.C{j}"), name=f"C{j}")
-                    for j in range(LEAF_CHILDREN)]  # fmt: skip
+            kids = [
+                Child(target=_variant(s.candidate, self.fix, f"{s.state}.C{j}"), name=f"C{j}")
+                for j in range(LEAF_CHILDREN)
+            ]
         return Proposal(children=tuple(kids))
 
 
@@ -117,11 +120,19 @@ def main() -> None:
             with Ledger(path) as led:
                 # a fresh, empty verdict cache: every validation in this run is a real pytest run
                 checker = Checker(timed if not lookup else Timed(validator, verdicts, lookup=True), VerdictCache())  # type: ignore[arg-type]
-                budget = Budget(limits(cost_units=10_000), confirmation=Usage(cost_units=2),
-                                ledger=led, run_id=tag)  # fmt: skip
+                budget = Budget(limits(cost_units=10_000), confirmation=Usage(cost_units=2), ledger=led, run_id=tag)
                 t0 = time.perf_counter()
-                r = run_search(task_of(case), tree, checker, budget, costs_of(case), limits=lim, ledger=led,
-                               run_id=tag, build=byte_compile).result  # fmt: skip
+                r = run_search(
+                    task_of(case),
+                    tree,
+                    checker,
+                    budget,
+                    costs_of(case),
+                    limits=lim,
+                    ledger=led,
+                    run_id=tag,
+                    build=byte_compile,
+                ).result
                 wall = time.perf_counter() - t0
         nodes = 1 + len(r.branches)
         assert nodes == 50 and r.success, (nodes, r.status, r.reason)
@@ -135,16 +146,25 @@ def main() -> None:
     search_wall, expansions, nodes = run("bench-search", lookup=False)
     lookup_wall, _, _ = run("bench-lookup", lookup=True)
 
-    print(f"50-node tree on data/api_change, {expansions} expansions, {nodes - 1} validated nodes, "
-          f"ledger={args.ledger}")  # fmt: skip
-    print(f"  search (real validation)   {search_wall:7.2f} s   {expansions / search_wall:6.2f} expansions/s"
-          f"   {(nodes - 1) / search_wall:6.2f} nodes/s")  # fmt: skip
-    print(f"  share of time in verify    {timed.spent / search_wall:7.1%}   "
-          f"outside verify {search_wall - timed.spent:.2f} s")
-    print(f"  validation only (baseline) {validate_only:7.2f} s   search / validation-only = "
-          f"{search_wall / validate_only:.2f}x")  # fmt: skip
-    print(f"  search, no pytest          {lookup_wall:7.3f} s   {expansions / lookup_wall:6.1f} expansions/s"
-          f"   bookkeeping {1000 * lookup_wall / (nodes - 1):.1f} ms/node")  # fmt: skip
+    print(
+        f"50-node tree on data/api_change, {expansions} expansions, {nodes - 1} validated nodes, ledger={args.ledger}"
+    )
+    print(
+        f"  search (real validation)   {search_wall:7.2f} s   {expansions / search_wall:6.2f} expansions/s"
+        f"   {(nodes - 1) / search_wall:6.2f} nodes/s"
+    )
+    print(
+        f"  share of time in verify    {timed.spent / search_wall:7.1%}   "
+        f"outside verify {search_wall - timed.spent:.2f} s"
+    )
+    print(
+        f"  validation only (baseline) {validate_only:7.2f} s   search / validation-only = "
+        f"{search_wall / validate_only:.2f}x"
+    )
+    print(
+        f"  search, no pytest          {lookup_wall:7.3f} s   {expansions / lookup_wall:6.1f} expansions/s"
+        f"   bookkeeping {1000 * lookup_wall / (nodes - 1):.1f} ms/node"
+    )
 
 
 def _candidates(tree: Tree, start: Candidate) -> list[Candidate]:

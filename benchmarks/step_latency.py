@@ -99,9 +99,7 @@ def _time_clicks(page, target_js: str, watch: str, scoped: bool, settle=None) ->
 
 def _baseline(page) -> list[float]:
     page.evaluate(_BASELINE)
-    return _time_clicks(
-        page, "document.getElementById('labkit-baseline')", "#labkit-baseline-out", False
-    )
+    return _time_clicks(page, "document.getElementById('labkit-baseline')", "#labkit-baseline-out", False)
 
 
 # The stepper's buttons, found through open shadow roots (marimo renders widgets in one).
@@ -163,9 +161,7 @@ def _idle(server) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    notebooks = [Path(a).resolve() for a in argv] or (
-        e2e.marimo_notebooks() + e2e.jupyter_notebooks()
-    )
+    notebooks = [Path(a).resolve() for a in argv] or (e2e.marimo_notebooks() + e2e.jupyter_notebooks())
     print(f"step latency: click -> updated view, {STEPS} steps per notebook, after first render")
     print(
         f"{'notebook':32} {'median ms':>10} {'p90 ms':>8} {'baseline ms':>12} {'ratio':>7} "

@@ -67,14 +67,18 @@ def ceiling(tasks: int = 8, n: int = 1_500_000) -> float:
     return rate[2] / rate[1]
 
 
-def timed(backend: str, workers: int, plan: Plan, warm: Job, jobs: Sequence[Job]) -> tuple[float, float, list[JobResult]]:
+def timed(
+    backend: str, workers: int, plan: Plan, warm: Job, jobs: Sequence[Job]
+) -> tuple[float, float, list[JobResult]]:
     """(warm-up seconds, timed seconds, results) of `jobs` on `workers` warm workers."""
     with Workers(backend, workers) as w:  # type: ignore[arg-type]
         t0 = time.perf_counter()
         warmed = w.warm(plan, warm)
         start = time.perf_counter() - t0
         if len({pid for pid, _ in warmed}) != workers:
-            raise SystemExit(f"{backend}: the warm-up reached {len(warmed)} tasks on pids {warmed}, not {workers} workers")
+            raise SystemExit(
+                f"{backend}: the warm-up reached {len(warmed)} tasks on pids {warmed}, not {workers} workers"
+            )
         t0 = time.perf_counter()
         results = w.run(plan, jobs)
         return start, time.perf_counter() - t0, results
@@ -96,7 +100,9 @@ def main() -> None:
     jobs = jobs_for("repair", cases, a.arms.split(","), [int(s) for s in a.seeds.split(",")])
     warm = jobs_for("repair", [names[-1]], ["direct"], [0])[0]  # outside the timed set
     plan = Plan()
-    print(f"{len(jobs)} jobs ({len(cases)} repair cases x {a.arms} x seeds {a.seeds}), SIMULATED policy, real pytest validation")
+    print(
+        f"{len(jobs)} jobs ({len(cases)} repair cases x {a.arms} x seeds {a.seeds}), SIMULATED policy, real pytest validation"
+    )
     before = ceiling()
     print(f"machine now (CPU-bound loop, 2 processes / 1): {before:.2f}x   load {load()}")
     base = None
@@ -116,9 +122,11 @@ def main() -> None:
                 share = sum(r.validation_seconds for r in results) / max(sum(r.seconds for r in results), 1e-9)
                 shares.append(share)
                 rates[workers].append(len(jobs) / elapsed)
-                print(f"{backend:5s} workers={workers}: warm-up {start:5.1f}s (excluded); {len(jobs)} jobs in {elapsed:6.1f}s = "
-                      f"{len(jobs) / elapsed:.2f} jobs/s; validation {share:.0%} of job time; same outcomes: {same}; "
-                      f"load {load()}")  # fmt: skip
+                print(
+                    f"{backend:5s} workers={workers}: warm-up {start:5.1f}s (excluded); {len(jobs)} jobs in {elapsed:6.1f}s = "
+                    f"{len(jobs) / elapsed:.2f} jobs/s; validation {share:.0%} of job time; same outcomes: {same}; "
+                    f"load {load()}"
+                )
                 if not same:
                     raise SystemExit("outcomes differ between configurations: not deterministic")
         except Exception as e:  # noqa: BLE001 - e.g. Ray's node not starting: said and counted as not met, never skipped

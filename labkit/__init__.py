@@ -17,31 +17,63 @@ resolve; their homes are labkit.core.types, labkit.core.errors and labkit.models
 
 from labkit.core.lazy import attach
 
-__getattr__, __dir__ = attach(__name__, {
-    "Budget": "labkit.record.budget",
-    "EngineRun": "labkit.loop.engine.trace",
-    "LabkitError": "labkit.core.errors",
-    "Ledger": "labkit.record.ledger",
-    "Proposal": "labkit.loop.engine.strategy",
-    "Situation": "labkit.loop.engine.strategy",
-    "Strategy": "labkit.loop.engine.strategy",
-    "Task": "labkit.loop.engine.trace",
-    "Validator": "labkit.grading.validator",
-    "load_case": "labkit.grading.cases",
-    "run": "labkit.loop.engine",
-    "run_loop": "labkit.loop.engine",
-    # the earlier, wider surface: still resolvable, no longer listed in __all__
-    **dict.fromkeys(("Bucket", "Candidate", "Decision", "DecisionRecord", "Evidence", "Hypothesis", "Patch",
-                     "PatchSize", "Reply", "TestResult", "Usage", "Verdict"), "labkit.core.types"),
-    **dict.fromkeys(("BudgetExhausted", "IntegrityAlarm", "LedgerError", "MissingKey", "ModelError", "ModelTimeout",
-                     "ModelUnavailable", "PatchError", "PatchTooLarge", "ReplyFormatError", "UnknownModel",
-                     "ValidatorMismatch"), "labkit.core.errors"),
-    "AcceptanceSuite": "labkit.grading.acceptance",
-    "Limits": "labkit.grading.sandbox",
-    "Operation": "labkit.record.budget",
-    "complete": "labkit.models.gateway",
-    "decide": "labkit.loop.engine",
-})  # fmt: skip
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        "Budget": "labkit.record.budget",
+        "EngineRun": "labkit.loop.engine.trace",
+        "LabkitError": "labkit.core.errors",
+        "Ledger": "labkit.record.ledger",
+        "Proposal": "labkit.loop.engine.strategy",
+        "Situation": "labkit.loop.engine.strategy",
+        "Strategy": "labkit.loop.engine.strategy",
+        "Task": "labkit.loop.engine.trace",
+        "Validator": "labkit.grading.validator",
+        "load_case": "labkit.grading.cases",
+        "run": "labkit.loop.engine",
+        "run_loop": "labkit.loop.engine",
+        # the earlier, wider surface: still resolvable, no longer listed in __all__
+        **dict.fromkeys(
+            (
+                "Bucket",
+                "Candidate",
+                "Decision",
+                "DecisionRecord",
+                "Evidence",
+                "Hypothesis",
+                "Patch",
+                "PatchSize",
+                "Reply",
+                "TestResult",
+                "Usage",
+                "Verdict",
+            ),
+            "labkit.core.types",
+        ),
+        **dict.fromkeys(
+            (
+                "BudgetExhausted",
+                "IntegrityAlarm",
+                "LedgerError",
+                "MissingKey",
+                "ModelError",
+                "ModelTimeout",
+                "ModelUnavailable",
+                "PatchError",
+                "PatchTooLarge",
+                "ReplyFormatError",
+                "UnknownModel",
+                "ValidatorMismatch",
+            ),
+            "labkit.core.errors",
+        ),
+        "AcceptanceSuite": "labkit.grading.acceptance",
+        "Limits": "labkit.grading.sandbox",
+        "Operation": "labkit.record.budget",
+        "complete": "labkit.models.gateway",
+        "decide": "labkit.loop.engine",
+    },
+)
 
 __all__ = [
     "Budget",

@@ -25,8 +25,8 @@ def _(mo):
 @app.cell
 def _():
     from labkit.experiments.judging import selfcorrect as sc
-    from labkit.models.cache import open_cache
     from labkit.experiments.judging.simjudge import SimulatedJudge
+    from labkit.models.cache import open_cache
     from labkit.views import charts_judge as cj
 
     return SimulatedJudge, cj, open_cache, sc

@@ -124,9 +124,7 @@ def notebook_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_headless(
-    notebook: Path, html: Path, probes: dict[str, str] | None = None, **extra_env: str
-) -> HeadlessRun:
+def run_headless(notebook: Path, html: Path, probes: dict[str, str] | None = None, **extra_env: str) -> HeadlessRun:
     """Export `notebook` to `html` (a static copy, labkit.views.export) and read its probes
     (by default its NOTEBOOK_PROBES)."""
     probes = NOTEBOOK_PROBES.get(notebook.stem, {}) if probes is None else probes
@@ -141,9 +139,7 @@ def run_headless(
         timeout=900,
     )
     got = json.loads(result.read_text()) if result.is_file() else {"error": "the probes never reported"}
-    return HeadlessRun(
-        notebook, proc.returncode, proc.stderr, got.get("values", {}), html, got.get("error", "")
-    )
+    return HeadlessRun(notebook, proc.returncode, proc.stderr, got.get("values", {}), html, got.get("error", ""))
 
 
 def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -22,9 +22,7 @@ def first_difference(now: Any, recorded: Any, where: str = "") -> str:
     if isinstance(now, Mapping) and isinstance(recorded, Mapping):
         for key in [*recorded, *(k for k in now if k not in recorded)]:
             if key not in now or key not in recorded:
-                return (
-                    f"at {where}[{key!r}]: only {'recorded' if key in recorded else 'computed now'}"
-                )
+                return f"at {where}[{key!r}]: only {'recorded' if key in recorded else 'computed now'}"
             if now[key] != recorded[key]:
                 return first_difference(now[key], recorded[key], f"{where}[{key!r}]")
     elif isinstance(now, list | tuple) and isinstance(recorded, list | tuple):

@@ -27,17 +27,33 @@ from labkit.record.ledger import Ledger
 A, B, C = "A restore the old API", "B add a compatibility layer", "C fix the callers"
 
 
-def search(case: SearchCase, validator: Validator, baseline: Verdict, *, total: float = 15,
-           reserve: float = 2, strategy: Any = None, hidden: AcceptanceSuite | None = None,
-           **kw: Any) -> tuple[Any, Ledger, Budget]:  # fmt: skip
+def search(
+    case: SearchCase,
+    validator: Validator,
+    baseline: Verdict,
+    *,
+    total: float = 15,
+    reserve: float = 2,
+    strategy: Any = None,
+    hidden: AcceptanceSuite | None = None,
+    **kw: Any,
+) -> tuple[Any, Ledger, Budget]:
     led = Ledger()
-    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led,
-                    run_id="task-1")  # fmt: skip
+    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led, run_id="task-1")
     task = task_of(case) if hidden is None else replace(task_of(case), hidden=hidden)
     checker = Checker(validator)
     kw.setdefault("build", byte_compile)
-    result = run_search(task, strategy or RouteStrategy(case), checker, budget, costs_of(case), ledger=led,
-                        run_id="task-1", environment=environment_of(case, checker), **kw).result  # fmt: skip
+    result = run_search(
+        task,
+        strategy or RouteStrategy(case),
+        checker,
+        budget,
+        costs_of(case),
+        ledger=led,
+        run_id="task-1",
+        environment=environment_of(case, checker),
+        **kw,
+    ).result
     assert case.checks.read(baseline.evidence).failures == result.baseline_run.failures  # the engine's own start
     return result, led, budget
 

@@ -31,9 +31,7 @@ def _suite(**kw: object) -> AcceptanceSuite:
 
 
 def _verdict(suite: AcceptanceSuite, passing: set[str]) -> Verdict:
-    ev = Evidence(
-        candidate="c", suite=suite.digest, validator="v", results=(), exit_code=1, wall_seconds=0.1
-    )
+    ev = Evidence(candidate="c", suite=suite.digest, validator="v", results=(), exit_code=1, wall_seconds=0.1)
     return Verdict(
         evidence=ev,
         fail_to_pass=tuple(n for n in suite.fail_to_pass if n in passing),
@@ -67,9 +65,7 @@ def test_digest_names_what_grades_not_labels() -> None:
     base = _suite()
     assert base.digest == _suite(name="renamed", groups={"isolation": F2P}).digest
     assert base.digest == _suite(fail_to_pass=tuple(reversed(F2P))).digest
-    loosened = {
-        "tests/test_cache.py": TESTS["tests/test_cache.py"].replace("is None", "is None or True")
-    }
+    loosened = {"tests/test_cache.py": TESTS["tests/test_cache.py"].replace("is None", "is None or True")}
     assert base.digest != _suite(tests=loosened).digest
     assert base.digest != _suite(fail_to_pass=F2P[:1], pass_to_pass=P2P).digest
     assert hash(base) == hash(_suite(name="renamed"))
@@ -122,8 +118,6 @@ def test_from_dir_reads_the_pattern_and_only_it(tmp_path: Path) -> None:
     assert set(suite.tests) == {"tests/test_cache.py", "tests/sub/test_more.py"}
     assert suite.tests["tests/sub/test_more.py"] == "def test_more(): pass\n"
     with pytest.raises(SuiteError, match="no files match"):
-        AcceptanceSuite.from_dir(
-            tmp_path, name="x", fail_to_pass=F2P, pass_to_pass=(), pattern="spec/*.py"
-        )
+        AcceptanceSuite.from_dir(tmp_path, name="x", fail_to_pass=F2P, pass_to_pass=(), pattern="spec/*.py")
     with pytest.raises(SuiteError, match="not a directory"):
         AcceptanceSuite.from_dir(tmp_path / "nope", name="x", fail_to_pass=F2P, pass_to_pass=())

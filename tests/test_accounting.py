@@ -104,8 +104,12 @@ def test_transition_matrix_names_who_moved() -> None:
 
 def test_a_case_missing_later_rounds_keeps_its_state_and_spends_nothing() -> None:
     df = pl.DataFrame(
-        {"case": ["x", "x", "y", "y", "y"], "round": [0, 1, 0, 1, 2],
-         "correct": [False, True, True, True, False], "cost": [1.0, 2.0, 1.0, 1.0, 1.0]}
+        {
+            "case": ["x", "x", "y", "y", "y"],
+            "round": [0, 1, 0, 1, 2],
+            "correct": [False, True, True, True, False],
+            "cost": [1.0, 2.0, 1.0, 1.0, 1.0],
+        }
     )
     table = accounting.per_round(df, resamples=0)
     assert table["correct"].to_list() == [1, 2, 1]  # x stays right in round 2
@@ -119,7 +123,9 @@ def test_net_adds_up_to_the_change_in_correct_cases(rows: list[list[bool]]) -> N
     table = accounting.per_round(frame(states), resamples=0)
     assert list(zip(table["fixed"][1:], table["broken"][1:], strict=True)) == _by_hand(states)
     assert int(table["net"].sum()) == table["correct"][-1] - table["correct"][0]
-    assert (table["fixed"][1:] + table["right_before"][1:] - table["broken"][1:]).to_list() == table["correct"][1:].to_list()
+    assert (table["fixed"][1:] + table["right_before"][1:] - table["broken"][1:]).to_list() == table["correct"][
+        1:
+    ].to_list()
 
 
 # -- intervals ---------------------------------------------------------------------------
@@ -170,7 +176,10 @@ def test_per_slice_adds_up_to_the_whole() -> None:
         (pl.DataFrame({"case": ["a"], "round": [0], "correct": [1]}), "must be Boolean"),
         (pl.DataFrame({"case": ["a", "a"], "round": [0, 0], "correct": [True, False]}), "2 rows for round 0"),
         (pl.DataFrame({"case": ["a"], "round": [1], "correct": [True]}), "no round 0"),
-        (pl.DataFrame({"case": ["a"], "round": [0], "correct": [None]}, schema_overrides={"correct": pl.Boolean}), "null"),
+        (
+            pl.DataFrame({"case": ["a"], "round": [0], "correct": [None]}, schema_overrides={"correct": pl.Boolean}),
+            "null",
+        ),
         (pl.DataFrame({"case": ["a"], "round": [-1], "correct": [True]}), ">= 0"),
         (pl.DataFrame({"case": ["a"], "round": [0.0], "correct": [True]}), "integer"),
     ],

@@ -41,18 +41,26 @@ def test_no_hidden_test_text_or_result_reaches_a_prompt(monkeypatch: pytest.Monk
         text = "BUG: it is wrong" if review else "```python\ndef nothing():\n    return None\n```"
         if json_schema is not None:  # the constrained policy asks for a record
             field = next(iter(json_schema["properties"]))
-            text = json.dumps({"verdict": "BUG", "reason": "it is wrong"} if review else {field: ["def nothing():", "    return None"]})
+            text = json.dumps(
+                {"verdict": "BUG", "reason": "it is wrong"}
+                if review
+                else {field: ["def nothing():", "    return None"]}
+            )
         return SimpleNamespace(text=text, usage=Usage(tokens=50, calls=1, cost_units=1.0))
 
     import labkit.models.gateway as gateway
 
     monkeypatch.setattr(gateway, "complete", fake_complete)
-    plan = Plan(model="fake/model", stronger="fake/strong", limit=Usage(tokens=8192, calls=6, wall_seconds=900, cost_units=30))
+    plan = Plan(
+        model="fake/model", stronger="fake/strong", limit=Usage(tokens=8192, calls=6, wall_seconds=900, cost_units=30)
+    )
     cases = [*humaneval_cases(["HumanEval/0"]), *repair_arm_cases(["pluralize"])]
     fragments = {c.id: _hidden_fragments(c) for c in cases}
     assert all(len(f) > 2 for f in fragments.values())  # the detector has something to find
     for c in cases:
-        hidden_text = str(c.task.hidden.tests[HIDDEN if HIDDEN in c.task.hidden.tests else next(iter(c.task.hidden.tests))])
+        hidden_text = str(
+            c.task.hidden.tests[HIDDEN if HIDDEN in c.task.hidden.tests else next(iter(c.task.hidden.tests))]
+        )
         assert any(f in hidden_text for f in fragments[c.id])  # and finds it where it is
         for arm in ARMS:
             before = len(prompts)
@@ -147,8 +155,10 @@ def test_humaneval_visible_examples_by_value_and_cases_the_canonical_fails_are_r
     cases = {c.id: c for c in humaneval_cases(["HumanEval/0", "HumanEval/47", "HumanEval/116"])}
     c0 = cases["humaneval-0"]
     assert len(c0.task.suite.fail_to_pass) == 2
-    verdict = {name: (v.run(cand, c0.task.suite).resolved, v.run(cand, c0.task.hidden).resolved)  # type: ignore[arg-type]
-               for name, (cand, _) in c0.states.items()}  # fmt: skip
+    verdict = {
+        name: (v.run(cand, c0.task.suite).resolved, v.run(cand, c0.task.hidden).resolved)  # type: ignore[arg-type]
+        for name, (cand, _) in c0.states.items()
+    }
     assert verdict == {"canonical": (True, True), "lookup": (True, False), "none": (False, False)}
     for cid in ("humaneval-47", "humaneval-116"):
         canon = cases[cid].states["canonical"][0]
@@ -183,6 +193,7 @@ def test_a_model_policy_asks_for_a_schema_and_a_reply_that_is_not_the_record_is_
         def fn(messages: Any, params: Any) -> str:
             seen.append(dict(params))
             return json.dumps({"code": correct.files[module].splitlines()}) if good else "Sure! Here is the code."
+
         return fn
 
     limit = Usage(tokens=4096, calls=2, wall_seconds=600.0, cost_units=10.0)

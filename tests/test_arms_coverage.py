@@ -28,9 +28,7 @@ def runs(ledger: Ledger) -> pl.DataFrame:
 def test_coverage_is_the_share_of_wrong_answers_the_visible_tests_fail(runs: pl.DataFrame) -> None:
     rows = {r.arm: r for r in metrics.table(runs)}
     for arm, row in rows.items():
-        wrong = runs.filter(
-            (pl.col("arm") == arm) & (pl.col("status") != "not available") & ~pl.col("correct")
-        )
+        wrong = runs.filter((pl.col("arm") == arm) & (pl.col("status") != "not available") & ~pl.col("correct"))
         assert row.coverage is not None and wrong.height > 0
         assert row.coverage.estimate == pytest.approx((~wrong["visible"]).sum() / wrong.height)
     # best-of-n picks by the visible tests: what it still gets wrong, they pass; the critic loop's errors they catch
@@ -40,14 +38,8 @@ def test_coverage_is_the_share_of_wrong_answers_the_visible_tests_fail(runs: pl.
 def test_coverage_moves_with_what_the_visible_tests_say(runs: pl.DataFrame) -> None:
     for visible, expected in ((True, 0.0), (False, 1.0)):
         table = metrics.table(runs.with_columns(pl.lit(visible).alias("visible")))
-        assert all(
-            r.coverage is not None and r.coverage.estimate == expected
-            for r in table
-            if r.status == ""
-        )
-    assert all(
-        r.coverage is None for r in metrics.table(runs.with_columns(pl.lit(True).alias("correct")))
-    )
+        assert all(r.coverage is not None and r.coverage.estimate == expected for r in table if r.status == "")
+    assert all(r.coverage is None for r in metrics.table(runs.with_columns(pl.lit(True).alias("correct"))))
 
 
 def test_the_arms_table_shows_it(ledger: Ledger) -> None:

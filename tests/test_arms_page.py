@@ -45,7 +45,9 @@ def test_arms_table_and_flips_come_from_the_ledger_and_change_with_it() -> None:
             mean = runs.filter(pl.col("arm") == arm)["correct"].cast(pl.Float64).mean()
             assert float(_solved(frame, arm)) == round(mean, 2)
             calls = runs.filter(pl.col("arm") == arm)["calls"]
-            shown = spend.filter(pl.col("arm") == page.arm_name(arm))[f"calls: mean, max (limit {Plan().limit.calls})"][0]
+            shown = spend.filter(pl.col("arm") == page.arm_name(arm))[f"calls: mean, max (limit {Plan().limit.calls})"][
+                0
+            ]
             mean_calls = f"{calls.mean():.0f}" if float(calls.mean()).is_integer() else f"{calls.mean():.1f}"
             assert shown == f"{mean_calls}, {calls.max():.0f}"
     # a buggy case never fixed vs always fixed; the already-correct case is right either way

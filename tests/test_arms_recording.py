@@ -70,8 +70,11 @@ def _events(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
     for e in events:
         # content is compared, not its hash: a verdict digest (machine-specific, see _here) is passed
         # on as the next step's input, so hashes of anything downstream of a verification differ
-        row = {f.name: getattr(e, f.name) for f in dataclasses.fields(e)
-               if f.name not in TIMING | {"output_hash", "input_hash"}}  # fmt: skip
+        row = {
+            f.name: getattr(e, f.name)
+            for f in dataclasses.fields(e)
+            if f.name not in TIMING | {"output_hash", "input_hash"}
+        }
         row["detail"] = _untimed(json.loads(json.dumps(dict(e.detail))))
         row["evidence"] = _untimed(json.loads(e.evidence)) if e.evidence else ""
         row["outputs"] = _content(ledger.get(e.output_hash)) if e.output_hash else None
@@ -91,8 +94,9 @@ def test_recording_is_the_notebooks_default_setting() -> None:
     recorded = page.recorded_default()
     assert recorded is not None
     assert recorded[2] == page.sim_plan(page.BUDGET.value, **page.sim_settings())  # the same plan the page computes
-    assert sorted(recorded[0].runs()) == sorted(f"arms/repair/{c}/{a}/{s}" for c in page.SIM_CASES
-                                                for a in page.ARM_ORDER for s in page.SIM_SEEDS)  # fmt: skip
+    assert sorted(recorded[0].runs()) == sorted(
+        f"arms/repair/{c}/{a}/{s}" for c in page.SIM_CASES for a in page.ARM_ORDER for s in page.SIM_SEEDS
+    )
     # on open (the sliders' defaults, a slider's float noise included) the page shows the recording
     ledger, label = page.simulated(page.BUDGET.value, {**page.sim_settings(), "p_fix_evidence": 0.6000000000000001})
     assert label == page.RECORDED_LABEL == "SIMULATED (recorded run of the default setting)"
@@ -106,8 +110,9 @@ def test_recording_is_the_notebooks_default_setting() -> None:
     assert "simulated" not in {m.get("model") for _, m in page.real_ledgers().values()}
 
 
-def test_another_setting_or_a_recording_of_another_setting_is_computed(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_another_setting_or_a_recording_of_another_setting_is_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[tuple[Any, ...]] = []
     live = Ledger()
 
@@ -144,8 +149,14 @@ def test_recording_is_what_labkit_computes_with_its_command(tmp_path: Path) -> N
     argv[argv.index("--cases") + 1] = first
     argv[argv.index("--out") + 1] = str(tmp_path / "again.sqlite")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([sys.executable, "-m", "labkit.experiments.arms", *argv], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "labkit.experiments.arms", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     recorded = Ledger(RECORDING, read_only=True)
     again = Ledger(tmp_path / "again.sqlite", read_only=True)

@@ -51,8 +51,16 @@ def test_cancel_keeps_finished_calls_in_the_ledger_and_settles_the_budget() -> N
             cancel.set()
 
     with StubOpenAI(latency=0.1) as stub:
-        result = _stub_batch(stub, 40, concurrency=2, on_progress=stop_after_four, cancel=cancel,
-                             ledger=ledger, run_id="c", budget=budget)  # fmt: skip
+        result = _stub_batch(
+            stub,
+            40,
+            concurrency=2,
+            on_progress=stop_after_four,
+            cancel=cancel,
+            ledger=ledger,
+            run_id="c",
+            budget=budget,
+        )
     assert result.stopped == "cancelled"
     finished = [o for o in result.outcomes if isinstance(o, Reply)]
     assert 4 <= len(finished) < 40 and stub.requests < 40
@@ -96,8 +104,9 @@ def test_stub_server_in_its_own_process_serves_a_batch_and_reports_what_it_saw()
     import sys
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "labkit.models.stub_server", "--latency", "0.05"],
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit.models.stub_server", "--latency", "0.05"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()

@@ -21,21 +21,45 @@ def _fake(job: Job) -> JobResult:
     """A job that scores its case once and pays 2 units (no validator: this tests the control plane)."""
     rid = job.run_id
     ev = [
-        {"run_id": rid, "round": 1, "role": "scorer", "kind": str(Kind.SCORE), "inputs": None, "outputs": None,
-         "evidence": "", "tokens": 0, "calls": 0, "wall_seconds": 0.0, "cost_units": 0.0, "started_at": 0.0,
-         "ended_at": 0.0, "detail": {"case": job.case, "correct": job.arm == "reflect", "visible": True}},
-        {"run_id": rid, "round": 1, "role": "budget", "kind": str(Kind.VERIFY), "inputs": None, "outputs": None,
-         "evidence": "", "tokens": 0, "calls": 1, "wall_seconds": 0.0, "cost_units": 2.0, "started_at": 0.0,
-         "ended_at": 0.0, "detail": {"status": "settled"}},
-    ]  # fmt: skip
+        {
+            "run_id": rid,
+            "round": 1,
+            "role": "scorer",
+            "kind": str(Kind.SCORE),
+            "inputs": None,
+            "outputs": None,
+            "evidence": "",
+            "tokens": 0,
+            "calls": 0,
+            "wall_seconds": 0.0,
+            "cost_units": 0.0,
+            "started_at": 0.0,
+            "ended_at": 0.0,
+            "detail": {"case": job.case, "correct": job.arm == "reflect", "visible": True},
+        },
+        {
+            "run_id": rid,
+            "round": 1,
+            "role": "budget",
+            "kind": str(Kind.VERIFY),
+            "inputs": None,
+            "outputs": None,
+            "evidence": "",
+            "tokens": 0,
+            "calls": 1,
+            "wall_seconds": 0.0,
+            "cost_units": 2.0,
+            "started_at": 0.0,
+            "ended_at": 0.0,
+            "detail": {"status": "settled"},
+        },
+    ]
     return JobResult(job, ev, "complete", 0.0, 0.0)
 
 
 def test_an_incident_voids_the_whole_batch_and_its_cost_is_still_reported() -> None:
     control = Ledger()
-    first, second = inc.run_batches(
-        JOBS, _fake, "env v1", inc.Incident(3, "env v2"), control=control
-    )
+    first, second = inc.run_batches(JOBS, _fake, "env v1", inc.Incident(3, "env v2"), control=control)
     assert (first.status, first.ran, first.planned, first.success) == (
         "voided",
         3,
@@ -62,9 +86,13 @@ def test_an_incident_voids_the_whole_batch_and_its_cost_is_still_reported() -> N
 
 def test_the_activated_subset_is_shown_beside_every_eligible_job_never_alone() -> None:
     with pytest.raises(InvalidSetting, match="every eligible job"):
-        inc.MechanismRow(arm="reflect", eligible=0, solved=0, activated=4, activated_solved=0, not_activated_solved=0)  # a subset without its denominator
+        inc.MechanismRow(
+            arm="reflect", eligible=0, solved=0, activated=4, activated_solved=0, not_activated_solved=0
+        )  # a subset without its denominator
     with pytest.raises(InvalidSetting, match="partition"):
-        inc.MechanismRow(arm="reflect", eligible=32, solved=22, activated=24, activated_solved=14, not_activated_solved=0)  # 14 + 0 != 22: the rest was dropped
+        inc.MechanismRow(
+            arm="reflect", eligible=32, solved=22, activated=24, activated_solved=14, not_activated_solved=0
+        )  # 14 + 0 != 22: the rest was dropped
     sweep = Ledger(DATA / "arms" / "simulated_default.sqlite", read_only=True)
     rows = inc.mechanism_rows(sweep, inc.MECHANISM_ARMS)
     record = inc.recorded()

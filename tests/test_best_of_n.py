@@ -64,10 +64,17 @@ def test_best_of_n_on_the_real_model_is_scored_from_its_replies() -> None:
     events = r.engine.ledger.events(r.engine.run_id)
     for t in range(len(r.answers)):
         mine = [(e.round, e.role, e.kind) for e in events if e.detail.get("case") == f"add{t}"]
-        assert mine[:3] == [(0, Role.DECISION, Kind.DEFINE), (0, Role.EXECUTOR, Kind.GENERATE), (0, Role.VALIDATOR, Kind.VERIFY)]
+        assert mine[:3] == [
+            (0, Role.DECISION, Kind.DEFINE),
+            (0, Role.EXECUTOR, Kind.GENERATE),
+            (0, Role.VALIDATOR, Kind.VERIFY),
+        ]
         one = [(role, kind) for rnd, role, kind in mine if rnd == 1]
         assert one[0] == (Role.REFLECTOR, Kind.REFLECT) and one.count((Role.EXECUTOR, Kind.GENERATE)) == 4
-        assert one.count((Role.VALIDATOR, Kind.VERIFY)) == 4 and one[-2:] == [(Role.DECISION, Kind.DECIDE), (Role.SCORER, Kind.SCORE)]
+        assert one.count((Role.VALIDATOR, Kind.VERIFY)) == 4 and one[-2:] == [
+            (Role.DECISION, Kind.DECIDE),
+            (Role.SCORER, Kind.SCORE),
+        ]
         decided = next(e.detail for e in events if e.kind == Kind.DECIDE and e.detail.get("case") == f"add{t}")
         assert [c["decision"] for c in decided["children"]] == ["keep" if c else "roll back" for c in correct[t]]
         assert r.engine.traces[f"add{t}"].final_verdict.resolved == any(correct[t])  # the engine held a passing one

@@ -30,9 +30,7 @@ def test_correlation_caps_what_a_good_verifier_gains_from_n(
     assert free.gain() > 0.6 and tied.gain() < 0.25
     assert tied.selected[-1] <= tied.ceiling[-1] < 0.6  # the samples fail together: nothing to pick
     assert tied.cost_per_correct[-1] > 1.5 * free.cost_per_correct[-1]
-    assert (
-        g["noisy reviewer", 0.0].gain() < free.gain()
-    )  # a worse selector buys less of the same ceiling
+    assert g["noisy reviewer", 0.0].gain() < free.gain()  # a worse selector buys less of the same ceiling
 
 
 def test_the_section_says_simulated_and_shows_every_setting(

@@ -13,36 +13,50 @@ _SLOT = {("12", 1): "A", ("12", 2): "B", ("21", 1): "B", ("21", 2): "A"}
 
 def swap(pid, w12, w21, label=1, out1="x", out2="y", m1="", m2="", judge="j"):
     """A pair judged in both orders; w12 / w21 are the chosen outputs (0 tie, None unparseable)."""
+
     def pick(order, w):
         return None if w is None else ("tie" if w == 0 else _SLOT[(order, w)])
 
     pair = Pair(id=pid, question="q", output_1=out1, output_2=out2, label=label, kind="k", model_1=m1, model_2=m2)
-    return Swap(pair, Judgment(pair_id=pid, order="12", pick=pick("12", w12), judge=judge, simulated=False),
-                Judgment(pair_id=pid, order="21", pick=pick("21", w21), judge=judge, simulated=False))
+    return Swap(
+        pair,
+        Judgment(pair_id=pid, order="12", pick=pick("12", w12), judge=judge, simulated=False),
+        Judgment(pair_id=pid, order="21", pick=pick("21", w21), judge=judge, simulated=False),
+    )
 
 
 def test_position_metrics_by_hand():
-    t = bias.table([
-        swap("p1", 1, 1),  # consistent, right
-        swap("p2", 1, 2),  # slot A both times: biased to first
-        swap("p3", 2, 1),  # slot B both times: biased to second
-        swap("p4", 0, 1),  # tie, then output 1: inconsistent, "other"
-        swap("p5", None, 1),  # unparseable: counted, left out
-    ])
+    t = bias.table(
+        [
+            swap("p1", 1, 1),  # consistent, right
+            swap("p2", 1, 2),  # slot A both times: biased to first
+            swap("p3", 2, 1),  # slot B both times: biased to second
+            swap("p4", 0, 1),  # tie, then output 1: inconsistent, "other"
+            swap("p5", None, 1),  # unparseable: counted, left out
+        ]
+    )
     r = bias.position(t)
     assert (r.n_pairs, r.n_unparseable, r.n_scored) == (5, 1, 4)
     got = {name: iv.estimate for name, iv in r.rows()}
-    assert got == pytest.approx({
-        "consistency": 1 / 4, "first": 1 / 4, "second": 1 / 4, "other": 1 / 4, "net_position": 0.0,
-        "accuracy_12": 2 / 4,  # p1, p2 chose output 1 in order 12
-        "accuracy_21": 3 / 4,  # p1, p3, p4 in order 21
-        "accuracy_gap": -1 / 4,
-        # gold is output 1 everywhere, so order 12 is the one showing it first
-        "gold_first": 2 / 4, "gold_second": 3 / 4, "gold_shift": -1 / 4,
-        "fastchat": 1 / 4,  # only p1 survives "inconsistent -> tie"
-        "llmbar": (1 + 0.5 + 0.5 + 0.5) / 4,
-        "judgebench": 2 / 4,  # p1, and p4 where the tie defers to the decisive order
-    })
+    assert got == pytest.approx(
+        {
+            "consistency": 1 / 4,
+            "first": 1 / 4,
+            "second": 1 / 4,
+            "other": 1 / 4,
+            "net_position": 0.0,
+            "accuracy_12": 2 / 4,  # p1, p2 chose output 1 in order 12
+            "accuracy_21": 3 / 4,  # p1, p3, p4 in order 21
+            "accuracy_gap": -1 / 4,
+            # gold is output 1 everywhere, so order 12 is the one showing it first
+            "gold_first": 2 / 4,
+            "gold_second": 3 / 4,
+            "gold_shift": -1 / 4,
+            "fastchat": 1 / 4,  # only p1 survives "inconsistent -> tie"
+            "llmbar": (1 + 0.5 + 0.5 + 0.5) / 4,
+            "judgebench": 2 / 4,  # p1, and p4 where the tie defers to the decisive order
+        }
+    )
 
 
 def test_unparseable_counted_wrong_as_llmbar_scores():
@@ -98,12 +112,14 @@ def test_multinomial_bootstrap_matches_index_resampling():
 
 def test_verbosity_share_by_hand():
     long, short = "x" * 30, "y" * 10
-    t = bias.table([
-        swap("p1", 1, 1, out1=long, out2=short),  # longer chosen both times: 1
-        swap("p2", 1, 2, out1=short, out2=long),  # longer chosen in order 21 only: 1/2
-        swap("p3", 0, 2, out1=long, out2=short),  # tie (1/2), then shorter (0): 1/4
-        swap("p4", 1, 1, out1=short, out2=short),  # equal lengths: not counted
-    ])
+    t = bias.table(
+        [
+            swap("p1", 1, 1, out1=long, out2=short),  # longer chosen both times: 1
+            swap("p2", 1, 2, out1=short, out2=long),  # longer chosen in order 21 only: 1/2
+            swap("p3", 0, 2, out1=long, out2=short),  # tie (1/2), then shorter (0): 1/4
+            swap("p4", 1, 1, out1=short, out2=short),  # equal lengths: not counted
+        ]
+    )
     r = bias.verbosity(t)
     assert r.n_pairs == 3
     assert r.share.estimate == pytest.approx(1.75 / 3)
@@ -113,11 +129,13 @@ def test_verbosity_share_by_hand():
 
 
 def test_self_preference_uses_the_judge_name():
-    t = bias.table([
-        swap("p1", 1, 1, m1="j", m2="other"),  # own chosen twice
-        swap("p2", 1, 2, m1="other", m2="j"),  # own chosen once
-        swap("p3", 1, 1, m1="a", m2="b"),  # not the judge's: ignored
-    ])
+    t = bias.table(
+        [
+            swap("p1", 1, 1, m1="j", m2="other"),  # own chosen twice
+            swap("p2", 1, 2, m1="other", m2="j"),  # own chosen once
+            swap("p3", 1, 1, m1="a", m2="b"),  # not the judge's: ignored
+        ]
+    )
     r = bias.self_preference(t)
     assert r.n_pairs == 2 and r.share.estimate == pytest.approx(0.75)
 
@@ -142,8 +160,10 @@ def test_logistic_fit_matches_the_closed_form_for_one_binary_covariate():
 
 
 def test_length_control_equals_raw_when_lengths_never_differ():
-    rows = [swap(f"p{i}", w12, w21, m1="model", m2="base") for i, (w12, w21) in
-            enumerate([(1, 1), (1, 2), (2, 2), (1, 1), (0, 1), (2, 1)])]
+    rows = [
+        swap(f"p{i}", w12, w21, m1="model", m2="base")
+        for i, (w12, w21) in enumerate([(1, 1), (1, 2), (2, 2), (1, 1), (0, 1), (2, 1)])
+    ]
     lc = bias.length_controlled(bias.table(rows), "base")
     (rate,) = lc.rates
     raw = (1 + 0.5 + 0 + 1 + 0.75 + 0.5) / 6
@@ -153,8 +173,9 @@ def test_length_control_equals_raw_when_lengths_never_differ():
 
 
 def test_length_control_puts_the_baseline_on_either_side():
-    a = bias.length_controlled(bias.table([swap("p", 1, 1, m1="m", m2="base"),
-                                           swap("q", 2, 2, m1="base", m2="m")]), "base")
+    a = bias.length_controlled(
+        bias.table([swap("p", 1, 1, m1="m", m2="base"), swap("q", 2, 2, m1="base", m2="m")]), "base"
+    )
     assert a.rates[0].raw.estimate == 1.0
     with pytest.raises(ValueError, match="no parsed pairs against baseline"):
         bias.length_controlled(bias.table([swap("p", 1, 1, m1="m", m2="n")]), "base")
@@ -170,7 +191,9 @@ def test_table_refuses_mixed_judges_and_empty_input():
 def test_table_refuses_judgments_of_another_pair_or_order():
     good = swap("a", 1, 1)
     with pytest.raises(ValueError, match="pair a"):
-        bias.table([Swap(good.pair, good.first, Judgment(pair_id="other", order="21", pick="A", judge="j", simulated=False))])
+        bias.table(
+            [Swap(good.pair, good.first, Judgment(pair_id="other", order="21", pick="A", judge="j", simulated=False))]
+        )
     with pytest.raises(ValueError, match="pair a"):
         bias.table([Swap(good.pair, good.second, good.first)])
 

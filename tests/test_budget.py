@@ -29,9 +29,7 @@ from labkit.record.ledger import Ledger
 
 def fixed(cost: float, result: Any = None) -> Operation[Any]:
     """An action with a known price: it reserves `cost` units and reports using exactly that."""
-    return Operation(
-        lambda: result, upper=Usage(cost_units=cost), measure=lambda _: Usage(cost_units=cost)
-    )
+    return Operation(lambda: result, upper=Usage(cost_units=cost), measure=lambda _: Usage(cost_units=cost))
 
 
 class Boom(RuntimeError):
@@ -72,9 +70,7 @@ ROUTES = {
 
 def test_spec_worked_trace_with_confirmation_reserve() -> None:
     with Ledger() as led:
-        budget = Budget(
-            limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="trace"
-        )
+        budget = Budget(limits(cost_units=15), confirmation=Usage(cost_units=2), ledger=led, run_id="trace")
         assert budget.available.cost_units == 13  # search budget
         sealed = _search(budget, ROUTES, extra_expansions=0)
         assert sealed == ["C fix the callers"]
@@ -135,10 +131,12 @@ def test_building_an_operation_runs_nothing_and_a_refused_one_never_runs() -> No
 def test_paid_charges_measured_usage_and_releases_the_rest() -> None:
     budget = Budget(limits(tokens=1000, calls=10, cost_units=10))
     op = Operation(
-        lambda text, n=1: text * n, args=("ab",), kwargs={"n": 3},
+        lambda text, n=1: text * n,
+        args=("ab",),
+        kwargs={"n": 3},
         upper=Usage(tokens=500, calls=1, cost_units=4),
         measure=lambda out: Usage(tokens=len(out), calls=1, cost_units=0.5),
-    )  # fmt: skip
+    )
     assert budget.paid("generate", op) == "ababab"
     assert (budget.spent.tokens, budget.spent.calls, budget.spent.cost_units) == (6, 1, 0.5)
     assert budget.spent.wall_seconds > 0  # measured by paid
@@ -152,9 +150,7 @@ def test_reported_wall_time_larger_than_measured_is_kept() -> None:
     budget = Budget(limits(wall_seconds=100))
     budget.paid(
         "x",
-        Operation(
-            lambda: None, upper=Usage(wall_seconds=50), measure=lambda _: Usage(wall_seconds=7.5)
-        ),
+        Operation(lambda: None, upper=Usage(wall_seconds=50), measure=lambda _: Usage(wall_seconds=7.5)),
     )
     assert budget.spent.wall_seconds == 7.5
 
@@ -178,9 +174,7 @@ def test_unknown_usage_keeps_the_whole_reservation_flagged(op: Operation[int]) -
 def test_an_action_that_raises_is_settled_then_reraised() -> None:
     budget = Budget(limits(cost_units=10))
     with pytest.raises(Boom, match="tool crashed"):
-        budget.paid(
-            "execute", Operation(_boom, upper=Usage(cost_units=4), measure=lambda _: Usage())
-        )
+        budget.paid("execute", Operation(_boom, upper=Usage(cost_units=4), measure=lambda _: Usage()))
     assert budget.reserved == Usage() and budget.spent.cost_units == 4  # unknown: all of it
     assert budget.history[0].error == "Boom: tool crashed"
     assert len(budget.unreconciled) == 1
@@ -204,20 +198,14 @@ def test_a_failing_or_lying_measure_is_settled_as_unknown_then_reraised() -> Non
     with pytest.raises(ZeroDivisionError):
         budget.paid(
             "x",
-            Operation(
-                lambda: 0, upper=Usage(cost_units=2), measure=lambda r: Usage(cost_units=1 / r)
-            ),
+            Operation(lambda: 0, upper=Usage(cost_units=2), measure=lambda r: Usage(cost_units=1 / r)),
         )
     with pytest.raises(ValueError, match="cost_units must be a number >= 0"):
         budget.paid(
             "y",
             Operation(lambda: 0, upper=Usage(cost_units=2), measure=lambda r: Usage(cost_units=-1)),
         )
-    assert (
-        budget.reserved == Usage()
-        and budget.spent.cost_units == 4
-        and len(budget.unreconciled) == 2
-    )
+    assert budget.reserved == Usage() and budget.spent.cost_units == 4 and len(budget.unreconciled) == 2
 
 
 def test_overrun_is_capped_at_the_reservation_recorded_and_warned() -> None:
@@ -232,9 +220,7 @@ def test_overrun_is_capped_at_the_reservation_recorded_and_warned() -> None:
             budget.paid("generate", op)
         assert (budget.spent.tokens, budget.spent.cost_units) == (50, 0.5)
         charge = budget.history[0]
-        assert (
-            charge.overrun.tokens == 30 and charge.actual is not None and charge.actual.tokens == 80
-        )
+        assert charge.overrun.tokens == 30 and charge.actual is not None and charge.actual.tokens == 80
         assert [r.kind for r in budget.unreconciled] == ["generate"]
         (settled,) = [e for e in led.events("r") if e.detail["status"] == "overrun"]
         assert settled.tokens == 50 and settled.detail["overrun"]["tokens"] == 30
@@ -257,9 +243,7 @@ def test_exhaustion_names_every_dimension_that_does_not_fit() -> None:
     budget = Budget(limits(tokens=100, calls=2, cost_units=10))
     budget.paid(
         "a",
-        Operation(
-            lambda: 1, upper=Usage(tokens=90, calls=1), measure=lambda _: Usage(tokens=90, calls=1)
-        ),
+        Operation(lambda: 1, upper=Usage(tokens=90, calls=1), measure=lambda _: Usage(tokens=90, calls=1)),
     )
     with pytest.raises(BudgetExhausted) as info:
         budget.reserve("b", Usage(tokens=20, calls=2, cost_units=1))
@@ -396,9 +380,7 @@ def test_a_budget_resumes_from_its_ledger(tmp_path: Any) -> None:
         r = b2.reserve("verify", Usage(cost_units=1))
         assert r.id == 4  # ids continue; they stay unique within the run
         with pytest.raises(ValueError, match=r"already spent .*cost_units=7 \(unsettled"):
-            Budget(
-                limits(cost_units=5), ledger=led, run_id="r"
-            )  # 6 spent + the open 1, settled as unknown
+            Budget(limits(cost_units=5), ledger=led, run_id="r")  # 6 spent + the open 1, settled as unknown
 
 
 def test_a_reservation_left_open_by_a_crash_is_charged_on_resume() -> None:
@@ -409,9 +391,7 @@ def test_a_reservation_left_open_by_a_crash_is_charged_on_resume() -> None:
         b2 = Budget(limits(cost_units=10), ledger=led, run_id="r")
         assert b2.spent.cost_units == 5 and b2.reserved == Usage()
         (res,) = b2.unreconciled
-        assert (
-            res.kind == "execute" and "ended before this action was settled" in b2.history[-1].error
-        )
+        assert res.kind == "execute" and "ended before this action was settled" in b2.history[-1].error
         b3 = Budget(limits(cost_units=10), ledger=led, run_id="r")  # resuming again charges it once
         assert b3.spent.cost_units == 5 and len(b3.history) == 2
 
@@ -480,17 +460,12 @@ class BudgetMachine(RuleBasedStateMachine):
         """Independent of Budget's own bookkeeping: recomputed from its history and our open list."""
         confirming = _sum(c.charged for c in self.budget.history if c.reservation.from_reserve)
         confirming = confirming + _sum(r.upper for r in self.open.values() if r.from_reserve)
-        used = _sum(c.charged for c in self.budget.history) + _sum(
-            r.upper for r in self.open.values()
-        )
+        used = _sum(c.charged for c in self.budget.history) + _sum(r.upper for r in self.open.values())
         left = self.limit - used
         if for_confirmation:
             return left
         return Usage(
-            *(
-                getattr(left, d) - max(0, getattr(self.confirmation, d) - getattr(confirming, d))
-                for d in DIMENSIONS
-            )
+            *(getattr(left, d) - max(0, getattr(self.confirmation, d) - getattr(confirming, d)) for d in DIMENSIONS)
         )
 
     @rule(target=held, upper=_usages(), for_confirmation=st.booleans())
@@ -516,9 +491,7 @@ class BudgetMachine(RuleBasedStateMachine):
     @rule(
         upper=_usages(),
         actual=_usages(),
-        outcome=st.sampled_from(
-            ["ok", "over", "unknown", "no-measure", "raise", "raise-with-usage", "bad-measure"]
-        ),
+        outcome=st.sampled_from(["ok", "over", "unknown", "no-measure", "raise", "raise-with-usage", "bad-measure"]),
         for_confirmation=st.booleans(),
     )
     def paid(self, upper: Usage, actual: Usage, outcome: str, for_confirmation: bool) -> None:
@@ -563,9 +536,7 @@ class BudgetMachine(RuleBasedStateMachine):
             if actual is None:
                 assert getattr(charged, d) == getattr(upper, d)  # unknown: the whole reservation
             elif d != "wall_seconds":  # wall time is measured by paid(), not by the action
-                assert getattr(charged, d) == pytest.approx(
-                    min(getattr(actual, d), getattr(upper, d))
-                )
+                assert getattr(charged, d) == pytest.approx(min(getattr(actual, d), getattr(upper, d)))
             assert getattr(charged, d) <= getattr(upper, d) + 1e-9
 
     @invariant()
@@ -588,9 +559,7 @@ class BudgetMachine(RuleBasedStateMachine):
 
     @invariant()
     def unreconciled_is_exactly_the_unknown_and_overrun_charges(self) -> None:
-        flagged = [
-            c.reservation for c in self.budget.history if c.actual is None or c.overrun != Usage()
-        ]
+        flagged = [c.reservation for c in self.budget.history if c.actual is None or c.overrun != Usage()]
         assert self.budget.unreconciled == flagged
 
 

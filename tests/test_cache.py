@@ -37,10 +37,7 @@ def test_miss_then_hit_calls_the_model_once(stub: StubOpenAI, tmp_path: Path) ->
     assert second.text == first.text == "five"
     assert [e.detail["cached"] for e in ledger.events()] == [False, True]
     hit = ledger.events()[1]
-    assert (
-        hit.tokens == first.usage.tokens
-        and hit.detail["original_wall_seconds"] == first.usage.wall_seconds
-    )
+    assert hit.tokens == first.usage.tokens and hit.detail["original_wall_seconds"] == first.usage.wall_seconds
 
 
 def test_hits_survive_reopening_the_file(stub: StubOpenAI, tmp_path: Path) -> None:
@@ -97,9 +94,7 @@ def test_unopenable_cache_is_a_clear_error(tmp_path: Path) -> None:
         ResponseCache(tmp_path / "dir.sqlite")
 
 
-def test_the_default_cache_is_never_relative_to_the_working_directory(
-    tmp_path: Path, monkeypatch
-) -> None:
+def test_the_default_cache_is_never_relative_to_the_working_directory(tmp_path: Path, monkeypatch) -> None:
     """Run from notebooks/ (as `marimo edit notebooks/x.py` from there does), a default cache
     writes nothing into the repository's notebooks/: it goes to build/ (git-ignored) or $LABKIT_BUILD."""
     import os
@@ -113,17 +108,15 @@ def test_the_default_cache_is_never_relative_to_the_working_directory(
     for name in ("LABKIT_CACHE", "LABKIT_BUILD"):
         monkeypatch.delenv(name, raising=False)
     assert default_path() == repo / "build" / "model_cache.sqlite"
-    ignored = subprocess.run(
-        ["git", "-C", str(repo), "check-ignore", "-q", "build/model_cache.sqlite"], check=False
-    )
+    ignored = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "build/model_cache.sqlite"], check=False)
     assert ignored.returncode == 0, "build/ must be git-ignored"
-    before = sorted(
-        notebooks.rglob("*.sqlite*")
-    )  # (other tests may write notebooks/__marimo__ meanwhile)
+    before = sorted(notebooks.rglob("*.sqlite*"))  # (other tests may write notebooks/__marimo__ meanwhile)
     env = {**os.environ, "LABKIT_BUILD": str(tmp_path / "b"), "PYTHONPATH": str(repo)}
-    code = ("from labkit.core.types import Reply, Usage\nfrom labkit.models.cache import ResponseCache\n"
-            "c = ResponseCache()\nc.put('k', Reply(text='hi', model='m', usage=Usage(1, 1, 0.1, 1.0)), prompt_tokens=1, "
-            "completion_tokens=0, request='{}')\nprint(c.path)")  # fmt: skip
+    code = (
+        "from labkit.core.types import Reply, Usage\nfrom labkit.models.cache import ResponseCache\n"
+        "c = ResponseCache()\nc.put('k', Reply(text='hi', model='m', usage=Usage(1, 1, 0.1, 1.0)), prompt_tokens=1, "
+        "completion_tokens=0, request='{}')\nprint(c.path)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=notebooks,
@@ -132,10 +125,7 @@ def test_the_default_cache_is_never_relative_to_the_working_directory(
         text=True,
         check=True,
     )
-    assert (
-        Path(out.stdout.strip()) == tmp_path / "b" / "model_cache.sqlite"
-        and Path(out.stdout.strip()).is_file()
-    )
+    assert Path(out.stdout.strip()) == tmp_path / "b" / "model_cache.sqlite" and Path(out.stdout.strip()).is_file()
     assert sorted(notebooks.rglob("*.sqlite*")) == before and not (notebooks / "runs").exists()
     monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "mine.sqlite"))
     assert ResponseCache().path == str(tmp_path / "mine.sqlite")

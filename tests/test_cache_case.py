@@ -82,9 +82,7 @@ def test_the_scripted_main_branch_observes_then_keeps():
     trace = cache_case.run("main", ledger=ledger)
     assert trace.simulated and trace.reflector.startswith("scripted")
     (rnd,) = trace.rounds
-    assert (
-        len(rnd.observations) == 1 and "'p1'" in rnd.observations[0].output
-    )  # both users get key 'p1'
+    assert len(rnd.observations) == 1 and "'p1'" in rnd.observations[0].output  # both users get key 'p1'
     assert rnd.decision.decision is Decision.KEEP and trace.final_verdict.resolved
     assert "experiment" in ledger.frame(trace.run_id)["kind"].to_list()
     lesson = cache_case.distill(trace)
@@ -141,8 +139,7 @@ def test_a_scripted_storyline_never_imports_litellm():
         "print('litellm' in sys.modules)\n"
     )
     env = {**os.environ, "LABKIT_MODEL": "openai/gpt-4o-mini"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False", "the scripted storyline imported litellm"
 
@@ -192,8 +189,10 @@ def test_a_patch_that_does_not_import_shows_pythons_error_on_its_card():
     from labkit.views.report import import_error, step_view
     from labkit.views.step_card import step_html
 
-    broken = cache_case.case().patch("composite_key").diff.replace(
-        "+        return (user_id, product_id)", "+        return (user_id, product_id"
+    broken = (
+        cache_case.case()
+        .patch("composite_key")
+        .diff.replace("+        return (user_id, product_id)", "+        return (user_id, product_id")
     )
     trace = cache_case.try_patch("the cache key ignores the user", broken)
     (rnd,) = trace.rounds

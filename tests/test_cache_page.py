@@ -78,13 +78,15 @@ def test_the_real_model_estimate_is_computed_from_the_recorded_speeds() -> None:
     assert f"{s.reply_tokens} tokens, written at {s.reply_per_second:g} tokens/s" in text
     assert f"about {s.round_seconds:.0f} s per round" in text and f"`{s.command}`" in text
     # slow: the 60 s limit cuts each reply, and the page says after how many tokens
-    slow = page.real_model_expectation(_speed(prompt_tokens=800, prompt_per_second=20.0, reply_tokens=300,
-                                              reply_per_second=5.0, startup_seconds=40.0))
+    slow = page.real_model_expectation(
+        _speed(prompt_tokens=800, prompt_per_second=20.0, reply_tokens=300, reply_per_second=5.0, startup_seconds=40.0)
+    )
     assert "about 100 s per round**, more than the 60 s limit" in slow
     assert "stopped after about 100 of its 300 tokens" in slow and "expect about 160 s in all" in slow
     # fast: every reply arrives whole
-    fast = page.real_model_expectation(_speed(prompt_tokens=800, prompt_per_second=200.0, reply_tokens=300,
-                                              reply_per_second=30.0, startup_seconds=5.0))
+    fast = page.real_model_expectation(
+        _speed(prompt_tokens=800, prompt_per_second=200.0, reply_tokens=300, reply_per_second=30.0, startup_seconds=5.0)
+    )
     assert "about 14 s per round**: expect about 33 s in all" in fast
 
 

@@ -154,14 +154,14 @@ def test_repair_cases_load_with_hidden_tests():
         assert case.name == meta["id"] and list(case.start.files) == [meta["module"]]
         assert case.start.label == "original"
         assert (case.spec.slice, case.spec.module, case.spec.initially_correct) == (
-            meta["slice"], meta["module"], meta["initially_correct"]
+            meta["slice"],
+            meta["module"],
+            meta["initially_correct"],
         )
         assert case.suite.fail_to_pass == tuple(meta["visible"]["fail_to_pass"])
         assert case.hidden is not None
         assert list(case.hidden.tests) == ["tests/test_hidden.py"]
-        assert (
-            case.hidden.tests["tests/test_hidden.py"] == (d / "hidden/test_hidden.py").read_text()
-        )
+        assert case.hidden.tests["tests/test_hidden.py"] == (d / "hidden/test_hidden.py").read_text()
         assert case.hidden.pass_to_pass == tuple(meta["hidden"]["pass_to_pass"])
         for p in meta["patches"]:
             spec = case.patch_specs[p["name"]]
@@ -281,4 +281,3 @@ def test_collection_error_text_reaches_the_reflector(tmp_path):
     assert len(result.message) < 2200  # bounded
     prompt = situation_prompt(Situation(round=1, candidate=case.start, verdict=verdict), "py")
     assert "SyntaxError" in prompt
-

@@ -16,8 +16,12 @@ def _spec(chart):
 
 
 def test_bias_charts_build_and_label_the_simulated_judge():
-    for chart in (cj.position_chart([REPORT.position]), cj.scoring_chart([REPORT.position]),
-                  cj.share_chart([REPORT.verbosity, REPORT.self_preference]), cj.winrate_chart(REPORT.length)):
+    for chart in (
+        cj.position_chart([REPORT.position]),
+        cj.scoring_chart([REPORT.position]),
+        cj.share_chart([REPORT.verbosity, REPORT.self_preference]),
+        cj.winrate_chart(REPORT.length),
+    ):
         assert "sim/judge (simulated)" in _spec(chart)
 
 
@@ -43,7 +47,11 @@ def test_swap_card_escapes_text_and_says_when_the_verdict_flipped():
     from labkit.experiments.judging.pairs import Pair
 
     evil = Pair(id="x", question="<script>alert(1)</script>", output_1="a", output_2="b", label=1)
-    held = Swap(evil, Judgment(pair_id="x", order="12", pick="A", judge="j", simulated=False), Judgment(pair_id="x", order="21", pick="B", judge="j", simulated=False))
+    held = Swap(
+        evil,
+        Judgment(pair_id="x", order="12", pick="A", judge="j", simulated=False),
+        Judgment(pair_id="x", order="21", pick="B", judge="j", simulated=False),
+    )
     card = cj.swap_html(held)
     assert "<script>" not in card and "held in both orders" in card
 

@@ -59,7 +59,10 @@ def test_a_changed_test_version_is_never_resolved() -> None:
 
 def test_real_resolution_counts() -> None:
     s = suite()
-    report = compare(s.record({ONE: "failed", TWO: "error", THREE: "passed"}), s.record({ONE: "passed", TWO: "passed", THREE: "passed"}))
+    report = compare(
+        s.record({ONE: "failed", TWO: "error", THREE: "passed"}),
+        s.record({ONE: "passed", TWO: "passed", THREE: "passed"}),
+    )
     assert report.delta_f == 2 and len(report.resolved) == 2 and report.new == ()
     assert "ΔF = 2 - 0 = +2" in str(report)
 
@@ -79,7 +82,14 @@ def test_check_added_or_removed_between_runs() -> None:
 
 
 def test_read_takes_outcomes_from_evidence() -> None:
-    ev = Evidence(candidate="cand", suite="suite", validator="val", results=(TestResult(ONE, "passed"), TestResult("other::x", "failed")), exit_code=0, wall_seconds=0.1)
+    ev = Evidence(
+        candidate="cand",
+        suite="suite",
+        validator="val",
+        results=(TestResult(ONE, "passed"), TestResult("other::x", "failed")),
+        exit_code=0,
+        wall_seconds=0.1,
+    )
     run = suite().read(ev)
     assert run.outcomes[ONE] == "passed" and run.outcomes[TWO] == "missing" and run.failures == ()
 

@@ -35,8 +35,11 @@ def wide(monkeypatch):
 def labkit(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "labkit.cli", *map(str, args)],
-        capture_output=True, text=True, env={**ENV, "COLUMNS": "200"}, timeout=240,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**ENV, "COLUMNS": "200"},
+        timeout=240,
+    )
 
 
 def test_help_lists_every_command_without_importing_litellm():
@@ -188,8 +191,10 @@ def test_check_reports_a_collection_error(tmp_path, capsys):
 
 def test_import_commands(tmp_path, capsys):
     he = tmp_path / "he"
-    assert main(["import", "humaneval", "HumanEval/2", str(he),
-                 "--data", str(FIXTURES / "humaneval" / "problems.jsonl")]) == 0  # fmt: skip
+    assert (
+        main(["import", "humaneval", "HumanEval/2", str(he), "--data", str(FIXTURES / "humaneval" / "problems.jsonl")])
+        == 0
+    )
     assert main(["run", str(he)]) == 0
     capsys.readouterr()
     assert main(["check", str(he), "--patches"]) == 0
@@ -203,9 +208,7 @@ def test_import_commands(tmp_path, capsys):
 
 def test_export_writes_an_offline_page(tmp_path):
     nb = tmp_path / "tiny.py"
-    nb.write_text(
-        "import marimo\n\napp = marimo.App()\n\n\n@app.cell\ndef _():\n    x = 6 * 7\n    x\n    return\n"
-    )
+    nb.write_text("import marimo\n\napp = marimo.App()\n\n\n@app.cell\ndef _():\n    x = 6 * 7\n    x\n    return\n")
     r = labkit("export", nb, "-o", tmp_path / "tiny.html")
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "tiny.html").read_text()
@@ -235,8 +238,11 @@ def test_lab_serves_the_notebooks(tmp_path):
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "labkit.cli", "lab", str(tmp_path), "--port", str(port), "--headless"],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline, body = time.monotonic() + 90, ""
         while time.monotonic() < deadline and not body:

@@ -29,9 +29,7 @@ def _spec(case: Path, **changes: object) -> None:
     (case / "case.json").write_text(json.dumps(spec))
 
 
-def test_a_missing_folder_a_folder_without_case_json_and_a_file_all_exit_2(
-    case, tmp_path, capsys, monkeypatch
-):
+def test_a_missing_folder_a_folder_without_case_json_and_a_file_all_exit_2(case, tmp_path, capsys, monkeypatch):
     (tmp_path / "empty").mkdir()
     for path, says in (
         (tmp_path / "nope", "does not exist"),
@@ -45,10 +43,7 @@ def test_a_missing_folder_a_folder_without_case_json_and_a_file_all_exit_2(
     assert main(["--help"]) == 0
     assert "2 a usage or configuration error" in capsys.readouterr().out
     assert main(["check", "--help"]) == 0
-    assert (
-        "2 a usage error (no such folder, a folder without case.json, a file given)"
-        in capsys.readouterr().out
-    )
+    assert "2 a usage error (no such folder, a folder without case.json, a file given)" in capsys.readouterr().out
 
 
 def test_an_f2p_test_that_cannot_be_imported_fails_the_check_shown_once(case, capsys):
@@ -88,27 +83,23 @@ def test_transcript_diffs_are_dry_applied_and_their_test_ids_checked(case, capsy
     stale = {**record, "diff": record["diff"].replace("plan", "tier")}  # context not in the code
     wrong_id = {**record, "evidence_ref": "tests/test_limits.py::test_no_such_test"}
     (case / "transcript.jsonl").write_text(
-        json.dumps({"key": "main/round-1", "reply": json.dumps(stale)}) + "\n"
-        + json.dumps({"key": "other/round-1", "reply": json.dumps(wrong_id)}) + "\n"
-    )  # fmt: skip
+        json.dumps({"key": "main/round-1", "reply": json.dumps(stale)})
+        + "\n"
+        + json.dumps({"key": "other/round-1", "reply": json.dumps(wrong_id)})
+        + "\n"
+    )
     assert main(["check", str(case)]) == 1  # the branch `labkit run` replays: main
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("labkit: transcript: 1 problem(s): main/round-1: diff does not apply")
     assert main(["check", str(case), "--all-branches"]) == 1
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("labkit: transcript: 2 problem(s): main/round-1: diff does not apply")
-    assert (
-        "other/round-1: cites test id(s) the case does not have: tests/test_limits.py::test_no_such_test"
-        in last
-    )
+    assert "other/round-1: cites test id(s) the case does not have: tests/test_limits.py::test_no_such_test" in last
 
 
 def test_hidden_says_when_there_are_none_and_patches_cover_hidden_tests(case, capsys):
     assert main(["check", str(case), "--hidden"]) == 0
-    assert (
-        "hidden tests: this case has none (case.json has no 'hidden' entry)"
-        in capsys.readouterr().out
-    )
+    assert "hidden tests: this case has none (case.json has no 'hidden' entry)" in capsys.readouterr().out
     (case / "hidden").mkdir()
     (case / "hidden" / "test_hidden.py").write_text(
         "from pathlib import Path\n\nfrom limits import limit_for, load_limits\n\n"

@@ -42,18 +42,28 @@ def test_a_keyless_provider_exits_2_before_round_1_without_importing_litellm(cas
     fake = tmp_path / "fake"
     (fake / "litellm").mkdir(parents=True)
     (fake / "litellm" / "__init__.py").write_text("raise SystemExit('litellm was imported')\n")
-    env = {
-        k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "LABKIT_MODEL"
-    }
-    env.update(
-        PYTHONPATH=f"{fake}{os.pathsep}{ROOT}", LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="200"
-    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "LABKIT_MODEL"}
+    env.update(PYTHONPATH=f"{fake}{os.pathsep}{ROOT}", LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="200")
     ledger = tmp_path / "l.sqlite"
     r = subprocess.run(
-        [sys.executable, "-m", "labkit.cli", "run", str(case), "--reflector", "openai/gpt-4o-mini",
-         "--ledger", str(ledger), "--run-id", "k"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "labkit.cli",
+            "run",
+            str(case),
+            "--reflector",
+            "openai/gpt-4o-mini",
+            "--ledger",
+            str(ledger),
+            "--run-id",
+            "k",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
     assert "litellm was imported" not in r.stderr
     line = _labkit_error(r.stderr)
@@ -70,9 +80,7 @@ def test_labkit_model_is_honoured_and_named(case, monkeypatch, capsys):
     # --reflector wins over $LABKIT_MODEL, and the output says so
     assert main(["run", str(case), "--reflector", "replay:transcript.jsonl"]) == 0
     out = capsys.readouterr().out
-    assert (
-        "(from --reflector); $LABKIT_MODEL=openai/gpt-4o-mini is not used: --reflector wins" in out
-    )
+    assert "(from --reflector); $LABKIT_MODEL=openai/gpt-4o-mini is not used: --reflector wins" in out
 
 
 def test_an_unknown_labkit_model_exits_2(case, capsys):
@@ -118,9 +126,7 @@ def test_a_reused_run_id_is_refused_unless_resumed(case, tmp_path, capsys):
     assert main(["run", str(case), "--resume"]) == 2  # which run? it needs --ledger and --run-id
 
 
-def test_an_imported_humaneval_case_says_its_transcript_replays_the_canonical_answer(
-    tmp_path, capsys
-):
+def test_an_imported_humaneval_case_says_its_transcript_replays_the_canonical_answer(tmp_path, capsys):
     he = tmp_path / "he"
     data = ROOT / "tests" / "fixtures" / "humaneval" / "problems.jsonl"
     assert main(["import", "humaneval", "HumanEval/2", str(he), "--data", str(data)]) == 0
@@ -133,7 +139,9 @@ def test_an_imported_humaneval_case_says_its_transcript_replays_the_canonical_an
 def test_budget_messages_read_as_rounded_figures_with_units(case, capsys):
     from labkit.record.usage import readable
 
-    recorded = "cost_units needs 3 but 1 is left (limit cost_units=7; spent cost_units=6, wall_seconds=0.379697, calls=1)"
+    recorded = (
+        "cost_units needs 3 but 1 is left (limit cost_units=7; spent cost_units=6, wall_seconds=0.379697, calls=1)"
+    )
     assert readable(recorded) == (
         "needs 3 cost units, 1 cost unit left (limit 7 cost units; spent 6 cost units, 0.38 s wall, 1 call)"
     )

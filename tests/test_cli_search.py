@@ -69,9 +69,7 @@ def test_labkit_search_on_a_case_outside_data(tmp_path, capsys) -> None:
     assert "spent 12 on search + 2 on confirmation = 14 of 15 cost units (1 left)" in out
     assert f"winner: {C}" in out and "confirmation on the sealed final tests: passed" in out
     assert "routes offered by label (scripted generator: simulated)" in out
-    rows = [
-        re.split(r"\s*│\s*", line.strip("│ ")) for line in out.splitlines() if line.startswith("│ ")
-    ]
+    rows = [re.split(r"\s*│\s*", line.strip("│ ")) for line in out.splitlines() if line.startswith("│ ")]
     assert [(r[1], r[2], r[-1]) for r in rows if r[0]] == [
         (A, "frontier", "3"),
         (B, "not expanded", "3"),
@@ -87,11 +85,7 @@ def test_labkit_search_on_a_case_outside_data(tmp_path, capsys) -> None:
 def test_listing_c_first_does_not_change_the_outcome_at_13(tmp_path, checker) -> None:
     listed = load_search_case(_copy(tmp_path, "ab"))
     c_first = load_search_case(_c_first(tmp_path, "c"))
-    assert (
-        [p.description for p in routes(c_first)]
-        == [A, B, C]
-        == [p.description for p in routes(listed)]
-    )
+    assert [p.description for p in routes(c_first)] == [A, B, C] == [p.description for p in routes(listed)]
     baseline = checker.check(listed.case.start, listed.suite).verdict
     ends = []
     for case in (listed, c_first):
@@ -107,9 +101,7 @@ def test_listing_c_first_does_not_change_the_outcome_at_13(tmp_path, checker) ->
                 )
             )
             budget_stops = [  # the search's decisions, read back from the engine's events
-                s.detail
-                for s in out.readback.steps
-                if s.kind == "decision" and s.detail["where"] == "budget"
+                s.detail for s in out.readback.steps if s.kind == "decision" and s.detail["where"] == "budget"
             ]
     assert ends[0] == ends[1]
     # at 13 (2 reserved) C is not executed: 11 - 9 = 2 cannot pay execute 2 + verify 1
@@ -119,9 +111,7 @@ def test_listing_c_first_does_not_change_the_outcome_at_13(tmp_path, checker) ->
         [(A, "frontier", 3), (B, "not expanded", 3), (C, "not run", 0)],
         9,
     )
-    assert [(d["error_class"], d["action"]) for d in budget_stops] == [
-        ("", "stop")
-    ]  # not POLICY_DENIED
+    assert [(d["error_class"], d["action"]) for d in budget_stops] == [("", "stop")]  # not POLICY_DENIED
 
 
 def test_a_stated_listed_order_is_followed(tmp_path, checker) -> None:
@@ -148,18 +138,16 @@ def test_severity_comes_from_marks_or_a_default(tmp_path) -> None:
     plain = load_search_case(_copy(tmp_path, "plain", severity=None))  # not refused
     assert {c.severity for c in plain.checks.checks} == {"medium"}
     marked = _copy(tmp_path, "marked", severity=None)
-    for name, test in (("test_compat.py", "test_app_runs_on_released_userlib"),
-                       ("test_library.py", "test_fetch_user_returns_user"),
-                       ("test_library.py", "test_user_records_are_frozen")):  # fmt: skip
+    for name, test in (
+        ("test_compat.py", "test_app_runs_on_released_userlib"),
+        ("test_library.py", "test_fetch_user_returns_user"),
+        ("test_library.py", "test_user_records_are_frozen"),
+    ):
         path = marked / "tests" / name
-        text = path.read_text().replace(
-            f"\ndef {test}(", f'\n@pytest.mark.severity("high")\ndef {test}('
-        )
+        text = path.read_text().replace(f"\ndef {test}(", f'\n@pytest.mark.severity("high")\ndef {test}(')
         path.write_text(text if "import pytest" in text else "import pytest\n" + text)
     from_marks = load_search_case(marked)
-    assert {c.id: c.severity for c in from_marks.checks.checks} == {
-        c.id: c.severity for c in original.checks.checks
-    }
+    assert {c.id: c.severity for c in from_marks.checks.checks} == {c.id: c.severity for c in original.checks.checks}
     bad = _copy(tmp_path, "bad", severity=None)
     path = bad / "tests" / "test_library.py"
     path.write_text(

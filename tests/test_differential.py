@@ -44,9 +44,7 @@ def _cases(suite: d.DifferentialSuite) -> list[str]:
 
 
 def _validate(source: str, suite: d.DifferentialSuite):  # type: ignore[no-untyped-def]
-    return Validator().run(
-        Candidate({"solution.py": source}, label="test"), d.acceptance_suite(suite)
-    )
+    return Validator().run(Candidate({"solution.py": source}, label="test"), d.acceptance_suite(suite))
 
 
 _DIGEST = (
@@ -116,9 +114,7 @@ def test_a_slice_rebuilt_in_the_sandbox_equals_the_committed_rows(probs) -> None
     for t in ["HumanEval/13", "HumanEval/45"]:
         c = contracts.get(t)
         row = build_task(probs[t], c.predicate if c else None)
-        assert [tuple(r) for r in row["rows"]] == [
-            (r.args, r.expected, r.origin, r.in_contract) for r in table[t].rows
-        ]
+        assert [tuple(r) for r in row["rows"]] == [(r.args, r.expected, r.origin, r.in_contract) for r in table[t].rows]
 
 
 def test_inputs_the_canonical_rejects_are_never_in_the_suite() -> None:
@@ -173,17 +169,13 @@ def test_every_contract_quotes_its_docstring(probs) -> None:  # type: ignore[no-
 @pytest.mark.parametrize("task_id", ["HumanEval/0", "HumanEval/32", "HumanEval/4"])
 def test_the_canonical_passes_its_own_raw_suite(probs, task_id: str) -> None:  # type: ignore[no-untyped-def]
     p = probs[task_id]
-    verdict = _validate(
-        p["prompt"] + p["canonical_solution"], d.differential_suite(task_id, contract=False)
-    )
+    verdict = _validate(p["prompt"] + p["canonical_solution"], d.differential_suite(task_id, contract=False))
     assert verdict.resolved, verdict.evidence.results
 
 
 def test_a_wrong_solution_fails_with_one_concrete_counterexample(probs) -> None:  # type: ignore[no-untyped-def]
     p = probs["HumanEval/0"]  # has_close_elements; the mutant halves the threshold
-    wrong = p["prompt"] + p["canonical_solution"].replace(
-        "distance < threshold", "distance < threshold / 2"
-    )
+    wrong = p["prompt"] + p["canonical_solution"].replace("distance < threshold", "distance < threshold / 2")
     assert wrong != p["prompt"] + p["canonical_solution"]
     verdict = _validate(wrong, d.differential_suite("HumanEval/0", contract=False))
     assert not verdict.resolved and not verdict.quarantined
@@ -193,30 +185,20 @@ def test_a_wrong_solution_fails_with_one_concrete_counterexample(probs) -> None:
 
 
 def test_the_comparison_is_evalplus_s() -> None:
-    assert (
-        dt_close(0.1 + 0.2, 0.3) and dt_close([1.0, 2.0000000001], [1.0, 2.0]) and dt_close(3, 3.0)
-    )
-    assert (
-        not dt_close(0.31, 0.3) and not dt_close((1.0,), [1.0]) and not dt_close([1.0], [1.0, 2.0])
-    )
+    assert dt_close(0.1 + 0.2, 0.3) and dt_close([1.0, 2.0000000001], [1.0, 2.0]) and dt_close(3, 3.0)
+    assert not dt_close(0.31, 0.3) and not dt_close((1.0,), [1.0]) and not dt_close([1.0], [1.0, 2.0])
     assert dt_close({"a": 1.0}, {"a": 1.0 + 1e-9}) and not dt_close("1", 1)
 
     class Always:
         def __eq__(self, other: object) -> bool:
             return True
 
-    assert (
-        dt_plain([1, (2.0, "x"), {"k": None}])
-        and not dt_plain(Always())
-        and not dt_plain([Always()])
-    )
+    assert dt_plain([1, (2.0, "x"), {"k": None}]) and not dt_plain(Always()) and not dt_plain([Always()])
 
 
 def test_a_solution_wrong_only_outside_the_contract_fails_raw_and_passes_contract(probs) -> None:  # type: ignore[no-untyped-def]
     p = probs["HumanEval/123"]  # get_odd_collatz: "Given a positive integer n"
-    guarded = (
-        p["prompt"] + "    if n <= 0:\n        raise ValueError(n)\n" + p["canonical_solution"]
-    )
+    guarded = p["prompt"] + "    if n <= 0:\n        raise ValueError(n)\n" + p["canonical_solution"]
     raw = _validate(guarded, d.differential_suite("HumanEval/123", contract=False))
     inside = _validate(guarded, d.differential_suite("HumanEval/123", contract=True))
     assert not raw.resolved and "raised ValueError" in raw.evidence.results[0].message

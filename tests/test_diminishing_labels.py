@@ -30,19 +30,13 @@ def test_the_constructed_views_carry_their_label_in_the_same_cell(name: str) -> 
     assert rates and slices
     for cell in rates + slices:
         assert "page.CONSTRUCTED" in cell
-    assert all("page.RATES_TITLE" in c for c in rates) and all(
-        "page.SLICES_TITLE" in c for c in slices
-    )
+    assert all("page.RATES_TITLE" in c for c in rates) and all("page.SLICES_TITLE" in c for c in slices)
 
 
 def test_the_chart_titles_say_constructed() -> None:
     chapter = accounting.read_rounds(accounting.CHAPTER_EXAMPLE)
-    rates = charts.rates_chart(
-        accounting.per_round(chapter, resamples=50), title=page.RATES_TITLE
-    ).to_dict()
-    slices = charts.slices_chart(
-        accounting.per_slice(chapter, resamples=50), title=page.SLICES_TITLE
-    ).to_dict()
+    rates = charts.rates_chart(accounting.per_round(chapter, resamples=50), title=page.RATES_TITLE).to_dict()
+    slices = charts.slices_chart(accounting.per_slice(chapter, resamples=50), title=page.SLICES_TITLE).to_dict()
     for spec in (rates, slices):
         assert "constructed" in str(spec["title"]) and "not a run" in str(spec["title"])
     assert "Constructed data" in page.CONSTRUCTED

@@ -31,8 +31,16 @@ FINAL = AcceptanceSuite(
 
 
 def _candidate(label: em.ExposureLabel, strategy: str = "route C") -> em.ExperienceCandidate:
-    return em.ExperienceCandidate(task="task", outcome="success", evidence=("event 1",), applicability=("when X",), counterexamples=("A failed",), exposure=label,
-                               attribution=("n = 1",), strategy=strategy)  # fmt: skip
+    return em.ExperienceCandidate(
+        task="task",
+        outcome="success",
+        evidence=("event 1",),
+        applicability=("when X",),
+        counterexamples=("A failed",),
+        exposure=label,
+        attribution=("n = 1",),
+        strategy=strategy,
+    )
 
 
 def test_sealed_diagnostics_never_become_a_skill_or_example_unless_authorised() -> None:
@@ -42,9 +50,7 @@ def test_sealed_diagnostics_never_become_a_skill_or_example_unless_authorised() 
             em.promote(sealed, kind, "x")  # type: ignore[arg-type]
     ledger = Ledger()
     with pytest.raises(MemoryRefused, match="only sealed-exposed"):
-        em.authorise(
-            _candidate(em.ExposureLabel("development")), ledger, authorised_by="owner", reason="r"
-        )
+        em.authorise(_candidate(em.ExposureLabel("development")), ledger, authorised_by="owner", reason="r")
     allowed = em.authorise(sealed, ledger, authorised_by="owner", reason="teach from it")
     example = em.promote(allowed, "example", "x")
     lesson = em.derive(em.derive(example, "lesson", "y"), "training sample", "z")
@@ -68,8 +74,10 @@ def test_an_exposed_final_set_cannot_confirm_until_it_is_replaced() -> None:
 
 
 def test_a_failure_ends_in_findings_not_an_always_do_x_rule() -> None:
-    lost = replace(_candidate(em.ExposureLabel("development"), strategy=""),
-                   findings=(em.Finding("budget could not pay route C", ("event 68",), "unreachable within budget"),))  # fmt: skip
+    lost = replace(
+        _candidate(em.ExposureLabel("development"), strategy=""),
+        findings=(em.Finding("budget could not pay route C", ("event 68",), "unreachable within budget"),),
+    )
     with pytest.raises(MemoryRefused, match="as findings, not as an 'always do X' skill"):
         em.promote(lost, "skill", "always raise the budget")
 
@@ -88,10 +96,5 @@ def test_a_slice_of_the_recorded_run_re_measures_exactly() -> None:
     fresh = run.replacement_final(case)
     assert fresh.digest == record["replaced"]["final_set"] != record["final_set"]
     assert SealedCheckSet(fresh, checker.validator).confirm(found.winner.candidate) is True
-    assert (
-        SealedCheckSet(fresh, checker.validator).confirm(case.case.start) is False
-    )  # a real check
-    assert (
-        record["exposed_confirmation"].startswith("refused")
-        and record["incomplete"]["strategy"] == ""
-    )
+    assert SealedCheckSet(fresh, checker.validator).confirm(case.case.start) is False  # a real check
+    assert record["exposed_confirmation"].startswith("refused") and record["incomplete"]["strategy"] == ""

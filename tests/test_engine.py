@@ -48,7 +48,10 @@ class Recording:
 
 def test_hidden_tests_never_reach_a_strategy_or_a_prompt(checker: Checker) -> None:
     prompts: list[str] = []
-    replies = {c.module: c.candidate("double_space" if c.id == "slugify" else "original").files[c.module] for c in CASES.values()}
+    replies = {
+        c.module: c.candidate("double_space" if c.id == "slugify" else "original").files[c.module]
+        for c in CASES.values()
+    }
 
     def reply(messages, params):
         prompts.extend(m["content"] for m in messages)
@@ -90,18 +93,32 @@ def test_resample_and_direct_strategies_see_no_feedback(checker: Checker) -> Non
         return f"```python\n{fixed}```" if len(seen) > 1 else "```python\nbroken = True\n```"
 
     model = script(reply, name="resample")
-    resampled = repair.run([case], Rewrite(model=model, feedback=False), rounds=2, checker=checker, rules=(), case_rules=())
+    resampled = repair.run(
+        [case], Rewrite(model=model, feedback=False), rounds=2, checker=checker, rules=(), case_rules=()
+    )
     assert len(seen) == 2 and not any("These tests fail" in s for s in seen)
     assert resampled.final == {"slugify": "fix"} and resampled.per_round(resamples=0)["fixed"].to_list() == [0, 0, 1]
     seen.clear()
-    direct = repair.run([case], Rewrite(model=script(reply, name="direct"), feedback=False, once=True), rounds=3,
-                        checker=checker, rules=(), case_rules=())  # fmt: skip
+    direct = repair.run(
+        [case],
+        Rewrite(model=script(reply, name="direct"), feedback=False, once=True),
+        rounds=3,
+        checker=checker,
+        rules=(),
+        case_rules=(),
+    )
     assert len(seen) == 1 and direct.final == {"slugify": "original"}  # one sample, no second chance
     idle = direct.events().filter(pl.col("kind") == "idle")
     assert idle["round"].to_list() == [2, 3]
     seen.clear()
-    reflected = repair.run([case], Rewrite(model=script(reply, name="reflect"), feedback=True), rounds=1, checker=checker,
-                           rules=(), case_rules=())  # fmt: skip
+    reflected = repair.run(
+        [case],
+        Rewrite(model=script(reply, name="reflect"), feedback=True),
+        rounds=1,
+        checker=checker,
+        rules=(),
+        case_rules=(),
+    )
     assert "These tests fail" in seen[0] and reflected.final == {"slugify": "original"}
 
 
@@ -123,11 +140,16 @@ class Arms:
 
     def propose(self, situation: Situation) -> Proposal:
         iso = list(CACHE.suite.groups["isolation"])
-        record = check_record({
-            "phenomenon": "B gets A's price", "evidence_ref": iso[0], "environment": CACHE.environment,
-            "hypothesis": {"cause": "cache key lacks the user", "refuted_if": "B still gets A's price"},
-            "action": "try each", "expected": {"acceptance": iso, "protective": list(CACHE.suite.groups["same-user hit"])},
-        })  # fmt: skip
+        record = check_record(
+            {
+                "phenomenon": "B gets A's price",
+                "evidence_ref": iso[0],
+                "environment": CACHE.environment,
+                "hypothesis": {"cause": "cache key lacks the user", "refuted_if": "B still gets A's price"},
+                "action": "try each",
+                "expected": {"acceptance": iso, "protective": list(CACHE.suite.groups["same-user hit"])},
+            }
+        )
         kids = tuple(Child(patch=CACHE.patch(n), name=n) for n in ("disable_cache", "five_changes", "composite_key"))
         return Proposal(children=kids, record=record)
 
@@ -140,7 +162,11 @@ def test_a_strategy_may_propose_several_children_and_the_engine_decides_each() -
     (rnd,) = trace.rounds
     assert [a.decision.decision for a in rnd.attempts] == [Decision.ROLL_BACK, Decision.ROLL_BACK, Decision.KEEP]
     assert [a.decision.rule for a in rnd.attempts] == ["protective", "patch-size", "resolved"]
-    assert rnd.decision.decision is Decision.KEEP and trace.final_verdict.resolved and out.final == {"cache": "composite_key"}
+    assert (
+        rnd.decision.decision is Decision.KEEP
+        and trace.final_verdict.resolved
+        and out.final == {"cache": "composite_key"}
+    )
     frame = ledger.frame("arms")
     assert frame.filter((pl.col("kind") == "verify") & (pl.col("round") == 1)).height == 3
     decide = json.loads(frame.filter(pl.col("kind") == "decide")["detail"][0])
@@ -176,7 +202,14 @@ def test_a_target_candidate_equal_to_the_held_one_is_not_validated() -> None:
             return Proposal(children=(Child(target=Candidate(dict(situation.candidate.files))),))
 
     ledger = Ledger()
-    out = engine.run([Task(id="c", start=CACHE.start, suite=CACHE.suite)], Same(), Validator(), rounds=1, ledger=ledger, run_id="same")
+    out = engine.run(
+        [Task(id="c", start=CACHE.start, suite=CACHE.suite)],
+        Same(),
+        Validator(),
+        rounds=1,
+        ledger=ledger,
+        run_id="same",
+    )
     (rnd,) = out.traces["c"].rounds
     assert rnd.decision.rule == "no-change" and ledger.frame("same").filter(pl.col("kind") == "verify").height == 1
 
@@ -215,8 +248,13 @@ def test_every_engine_event_kind_and_detail_is_declared() -> None:
     from labkit.record.vocabulary import shape, undeclared
 
     ledger = Ledger()
-    engine.run([Task(id="c", start=CACHE.start, suite=CACHE.suite, patch_cap=dict(CACHE.patch_cap))], Arms(), Validator(),
-               ledger=ledger, run_id="vocab")  # fmt: skip
+    engine.run(
+        [Task(id="c", start=CACHE.start, suite=CACHE.suite, patch_cap=dict(CACHE.patch_cap))],
+        Arms(),
+        Validator(),
+        ledger=ledger,
+        run_id="vocab",
+    )
     events = ledger.events("vocab")
     assert {e.kind for e in events} >= {"start", "define", "generate", "verify", "score", "reflect", "decide", "stop"}
     for e in events:
@@ -234,11 +272,39 @@ def test_a_stored_verdict_round_trips_with_its_containment(tmp_path) -> None:
     from labkit.core.types import Evidence, TestResult, Verdict
     from labkit.grading.verdicts import verdict_from_json, verdict_json
 
-    e = Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "failed", "boom", 0.1),), exit_code=1, wall_seconds=0.2, alarms=("x",), stderr_tail="tail", timed_out=False, isolation="isolated (bubblewrap)")
+    e = Evidence(
+        candidate="c",
+        suite="s",
+        validator="v",
+        results=(TestResult("t::a", "failed", "boom", 0.1),),
+        exit_code=1,
+        wall_seconds=0.2,
+        alarms=("x",),
+        stderr_tail="tail",
+        timed_out=False,
+        isolation="isolated (bubblewrap)",
+    )
     v = Verdict(e, (), ("t::a",), (), ())
     assert verdict_from_json(json.loads(json.dumps(verdict_json(v)))) == v
     cache = VerdictCache(tmp_path / "v.json")
-    clean = Verdict(Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "passed"),), exit_code=0, wall_seconds=0.2, alarms=(), stderr_tail="", timed_out=False, isolation="process"), ("t::a",), (), (), ())
+    clean = Verdict(
+        Evidence(
+            candidate="c",
+            suite="s",
+            validator="v",
+            results=(TestResult("t::a", "passed"),),
+            exit_code=0,
+            wall_seconds=0.2,
+            alarms=(),
+            stderr_tail="",
+            timed_out=False,
+            isolation="process",
+        ),
+        ("t::a",),
+        (),
+        (),
+        (),
+    )
     cache.put("k", clean)
     cache.put("q", v)  # an alarmed verdict is never cached
     cache.save()

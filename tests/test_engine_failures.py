@@ -36,7 +36,14 @@ class Table:
 
     def run(self, c: Candidate, suite: AcceptanceSuite) -> Verdict:
         ok = c.files["m.py"] == "fixed"
-        ev = Evidence(candidate=c.digest, suite=suite.digest, validator=self.id, results=(TestResult("t.py::a", "passed" if ok else "failed"),), exit_code=0, wall_seconds=0.0)
+        ev = Evidence(
+            candidate=c.digest,
+            suite=suite.digest,
+            validator=self.id,
+            results=(TestResult("t.py::a", "passed" if ok else "failed"),),
+            exit_code=0,
+            wall_seconds=0.0,
+        )
         return Verdict(ev, ("t.py::a",) if ok else (), () if ok else ("t.py::a",), (), ())
 
 

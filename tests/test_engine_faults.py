@@ -52,8 +52,13 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "T
 
 
 def _child(path: Path, mode: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(path), mode], cwd=ROOT, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), mode],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _outcome(path: Path) -> tuple[list[tuple[int, str]], str, list[str]]:

@@ -42,8 +42,12 @@ FAILING = {
 }
 HIDDEN_OK = {"zg"}
 CHILDREN = {"start": ("x", "y", "z"), "x": ("xg",), "z": ("zg", "x")}
-VISIBLE = AcceptanceSuite(name="graph:visible", tests={"t.py": "a = 0\nb = 0\nc = 0\nd = 0\n"}, fail_to_pass=F2P, pass_to_pass=P2P)
-HIDDEN = AcceptanceSuite(name="graph:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=())
+VISIBLE = AcceptanceSuite(
+    name="graph:visible", tests={"t.py": "a = 0\nb = 0\nc = 0\nd = 0\n"}, fail_to_pass=F2P, pass_to_pass=P2P
+)
+HIDDEN = AcceptanceSuite(
+    name="graph:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=()
+)
 
 
 def state(name: str) -> Candidate:
@@ -70,14 +74,24 @@ class Scripted:
                 exit_code=0,
                 wall_seconds=0.0,
             )
-            return Verdict(
-                ev, ("t_hidden.py::h",) if ok else (), () if ok else ("t_hidden.py::h",), (), ()
-            )
+            return Verdict(ev, ("t_hidden.py::h",) if ok else (), () if ok else ("t_hidden.py::h",), (), ())
         bad = {f"t.py::{t}" for t in FAILING[name]}
         results = tuple(TestResult(t, "failed" if t in bad else "passed") for t in F2P + P2P)
-        ev = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=results, exit_code=1 if bad else 0, wall_seconds=0.0)
-        return Verdict(ev, tuple(t for t in F2P if t not in bad), tuple(t for t in F2P if t in bad),
-                       tuple(t for t in P2P if t not in bad), tuple(t for t in P2P if t in bad))  # fmt: skip
+        ev = Evidence(
+            candidate=candidate.digest,
+            suite=suite.digest,
+            validator=self.id,
+            results=results,
+            exit_code=1 if bad else 0,
+            wall_seconds=0.0,
+        )
+        return Verdict(
+            ev,
+            tuple(t for t in F2P if t not in bad),
+            tuple(t for t in F2P if t in bad),
+            tuple(t for t in P2P if t not in bad),
+            tuple(t for t in P2P if t in bad),
+        )
 
 
 @dataclass
@@ -91,11 +105,7 @@ class Graph:
     def propose(self, situation: Situation) -> Proposal:
         self.seen.append(situation)
         here = str(situation.candidate.files["m.py"])
-        return Proposal(
-            children=tuple(
-                Child(target=state(n), name=n, source="graph") for n in CHILDREN.get(here, ())
-            )
-        )
+        return Proposal(children=tuple(Child(target=state(n), name=n, source="graph") for n in CHILDREN.get(here, ())))
 
 
 first_green = SimpleNamespace(name="first green", key=lambda node, start: node.order)
@@ -107,8 +117,16 @@ def task() -> Task:
 
 def go(expand: str, **kw: object) -> tuple[engine.EngineRun, Graph]:
     strategy = Graph()
-    out = engine.run([task()], strategy, Checker(Scripted()), rounds=6, expand=expand, stop_at_green=False,  # type: ignore[arg-type]
-                     confirm=Confirmation(first_green), **kw)  # type: ignore[arg-type]  # fmt: skip
+    out = engine.run(
+        [task()],
+        strategy,
+        Checker(Scripted()),
+        rounds=6,
+        expand=expand,
+        stop_at_green=False,  # type: ignore[arg-type]
+        confirm=Confirmation(first_green),
+        **kw,
+    )  # type: ignore[arg-type]
     return out, strategy
 
 
@@ -116,27 +134,26 @@ def expanded(strategy: Graph) -> list[str]:
     return [str(s.candidate.files["m.py"]) for s in strategy.seen]
 
 
-@pytest.mark.parametrize(("policy", "order", "winner", "confirmed"), [
-    ("breadth", ["start", "x", "z"], "xg", False),  # first in, first out: x's green is sealed first
-    ("best", ["start", "z", "x"], "zg", True),  # fewest visible failures first: z (1) before x (2)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("policy", "order", "winner", "confirmed"),
+    [
+        ("breadth", ["start", "x", "z"], "xg", False),  # first in, first out: x's green is sealed first
+        ("best", ["start", "z", "x"], "zg", True),  # fewest visible failures first: z (1) before x (2)
+    ],
+)
 def test_a_frontier_expands_kept_states_by_policy_and_confirms_the_preregistered_winner(
     policy: str, order: list[str], winner: str, confirmed: bool
 ) -> None:
     out, strategy = go(policy)
     # y broke a protective test (rolled back, never queued); x re-proposed from z was queued before.
     assert expanded(strategy) == order
-    assert (
-        out.stop.rule == "frontier-empty" and out.rounds_run == 3
-    )  # three expansions, then none waits
+    assert out.stop.rule == "frontier-empty" and out.rounds_run == 3  # three expansions, then none waits
     w = out.winners["graph"]
     assert (w.node.state, w.confirmed, w.rule) == (winner, confirmed, "first green")
     events = out.ledger.events(out.run_id)
     assert not [e for e in events if undeclared(e.role, e.kind, e.detail)]
     confirms = [e for e in events if (e.role, e.kind) == (Role.DECISION, Kind.CONFIRM)]
-    assert [(c.detail["state"], c.detail["confirmed"], c.detail["green"]) for c in confirms] == [
-        (winner, confirmed, 2)
-    ]
+    assert [(c.detail["state"], c.detail["confirmed"], c.detail["green"]) for c in confirms] == [(winner, confirmed, 2)]
     # the verdict behind a confirmation never leaves it: no hidden test name in the ledger's confirm
     assert "t_hidden" not in str(confirms[0].detail) and not confirms[0].evidence
     decides = [e.detail for e in events if e.kind == Kind.DECIDE]
@@ -156,10 +173,7 @@ def test_a_situation_carries_last_rounds_attempts_with_visible_verdicts_only() -
         "roll back",
         "keep",
     )
-    assert (
-        tried["y"].failing == ("t.py::a", "t.py::b", "t.py::c", "t.py::d")
-        and tried["y"].resolved is False
-    )
+    assert tried["y"].failing == ("t.py::a", "t.py::b", "t.py::c", "t.py::d") and tried["y"].resolved is False
     assert not any("t_hidden" in f for s in strategy.seen for t in s.attempts for f in t.failing)
 
 
@@ -188,11 +202,19 @@ def test_hold_is_the_default_and_records_as_before() -> None:
 
 def test_the_confirmation_is_paid_from_the_reserve_and_unfunded_says_so() -> None:
     led = Ledger()
-    budget = Budget(
-        limits(cost_units=100), confirmation=Usage(cost_units=2), ledger=led, run_id="paid"
+    budget = Budget(limits(cost_units=100), confirmation=Usage(cost_units=2), ledger=led, run_id="paid")
+    out = engine.run(
+        [task()],
+        Graph(),
+        Checker(Scripted()),
+        rounds=6,
+        expand="best",
+        stop_at_green=False,
+        ledger=led,  # type: ignore[arg-type]
+        budget=budget,
+        run_id="paid",
+        confirm=Confirmation(first_green, cost=2),
     )
-    out = engine.run([task()], Graph(), Checker(Scripted()), rounds=6, expand="best", stop_at_green=False, ledger=led,  # type: ignore[arg-type]
-                     budget=budget, run_id="paid", confirm=Confirmation(first_green, cost=2))  # fmt: skip
     assert out.winners["graph"].confirmed is True
     paid = [
         e
@@ -202,8 +224,18 @@ def test_the_confirmation_is_paid_from_the_reserve_and_unfunded_says_so() -> Non
     assert [(e.cost_units, e.detail.get("from_reserve")) for e in paid] == [(2.0, True)]
     led = Ledger()
     budget = Budget(limits(cost_units=100), ledger=led, run_id="unfunded")  # no reserve held back
-    out = engine.run([task()], Graph(), Checker(Scripted()), rounds=6, expand="best", stop_at_green=False, ledger=led,  # type: ignore[arg-type]
-                     budget=budget, run_id="unfunded", confirm=Confirmation(first_green, cost=200))  # fmt: skip
+    out = engine.run(
+        [task()],
+        Graph(),
+        Checker(Scripted()),
+        rounds=6,
+        expand="best",
+        stop_at_green=False,
+        ledger=led,  # type: ignore[arg-type]
+        budget=budget,
+        run_id="unfunded",
+        confirm=Confirmation(first_green, cost=200),
+    )
     w = out.winners["graph"]
     assert w.confirmed is None and w.reason.startswith("confirmation unfunded")
 
@@ -238,14 +270,21 @@ def test_bad_settings_are_refused() -> None:
     )
 
 
-def test_a_declared_price_list_bills_each_proposal_and_step_4_and_can_leave_the_start_unbilled() -> (
-    None
-):
+def test_a_declared_price_list_bills_each_proposal_and_step_4_and_can_leave_the_start_unbilled() -> None:
     led = Ledger()
     budget = Budget(limits(cost_units=100), ledger=led, run_id="priced")
     prices = Prices(Payment.fixed(Kind.GENERATE, 3), Payment.fixed(Kind.EXECUTE, 2), start=False)
-    engine.run([task()], Graph(), Checker(Scripted()), rounds=1, stop_at_green=False, ledger=led, budget=budget,  # type: ignore[arg-type]
-               run_id="priced", prices=prices)  # fmt: skip
+    engine.run(
+        [task()],
+        Graph(),
+        Checker(Scripted()),
+        rounds=1,
+        stop_at_green=False,
+        ledger=led,
+        budget=budget,  # type: ignore[arg-type]
+        run_id="priced",
+        prices=prices,
+    )
     settled = [
         (e.kind, e.cost_units)
         for e in led.events("priced")

@@ -28,10 +28,13 @@ HITS = list(CASE.suite.groups["same-user hit"])
 
 def _record(cause: str) -> dict:
     return {
-        "phenomenon": "B gets A's price", "evidence_ref": ISO[0], "environment": CASE.environment,
-        "hypothesis": {"cause": cause, "refuted_if": "B still gets A's price"}, "action": cause,
+        "phenomenon": "B gets A's price",
+        "evidence_ref": ISO[0],
+        "environment": CASE.environment,
+        "hypothesis": {"cause": cause, "refuted_if": "B still gets A's price"},
+        "action": cause,
         "expected": {"acceptance": ISO, "protective": HITS},
-    }  # fmt: skip
+    }
 
 
 @dataclass
@@ -66,7 +69,9 @@ def _run_stops(ledger: Ledger, run_id: str) -> list:
 
 def _crash_then_resume(validator: Validator, path, then: list) -> tuple[Ledger, object]:
     with pytest.raises(RunInterrupted):
-        run_loop(CASE.start, CASE.suite, validator, Plan(["disable_cache"], crash_at=2), ledger=Ledger(path), run_id="r")
+        run_loop(
+            CASE.start, CASE.suite, validator, Plan(["disable_cache"], crash_at=2), ledger=Ledger(path), run_id="r"
+        )
     ledger = Ledger(path)
     trace = run_loop(CASE.start, CASE.suite, validator, Plan(then), ledger=ledger, run_id="r", resume=True)
     return ledger, trace
@@ -77,7 +82,9 @@ def test_after_a_resume_the_stop_is_logged_at_the_round_reached(validator, tmp_p
     assert [r.index for r in trace.rounds] == [2] and trace.stop.rule == "resolved"
     final = _run_stops(ledger, "r")[-1]
     assert final.round == 2  # was 1 (len of this process's rounds)
-    assert json.loads(ledger.frame("r").filter(ledger.frame("r")["kind"] == "stop")["detail"][0])["rule"] == "interrupted"
+    assert (
+        json.loads(ledger.frame("r").filter(ledger.frame("r")["kind"] == "stop")["detail"][0])["rule"] == "interrupted"
+    )
 
 
 def test_cost_so_far_continues_after_a_resume(validator, tmp_path) -> None:
@@ -91,7 +98,9 @@ def test_resuming_a_finished_run_is_a_no_op_returning_what_was_recorded(validato
     ledger = Ledger()
     first = run_loop(CASE.start, CASE.suite, validator, Plan(["composite_key"]), ledger=ledger, run_id="done")
     n, runs = len(ledger.events("done")), validator.runs
-    again = run_loop(CASE.start, CASE.suite, validator, Plan(["disable_cache"]), ledger=ledger, run_id="done", resume=True)
+    again = run_loop(
+        CASE.start, CASE.suite, validator, Plan(["disable_cache"]), ledger=ledger, run_id="done", resume=True
+    )
     assert len(ledger.events("done")) == n and validator.runs == runs  # nothing validated, paid or appended
     assert len(_run_stops(ledger, "done")) == 1
     assert again.stop == first.stop and again.final.files == first.final.files and again.final_verdict.resolved
@@ -114,8 +123,15 @@ def test_budget_exhausted_on_the_first_validation_records_a_stop(validator) -> N
 def test_a_bad_patch_cap_key_records_a_stop_naming_it(validator) -> None:
     ledger = Ledger()
     with pytest.raises(RunInterrupted, match="max_lins") as info:
-        run_loop(CASE.start, CASE.suite, validator, Plan(["composite_key"]), ledger=ledger, run_id="cap",
-                 patch_cap={"max_lins": 3})  # fmt: skip
+        run_loop(
+            CASE.start,
+            CASE.suite,
+            validator,
+            Plan(["composite_key"]),
+            ledger=ledger,
+            run_id="cap",
+            patch_cap={"max_lins": 3},
+        )
     assert isinstance(info.value.__cause__, InvalidSetting)
     stops = _run_stops(ledger, "cap")
     assert len(stops) == 1 and "max_lins" in stops[0].detail["reason"]
@@ -125,8 +141,9 @@ def test_a_full_ledger_hands_back_the_run_so_far_with_a_typed_error(validator, t
     path = tmp_path / "small.sqlite"
     ledger = Ledger(path, max_bytes=64 * 1024)
     with pytest.raises(RunInterrupted) as info:
-        run_loop(CASE.start, CASE.suite, validator, Plan(["disable_cache"] * 40), ledger=ledger, run_id="full",
-                 max_rounds=40)  # fmt: skip
+        run_loop(
+            CASE.start, CASE.suite, validator, Plan(["disable_cache"] * 40), ledger=ledger, run_id="full", max_rounds=40
+        )
     assert isinstance(info.value.__cause__, LedgerError)
     done = info.value.run
     assert done is not None and done.rounds_run >= 1
@@ -153,7 +170,8 @@ def test_a_sequence_returns_to_the_last_green_checkpoint(validator) -> None:
 
 def test_unusable_decisions_are_recorded_for_every_round(validator) -> None:
     ledger = Ledger()
-    trace = run_loop(CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), ledger=ledger,
-                     run_id="u", max_rounds=2)  # fmt: skip
+    trace = run_loop(
+        CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), ledger=ledger, run_id="u", max_rounds=2
+    )
     assert trace.stop.rule == "round-cap" and [r.decision.decision for r in trace.rounds] == [Decision.INVESTIGATE] * 2
     assert _run_stops(ledger, "u")[0].round == 2

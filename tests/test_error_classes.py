@@ -131,10 +131,23 @@ def test_only_the_control_plane_relabels() -> None:
     assert c.relabel(E.INFRASTRUCTURE, by="reconciler").error_class is E.INFRASTRUCTURE
 
 
-def _verdict(*, timed_out: bool = False, exit_code: int | None = 1, alarms: tuple[str, ...] = (),
-             f2f: tuple[str, ...] = ("t::a",)) -> Verdict:  # fmt: skip
-    ev = Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", "failed"),) if f2f else (), exit_code=exit_code, wall_seconds=1.0,
-                  alarms=alarms, timed_out=timed_out)  # fmt: skip
+def _verdict(
+    *,
+    timed_out: bool = False,
+    exit_code: int | None = 1,
+    alarms: tuple[str, ...] = (),
+    f2f: tuple[str, ...] = ("t::a",),
+) -> Verdict:
+    ev = Evidence(
+        candidate="c",
+        suite="s",
+        validator="v",
+        results=(TestResult("t::a", "failed"),) if f2f else (),
+        exit_code=exit_code,
+        wall_seconds=1.0,
+        alarms=alarms,
+        timed_out=timed_out,
+    )
     return Verdict(ev, () if f2f else ("t::a",), f2f, (), ())
 
 
@@ -146,10 +159,24 @@ def test_classify_verdicts_and_sandbox_runs() -> None:
     assert timeout is not None and timeout.error_class is E.TEST_FAILURE and timeout.candidate_caused
     alarm = classify(_verdict(alarms=("protected test modified",)))
     assert alarm is not None and alarm.error_class is E.POLICY_DENIED
-    killed = SandboxRun(results=(), exit_code=None, wall_seconds=2.0, timed_out=False, report_found=False, stderr_tail="Killed")
+    killed = SandboxRun(
+        results=(), exit_code=None, wall_seconds=2.0, timed_out=False, report_found=False, stderr_tail="Killed"
+    )
     k = classify(killed)
     assert k is not None and k.error_class is E.TEST_FAILURE and k.candidate_caused
-    assert classify(SandboxRun(results=(TestResult("t::a", "passed"),), exit_code=0, wall_seconds=1.0, timed_out=False, report_found=True, stderr_tail="")) is None
+    assert (
+        classify(
+            SandboxRun(
+                results=(TestResult("t::a", "passed"),),
+                exit_code=0,
+                wall_seconds=1.0,
+                timed_out=False,
+                report_found=True,
+                stderr_tail="",
+            )
+        )
+        is None
+    )
     with pytest.raises(TypeError, match="classify takes"):
         classify("boom")  # type: ignore[arg-type]
 
@@ -178,9 +205,15 @@ def test_infrastructure_retries_are_billed_recorded_and_stay_one_unit() -> None:
         budget = Budget(limits(cost_units=10))
         fn = Flaky([ModelUnavailable("503"), ModelTimeout("60s")])
         out, attempts = retry_infrastructure(
-            budget, "generate", _op(fn), policy=RetryPolicy(infrastructure_retries=2),
-            unit="task-1", source="model", ledger=led, run_id="r",
-        )  # fmt: skip
+            budget,
+            "generate",
+            _op(fn),
+            policy=RetryPolicy(infrastructure_retries=2),
+            unit="task-1",
+            source="model",
+            ledger=led,
+            run_id="r",
+        )
         assert out == "ok" and fn.calls == 3
         assert [a.attempt for a in attempts] == [0, 1, 2]
         # billed: the two failed attempts are charged their whole reservation (usage unknown)
@@ -195,9 +228,13 @@ def test_retry_count_is_configuration_and_runs_out() -> None:
     fn = Flaky([ModelUnavailable("503")] * 5)
     with pytest.raises(ModelUnavailable):
         retry_infrastructure(
-            budget, "generate", _op(fn), policy=RetryPolicy(infrastructure_retries=1),
-            unit="u", source="model",
-        )  # fmt: skip
+            budget,
+            "generate",
+            _op(fn),
+            policy=RetryPolicy(infrastructure_retries=1),
+            unit="u",
+            source="model",
+        )
     assert fn.calls == 2 and budget.spent.cost_units == 2
     with pytest.raises(ValueError, match="infrastructure_retries must be an int >= 0"):
         RetryPolicy(infrastructure_retries=-1)
@@ -212,9 +249,13 @@ def test_nothing_but_infrastructure_is_retried(exc: BaseException, source: str) 
     fn = Flaky([exc])
     with pytest.raises(type(exc)):
         retry_infrastructure(
-            budget, "execute", _op(fn), policy=RetryPolicy(infrastructure_retries=3),
-            unit="u", source=source,  # type: ignore[arg-type]
-        )  # fmt: skip
+            budget,
+            "execute",
+            _op(fn),
+            policy=RetryPolicy(infrastructure_retries=3),
+            unit="u",
+            source=source,  # type: ignore[arg-type]
+        )
     assert fn.calls == 1
 
 

@@ -27,13 +27,16 @@ def test_a_run_that_leaks_its_sealed_suite_into_a_prompt_contradicts_the_isolati
     extra = {
         "tests/test_sealed.py": "from shipping import fee\n\n\ndef test_free_above_50():\n    assert fee(80) == 0.0\n"
     }
-    sealed = AcceptanceSuite(name="sealed final set", tests={**ps.SUITE.tests, **extra}, fail_to_pass=ps.SUITE.fail_to_pass,
-                             pass_to_pass=(*ps.SUITE.pass_to_pass, "tests/test_sealed.py::test_free_above_50"), import_roots=("site",))  # fmt: skip
+    sealed = AcceptanceSuite(
+        name="sealed final set",
+        tests={**ps.SUITE.tests, **extra},
+        fail_to_pass=ps.SUITE.fail_to_pass,
+        pass_to_pass=(*ps.SUITE.pass_to_pass, "tests/test_sealed.py::test_free_above_50"),
+        import_roots=("site",),
+    )
     assert sealed.digest != ps.SUITE.digest
     honest = _run(sealed, "honest", led, checker)
-    assert honest.facts.sealed_suites == (sealed.digest,) and honest.facts.prompted_suites == (
-        ps.SUITE.digest,
-    )
+    assert honest.facts.sealed_suites == (sealed.digest,) and honest.facts.prompted_suites == (ps.SUITE.digest,)
     assert "evaluation isolation" not in ec.check(honest)
     assert honest.fields["evaluation isolation"].endswith("no sealed suite reached a prompt")
     # the "sealed" suite is the one the reflector is shown: its verdicts reach the prompt
@@ -44,9 +47,7 @@ def test_a_run_that_leaks_its_sealed_suite_into_a_prompt_contradicts_the_isolati
     frame = card_frame(leaky)
     assert frame.height == 9 and frame["claim"][4].startswith("contradicted")
     assert ec.verdicts(honest)["evaluation isolation"] == "holds"
-    assert (
-        ec.verdicts(honest)["rollback granularity"] == "nothing to check in this run"
-    )  # no checkpoint
+    assert ec.verdicts(honest)["rollback granularity"] == "nothing to check in this run"  # no checkpoint
 
 
 def test_rollback_granularity_reads_the_checkpoints_actually_recorded() -> None:
@@ -64,18 +65,13 @@ def test_rollback_granularity_reads_the_checkpoints_actually_recorded() -> None:
     )
     card = ec.derive(led, ["cp"])
     assert "checkpoint recorded ×2" in card.fields["rollback granularity"]
-    assert (
-        ec.check(card)["rollback granularity"]
-        == "1 checkpoint(s) recorded no dependency image or environment"
-    )
+    assert ec.check(card)["rollback granularity"] == "1 checkpoint(s) recorded no dependency image or environment"
 
 
 def test_gate_criteria_are_contradicted_only_by_the_runs_kept_without_a_gate() -> None:
     ledger, _ = real_ledgers()["repair"]
     by_arm = {r.split("/")[3]: r for r in ledger.runs()}
-    assert "gate criteria" in ec.check(
-        ec.derive(ledger, [by_arm["self_refine"]])
-    )  # Self-Refine keeps by itself
+    assert "gate criteria" in ec.check(ec.derive(ledger, [by_arm["self_refine"]]))  # Self-Refine keeps by itself
     direct = ec.derive(ledger, [by_arm["direct"]])
     assert direct.facts.keep_modes == ("progress",) and ec.check(direct) == {}
     assert set(direct.fields) == set(ec.FIELDS)

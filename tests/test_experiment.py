@@ -29,9 +29,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 def test_a_probe_prints_what_it_observes(mode: str) -> None:
-    obs = observe(
-        Candidate({"m.py": "KEY = 'p1'\n"}), Experiment("which key?", "import m\nprint(m.KEY)\n")
-    )
+    obs = observe(Candidate({"m.py": "KEY = 'p1'\n"}), Experiment("which key?", "import m\nprint(m.KEY)\n"))
     assert obs.output == "p1" and obs.exit_code == 0 and not obs.timed_out
     assert obs.isolation.startswith("isolated" if mode == "isolated" else "NOT ISOLATED")
 
@@ -93,9 +91,14 @@ def test_a_probe_never_sees_the_researchers_key(monkeypatch: pytest.MonkeyPatch)
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": CANARY}
     out = subprocess.run(
-        [sys.executable, "-c", script, LOOT], env=env, capture_output=True, text=True,
-        timeout=120, check=True, cwd=REPO,
-    ).stdout  # fmt: skip
+        [sys.executable, "-c", script, LOOT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=REPO,
+    ).stdout
     assert "env: None" in out and "/proc/" in out  # the probe ran and looked
     assert CANARY not in out
 

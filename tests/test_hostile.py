@@ -119,9 +119,7 @@ REWRITE = (
     "_t = pathlib.Path(__file__).parent / 'tests' / 'test_cache.py'\n"
     "_t.write_text('def test_isolation(): pass\\ndef test_same_user_hit(): pass\\n')\n"
 )
-DELETE = (
-    "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
-)
+DELETE = "import os, pathlib\nos.remove(pathlib.Path(__file__).parent / 'tests' / 'test_cache.py')\n"
 
 
 def test_isolation_is_available_here() -> None:
@@ -189,9 +187,7 @@ def test_a_conftest_that_forces_passes_is_alarmed_and_not_loaded(where: str) -> 
         ({"conftest.py": "pytest_plugins = ['force_pass']\n"}, "names pytest_plugins"),
     ],
 )
-def test_a_plugin_that_forces_passes_is_alarmed_and_not_loaded(
-    config: dict[str, str], needle: str
-) -> None:
+def test_a_plugin_that_forces_passes_is_alarmed_and_not_loaded(config: dict[str, str], needle: str) -> None:
     verdict = ROOMY.run(_leaky(**{"force_pass.py": FORCE_PASS}, **config), SUITE)
     _alarmed(verdict, needle)
     assert verdict.evidence.outcome(ISO) == "failed"
@@ -303,9 +299,7 @@ def _spawn_marked(marker: str) -> str:
     [("", "while True: pass"), ("import time", "time.sleep(300)")],
     ids=["infinite-loop", "sleep"],
 )
-def test_running_past_the_wall_limit_is_killed_with_everything_it_started(
-    extra: str, in_get: str
-) -> None:
+def test_running_past_the_wall_limit_is_killed_with_everything_it_started(extra: str, in_get: str) -> None:
     marker = f"labkit-hostile-{time.monotonic_ns()}"
     start = time.monotonic()
     verdict = SHORT.run(_leaky(_spawn_marked(marker) + extra, in_get), SUITE)
@@ -327,16 +321,13 @@ def test_running_past_the_wall_limit_is_killed_with_everything_it_started(
     [
         "hog = bytearray(8 * 1024 ** 3)",
         "hog = []\nwhile True: hog.append(bytearray(32 * 1024 ** 2))",
-        "import subprocess, sys\n"
-        "subprocess.run([sys.executable, '-c', 'x = bytearray(8 * 1024 ** 3)'], check=True)",
+        "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'x = bytearray(8 * 1024 ** 3)'], check=True)",
     ],
     ids=["at-once", "creeping", "in-a-child"],
 )
 def test_a_memory_bomb_is_contained_by_the_address_space_limit(bomb: str) -> None:
     start = time.monotonic()
-    verdict = TIGHT_MEMORY.run(
-        _leaky("", "if user == 'bob':\n    " + bomb.replace("\n", "\n    ")), SUITE
-    )
+    verdict = TIGHT_MEMORY.run(_leaky("", "if user == 'bob':\n    " + bomb.replace("\n", "\n    ")), SUITE)
     assert time.monotonic() - start < 20  # failed fast; nothing swapped the machine to a halt
     assert not verdict.evidence.timed_out
     assert verdict.evidence.outcome(ISO) in ("failed", "error")
@@ -388,8 +379,9 @@ def test_without_isolation_keys_stay_out_of_the_candidates_environment_and_its_r
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(repo), "LABKIT_SANDBOX": "process",
            "OPENAI_API_KEY": KEY_CANARY, "LABKIT_API_TOKEN": TOKEN_CANARY}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", FALLBACK], cwd=repo, env=env, capture_output=True,
-                         text=True, timeout=120, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", FALLBACK], cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     result = json.loads(out.splitlines()[-1])
     assert "NOT ISOLATED" in result["isolation"] and not result["resolved"]
     message = result["message"]

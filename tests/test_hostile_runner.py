@@ -85,10 +85,12 @@ for _o in gc.get_objects():
 
 @pytest.mark.parametrize(
     ("hack", "needle"),
-    [(SWAP_RUNNER, "pytest's own functions were replaced"),
-     (LIVE_PLUGIN, "pytest plugins were registered during the run")],
+    [
+        (SWAP_RUNNER, "pytest's own functions were replaced"),
+        (LIVE_PLUGIN, "pytest plugins were registered during the run"),
+    ],
     ids=["swap-call_and_report", "plugin-on-live-config"],
-)  # fmt: skip
+)
 def test_runner_tampering_at_import_is_caught(hack: str, needle: str) -> None:
     verdict = ROOMY.run(_leaky(hack), SUITE)
     _contained(verdict, needle)
@@ -205,9 +207,7 @@ if n == 200:
 
 
 def test_a_fork_bomb_hits_the_process_cap() -> None:
-    verdict = ROOMY.run(
-        _leaky("import os, time", "if user == 'bob':\n" + _indent(FORK_BOMB)), SUITE
-    )
+    verdict = ROOMY.run(_leaky("import os, time", "if user == 'bob':\n" + _indent(FORK_BOMB)), SUITE)
     _contained(verdict)
     assert verdict.evidence.outcome(ISO) == "failed"
     assert "16 processes" in verdict.evidence.isolation
@@ -262,9 +262,7 @@ time.sleep(0.3)
 """
 
 
-def test_a_stderr_flood_is_read_with_a_cap_and_stored_nowhere(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_stderr_flood_is_read_with_a_cap_and_stored_nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -415,20 +413,24 @@ def _hand_off():  # the pytest run hands its pipes to the cross-check run, which
     except OSError:
         pass
 """
-_LINE = "if user == 'bob': os.write(3, b'{{\"k\": \"test\", \"id\": \"x\", \"when\": \"call\", \"outcome\": \"passed\", \"s\": {}}}\\n')"
+_LINE = (
+    'if user == \'bob\': os.write(3, b\'{{"k": "test", "id": "x", "when": "call", "outcome": "passed", "s": {}}}\\n\')'
+)
 
 
 @pytest.mark.parametrize(
     ("prelude", "in_get", "why"),
-    [("import time", "if user == 'bob': time.sleep(120)", "killed at the wall limit"),
-     ("", "if user == 'bob': print('x' * 80_000_000)", "File too large"),
-     ("import ctypes", "if user == 'bob': ctypes.memset(0, 1, 1)", f"signal SIGSEGV while running {ISO}"),
-     ("import os", "if user == 'bob': os.closerange(3, 1024)", f"pytest itself failed while running {ISO}"),
-     ("import os", _LINE.format('"abc"'), "a line no runner wrote (duration is not a finite number)"),
-     ("import os", _LINE.format("NaN"), "a line no runner wrote (NaN is not a number"),
-     (HAND_OFF, "if user == 'bob': _hand_off()", "assert 1 is None")],
+    [
+        ("import time", "if user == 'bob': time.sleep(120)", "killed at the wall limit"),
+        ("", "if user == 'bob': print('x' * 80_000_000)", "File too large"),
+        ("import ctypes", "if user == 'bob': ctypes.memset(0, 1, 1)", f"signal SIGSEGV while running {ISO}"),
+        ("import os", "if user == 'bob': os.closerange(3, 1024)", f"pytest itself failed while running {ISO}"),
+        ("import os", _LINE.format('"abc"'), "a line no runner wrote (duration is not a finite number)"),
+        ("import os", _LINE.format("NaN"), "a line no runner wrote (NaN is not a number"),
+        (HAND_OFF, "if user == 'bob': _hand_off()", "assert 1 is None"),
+    ],
     ids=["hang", "print-80MB", "segfault", "closed-result-pipe", "malformed-line", "nan", "pipes-to-sibling"],
-)  # fmt: skip
+)
 def test_a_candidates_own_fault_is_its_test_failure(prelude: str, in_get: str, why: str) -> None:
     """An honest bug (or a harmless trick) in one call fails that candidate with the true reason:
     never an alarm, an exception out of the validator or an infrastructure error. The fix is
@@ -532,9 +534,15 @@ def test_no_canary_from_an_earlier_hidden_suite_or_the_callers_environment(
 
     monkeypatch.setenv("OPENAI_API_KEY", ENV_CANARY)
     isolation.shutdown()  # the runner starts from this caller, canary and all
-    hidden_test = f'from cache import Cache\n\ndef test_hidden():\n    assert Cache().get("u", "k") == "{SUITE_CANARY}"\n'
-    hidden = AcceptanceSuite(name="hidden", tests={"tests/test_hidden.py": hidden_test},
-                             fail_to_pass=("tests/test_hidden.py::test_hidden",), pass_to_pass=())  # fmt: skip
+    hidden_test = (
+        f'from cache import Cache\n\ndef test_hidden():\n    assert Cache().get("u", "k") == "{SUITE_CANARY}"\n'
+    )
+    hidden = AcceptanceSuite(
+        name="hidden",
+        tests={"tests/test_hidden.py": hidden_test},
+        fail_to_pass=("tests/test_hidden.py::test_hidden",),
+        pass_to_pass=(),
+    )
     first = ROOMY.run(Candidate({"cache.py": LEAKY}), hidden)  # fails, its message holds the canary
     assert SUITE_CANARY in first.evidence.results[0].message
     wanted = [hashlib.sha256(c.encode()).hexdigest() for c in (SUITE_CANARY, ENV_CANARY)]
@@ -596,8 +604,15 @@ def test_a_required_test_that_cannot_be_cross_checked_lowers_the_verdict() -> No
     from labkit.grading.acceptance import AcceptanceSuite
 
     fixture = "import pytest\nfrom cache import Cache\n\n@pytest.fixture\ndef user():\n    return 'bob'\n\n"
-    fixture += "def test_isolation(user):\n    c = Cache()\n    c.put('alice', 'k', 1)\n    assert c.get(user, 'k') is None\n"
-    suite = AcceptanceSuite(name="fixture", tests={"tests/test_cache.py": fixture}, fail_to_pass=("tests/test_cache.py::test_isolation",), pass_to_pass=())
+    fixture += (
+        "def test_isolation(user):\n    c = Cache()\n    c.put('alice', 'k', 1)\n    assert c.get(user, 'k') is None\n"
+    )
+    suite = AcceptanceSuite(
+        name="fixture",
+        tests={"tests/test_cache.py": fixture},
+        fail_to_pass=("tests/test_cache.py::test_isolation",),
+        pass_to_pass=(),
+    )
     good = Candidate({"cache.py": LEAKY.replace("(key)", "(user, key)")})
     verdict = ROOMY.run(good, suite)
     assert verdict.resolved and verdict.status == "resolved (not cross-checked)"
@@ -612,7 +627,10 @@ def test_a_required_test_that_cannot_be_cross_checked_lowers_the_verdict() -> No
     from labkit.record.ledger import Ledger
     from labkit.views.report import step_view
 
-    assert "resolved (not cross-checked): tests/test_cache.py::test_isolation" in verdict_table(verdict, suite, "t").caption
+    assert (
+        "resolved (not cross-checked): tests/test_cache.py::test_isolation"
+        in verdict_table(verdict, suite, "t").caption
+    )
 
     class Fix:
         name, simulated = "fix", True
@@ -681,13 +699,15 @@ RESULT_CHANNEL = "import os\ntry:\n    os.fdopen(3, 'w', closefd=False)\nexcept 
 
 @pytest.mark.parametrize(
     ("prelude", "in_get", "needle"),
-    [(ALWAYS_EQUAL, "if user == 'alice': return _Yes()", "whose type _Yes (from cache.py) overrides =="),
-     (IMPORT_HOOK, "", "added an import hook"),
-     (READ_MEMORY, "", "read process memory through /proc/self/mem"),
-     (WALK_OBJECTS, "", "walked the interpreter's objects (gc.get_objects)"),
-     (RESULT_CHANNEL, "", "opened the report channel")],
+    [
+        (ALWAYS_EQUAL, "if user == 'alice': return _Yes()", "whose type _Yes (from cache.py) overrides =="),
+        (IMPORT_HOOK, "", "added an import hook"),
+        (READ_MEMORY, "", "read process memory through /proc/self/mem"),
+        (WALK_OBJECTS, "", "walked the interpreter's objects (gc.get_objects)"),
+        (RESULT_CHANNEL, "", "opened the report channel"),
+    ],
     ids=["always-equal", "import-hook", "proc-self-mem", "gc-walk", "result-channel"],
-)  # fmt: skip
+)
 def test_tripwires_name_what_the_candidate_did(prelude: str, in_get: str, needle: str) -> None:
     verdict = ROOMY.run(_leaky(prelude, in_get), SUITE)
     _contained(verdict, needle)

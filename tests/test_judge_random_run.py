@@ -13,7 +13,10 @@ from labkit.experiments.judging import selfcorrect as sc
 
 def _answers(run: sc.SelfCorrectionRun) -> list[object]:
     head = [run.answerer, run.simulated, run.rounds, run.n]
-    return [head, *([a.question_id, a.round, a.text, a.value, a.correct, a.review] for row in run.attempts for a in row)]
+    return [
+        head,
+        *([a.question_id, a.round, a.text, a.value, a.correct, a.review] for row in run.attempts for a in row),
+    ]
 
 
 def test_the_recorded_random_run_is_what_the_engine_gives_now() -> None:

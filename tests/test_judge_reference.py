@@ -44,19 +44,39 @@ def tied_swaps(n, seed):
         w12 = 0 if rng.random() < 0.15 else (1 if rng.random() < p else 2)
         w21 = 0 if rng.random() < 0.15 else (2 if rng.random() < 1 - p else 1)
         m1, m2 = [("j", "o"), ("o", "j"), ("o", "o")][i % 3]
-        pair = Pair(id=f"p{i}", question="q", output_1="x" * int(rng.integers(50, 600)), output_2="y" * int(rng.integers(50, 600)),
-                    label=1 if q1 > q2 else 2, kind="k", model_1=m1, model_2=m2, quality_1=float(q1), quality_2=float(q2))
+        pair = Pair(
+            id=f"p{i}",
+            question="q",
+            output_1="x" * int(rng.integers(50, 600)),
+            output_2="y" * int(rng.integers(50, 600)),
+            label=1 if q1 > q2 else 2,
+            kind="k",
+            model_1=m1,
+            model_2=m2,
+            quality_1=float(q1),
+            quality_2=float(q2),
+        )
         pick = {o: "tie" if w == 0 else _SLOT[(o, w)] for o, w in (("12", w12), ("21", w21))}
-        out.append(Swap(pair, Judgment(pair_id=pair.id, order="12", pick=pick["12"], judge="j", simulated=False),
-                        Judgment(pair_id=pair.id, order="21", pick=pick["21"], judge="j", simulated=False)))
+        out.append(
+            Swap(
+                pair,
+                Judgment(pair_id=pair.id, order="12", pick=pick["12"], judge="j", simulated=False),
+                Judgment(pair_id=pair.id, order="21", pick=pick["21"], judge="j", simulated=False),
+            )
+        )
     return bias.table(out)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: bias.table(SimulatedJudge(k=3.0, beta=0.5, phi=1.0, delta=0.4, seed=3).run(
-        synthetic_pairs(800, seed=3, own_share=0.3))),
-    lambda: tied_swaps(500, seed=4),
-], ids=["simulated", "with-ties"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: bias.table(
+            SimulatedJudge(k=3.0, beta=0.5, phi=1.0, delta=0.4, seed=3).run(synthetic_pairs(800, seed=3, own_share=0.3))
+        ),
+        lambda: tied_swaps(500, seed=4),
+    ],
+    ids=["simulated", "with-ties"],
+)
 def test_fit_judge_agrees_with_statsmodels(make):
     t = make()
     d = bias.judge_design(t)
@@ -77,8 +97,9 @@ def test_length_controlled_agrees_with_statsmodels():
     lc = bias.length_controlled(t, "writer/baseline", resamples=20)
     ref = reference_logit(d.x, d.y)
     assert lc.phi.estimate == pytest.approx(ref[-1], abs=TOL)
-    np.testing.assert_allclose([r.length_controlled.estimate for r in lc.rates], logistic.sigmoid(ref[:-1]),
-                               rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        [r.length_controlled.estimate for r in lc.rates], logistic.sigmoid(ref[:-1]), rtol=0, atol=TOL
+    )
     assert [r.model for r in lc.rates] == list(d.columns[:-1])
 
 
@@ -99,8 +120,9 @@ def alpacaeval_minimal(v, baseline_len_first=True):
     for i, name in enumerate(v.names):
         mine = v.model == i
         delta = -v.dlen[mine]  # len(baseline) − len(model)
-        df = pd.DataFrame({"std_delta_len": delta / pd.Series(delta).std(), "not_gamed_baseline": True,
-                           "preference": v.y[mine]})
+        df = pd.DataFrame(
+            {"std_delta_len": delta / pd.Series(delta).std(), "not_gamed_baseline": True, "preference": v.y[mine]}
+        )
         x = patsy.dmatrix(formula, df, return_type="dataframe")
         dup = pd.concat([x, x], ignore_index=True)
         y = np.r_[np.ones(len(x)), np.zeros(len(x))]
@@ -122,8 +144,9 @@ def test_per_model_option_reproduces_alpacaevals_minimal_formula_without_penalty
         assert r.phi.estimate == pytest.approx(-phi, abs=TOL)  # AlpacaEval's Δlen is baseline − model
         assert r.l1 == 0.0
     # ...and differs from the shared-φ fit
-    shared = {r.model: r.length_controlled.estimate for r in bias.length_controlled(t, "writer/baseline",
-                                                                                    resamples=20).rates}
+    shared = {
+        r.model: r.length_controlled.estimate for r in bias.length_controlled(t, "writer/baseline", resamples=20).rates
+    }
     assert max(abs(shared[r.model] - r.length_controlled.estimate) for r in lc.rates) > 0.005
 
 
@@ -137,8 +160,11 @@ def test_l1_fit_agrees_with_statsmodels(lam):
     ours = logistic.fit_l1(x, y, np.ones((1, n)), lam)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = sm.Logit(y, x).fit_regularized(method="l1", alpha=lam, disp=0, acc=1e-14, trim_mode="off",
-                                             maxiter=1000).params
+        ref = (
+            sm.Logit(y, x)
+            .fit_regularized(method="l1", alpha=lam, disp=0, acc=1e-14, trim_mode="off", maxiter=1000)
+            .params
+        )
     np.testing.assert_allclose(ours, ref, rtol=0, atol=TOL)
     # a strong penalty puts the model's term at exactly 0 (a win rate of exactly 50%), then φ too
     assert (ours[0] == 0.0) == (lam >= 20) and (ours[1] == 0.0) == (lam >= 80)
@@ -156,10 +182,22 @@ def test_cross_validated_penalty_can_snap_a_model_to_exactly_fifty_percent():
     rng = np.random.default_rng(2)
 
     def sw(i, model, win):
-        pair = Pair(id=f"{model}{i}", question="q", output_1="x" * int(rng.integers(50, 900)), output_2="y" * 300, label=0, kind="writer", model_1=model, model_2="base")
+        pair = Pair(
+            id=f"{model}{i}",
+            question="q",
+            output_1="x" * int(rng.integers(50, 900)),
+            output_2="y" * 300,
+            label=0,
+            kind="writer",
+            model_1=model,
+            model_2="base",
+        )
         pick = "A" if win else "B"
-        return Swap(pair, Judgment(pair_id=pair.id, order="12", pick=pick, judge="j", simulated=False),
-                    Judgment(pair_id=pair.id, order="21", pick="B" if win else "A", judge="j", simulated=False))
+        return Swap(
+            pair,
+            Judgment(pair_id=pair.id, order="12", pick=pick, judge="j", simulated=False),
+            Judgment(pair_id=pair.id, order="21", pick="B" if win else "A", judge="j", simulated=False),
+        )
 
     t = bias.table([sw(i, "m", i % 2 == 0) for i in range(200)] + [sw(i, "s", i % 10 != 0) for i in range(200)])
     lc = {r.model: r for r in bias.length_controlled(t, "base", resamples=50, variant="alpacaeval").rates}

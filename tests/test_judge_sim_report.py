@@ -26,7 +26,7 @@ def test_the_recorded_report_is_what_the_simulated_judge_gives_now() -> None:
     # value (or path) is reported where it first differs
     tolerated = [(p, v if _close(v, r) else r) for (_, v), (p, r) in zip(now, recorded, strict=False)]
     record = json.loads(sim_report.SIM_REPORT.read_text(encoding="utf-8"))
-    assert_as_recorded(now, tolerated + recorded[len(now):], record, "the simulated judge's report")
+    assert_as_recorded(now, tolerated + recorded[len(now) :], record, "the simulated judge's report")
 
 
 def test_the_page_opens_on_the_recording_and_computes_every_other_setting(monkeypatch) -> None:  # noqa: ANN001

@@ -27,8 +27,11 @@ ARMS = ["direct", "reflect", "best_of_n"]
 @pytest.fixture(scope="module")
 def swept() -> tuple[Ledger, list[str]]:
     # best-of-4 cannot reserve 4 calls in a 3-call budget: those jobs end incomplete, and stay assigned
-    plan = Plan(limit=Usage(tokens=3 * 1024, calls=3, wall_seconds=600.0, cost_units=9.0), n=4,
-                sim={"p_fix_evidence": 0.8, "p_fix_blind": 0.5})  # fmt: skip
+    plan = Plan(
+        limit=Usage(tokens=3 * 1024, calls=3, wall_seconds=600.0, cost_units=9.0),
+        n=4,
+        sim={"p_fix_evidence": 0.8, "p_fix_blind": 0.5},
+    )
     jobs = jobs_for("repair", CASES, ARMS, [0, 1])
     ledger = Ledger()
     merge(ledger, [run_job(plan, j) for j in jobs])
@@ -45,9 +48,15 @@ def test_every_arms_job_is_a_returned_unit_with_the_arms_own_outcome(swept: tupl
     for unit, r in rows.items():
         job = frame[unit]
         assert r.trusted == job["correct"], unit  # success = the hidden tests pass at the end
-        assert r.status == ("success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed")
+        assert r.status == (
+            "success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed"
+        )
         assert r.cost == pytest.approx(job["cost"]), unit  # settled budget events of that job
-        built = [e for e in ledger.events(unit) if (e.role, e.kind) == (Role.VALIDATOR, Kind.VERIFY) and e.detail.get("retest")]
+        built = [
+            e
+            for e in ledger.events(unit)
+            if (e.role, e.kind) == (Role.VALIDATOR, Kind.VERIFY) and e.detail.get("retest")
+        ]
         assert r.candidates == len(built), unit  # every child built was re-tested once
     trusted = sum(frame[u]["correct"] for u in assigned)
     assert 0 < m.trusted == trusted < len(assigned)  # some jobs succeed, some do not: the check can tell
@@ -81,7 +90,9 @@ def test_the_recorded_smollm2_arms_ledgers_are_read_through_the_same_unit_end(na
     for r, job in zip(m.rows, frame.iter_rows(named=True), strict=True):
         assert r.unit == job["run"] and r.trusted == job["correct"]
         assert r.cost == pytest.approx(job["cost"]) and job["cost"] > 0
-        assert r.status == ("success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed")
+        assert r.status == (
+            "success" if job["correct"] else "incomplete" if job["status"] == "incomplete" else "failed"
+        )
     assert m.trusted == int(frame["correct"].sum()) and m.cost == pytest.approx(frame["cost"].sum())
     assert m.candidates_per_task > 0
 

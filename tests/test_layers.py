@@ -62,13 +62,13 @@ def layer(module: str) -> str:
     if len(parts) > 2 and parts[1] in ROOMS:
         room = f"{parts[1]}.{parts[2]}"
         if room not in RANK:
-            raise AssertionError(f"{module} is in no room of {parts[1]}: put it in one of "
-                                 f"{sorted(r for r in RANK if r.startswith(parts[1] + '.'))}")
+            raise AssertionError(
+                f"{module} is in no room of {parts[1]}: put it in one of "
+                f"{sorted(r for r in RANK if r.startswith(parts[1] + '.'))}"
+            )
         return room
     if len(parts) < 2 or parts[1] not in RANK:
-        raise AssertionError(
-            f"{module} is in no layer: put it in one of {sorted(RANK)} or name it in TOP"
-        )
+        raise AssertionError(f"{module} is in no layer: put it in one of {sorted(RANK)} or name it in TOP")
     return parts[1]
 
 
@@ -112,10 +112,7 @@ def imports_of(source: str, module: str, is_package: bool, known: Iterable[str])
 
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
-    return {
-        name: imports_of(path.read_text(), name, path.name == "__init__.py", files)
-        for name, path in files.items()
-    }
+    return {name: imports_of(path.read_text(), name, path.name == "__init__.py", files) for name, path in files.items()}
 
 
 def violations(graph: Mapping[str, set[str]]) -> list[str]:
@@ -201,7 +198,10 @@ def test_a_violation_is_caught_in_a_synthetic_graph() -> None:
     assert violations({"labkit.loop.engine.runner": {"labkit.loop.control.classify"}}) != []
     assert violations({"labkit.loop.strategies.reflector": {"labkit.loop.search.search_run"}}) != []
     assert violations({"labkit.loop.search.search_run": {"labkit.loop.strategies.rewrite"}}) != []
-    assert violations({"labkit.loop.search.search_run": {"labkit.loop.control.classify", "labkit.loop.engine.steps"}}) == []
+    assert (
+        violations({"labkit.loop.search.search_run": {"labkit.loop.control.classify", "labkit.loop.engine.steps"}})
+        == []
+    )
     with pytest.raises(AssertionError, match="in no room"):
         violations({"labkit.loop.misc.x": {"labkit.core.types"}})
     # grading and models are side by side: neither imports the other
@@ -223,12 +223,8 @@ def test_function_level_and_lazy_imports_count(tmp_path: Path) -> None:
         (root / sub / "__init__.py").write_text("")
     (root / "__init__.py").write_text("")
     (root / "loop" / "engine.py").write_text("X = 1\n")
-    (root / "core" / "types.py").write_text(
-        "def late():\n    from ..loop import engine\n    return engine\n"
-    )
-    (root / "core" / "stats.py").write_text(
-        "import importlib\nLAZY = {'x': 'labkit.loop.engine'}\n"
-    )
+    (root / "core" / "types.py").write_text("def late():\n    from ..loop import engine\n    return engine\n")
+    (root / "core" / "stats.py").write_text("import importlib\nLAZY = {'x': 'labkit.loop.engine'}\n")
     graph = import_graph(root)
     assert graph["labkit.core.types"] == {"labkit.loop", "labkit.loop.engine"}
     assert graph["labkit.core.stats"] == {"labkit.loop.engine"}
@@ -242,10 +238,6 @@ def test_every_exception_class_lives_in_core_errors() -> None:
             continue
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
-            if (
-                inspect.isclass(obj)
-                and issubclass(obj, BaseException)
-                and obj.__module__ == info.name
-            ):
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == info.name:
                 defined_elsewhere.append(f"{info.name}.{name}")
     assert defined_elsewhere == []

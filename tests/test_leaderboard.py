@@ -152,7 +152,9 @@ def test_the_rank_movers_names_do_not_overlap_where_ranks_are_close(board, analy
     from labkit.views.jupyter import static_chart
 
     svg = static_chart(cl.rank_moves_chart(cl.leaderboard_frame(board, analysis)))._repr_svg_()
-    texts = re.findall(r'<text[^>]*"text mark"[^>]*translate\([\d.]+,([\d.]+)\)[^>]*font-size="(\d+)px"[^>]*>([^<]*)<', svg)
+    texts = re.findall(
+        r'<text[^>]*"text mark"[^>]*translate\([\d.]+,([\d.]+)\)[^>]*font-size="(\d+)px"[^>]*>([^<]*)<', svg
+    )
     assert len(texts) == 12 and "internlm2-chat-7b-ExPO" in {name for _, _, name in texts}
     ys = sorted(float(y) for y, _, _ in texts)
     size = max(int(s) for _, s, _ in texts)

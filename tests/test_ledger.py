@@ -38,10 +38,16 @@ def test_record_returns_what_is_stored_and_blobs_are_content_addressed(tmp_path:
     path = tmp_path / "l.db"
     with Ledger(path) as led:
         e1 = led.record(
-            "r1", 0, "model", "generate", inputs="task", outputs="def f(): ...",
+            "r1",
+            0,
+            "model",
+            "generate",
+            inputs="task",
+            outputs="def f(): ...",
             usage=Usage(tokens=120, calls=1, wall_seconds=0.5, cost_units=2.0),
-            detail={"model": "scripted", "params": {"n": [1, 2]}}, ended_at=100.0,
-        )  # fmt: skip
+            detail={"model": "scripted", "params": {"n": [1, 2]}},
+            ended_at=100.0,
+        )
         e2 = led.record("r1", 1, "validator", "verify", inputs="def f(): ...", ended_at=101.0)
         assert led.events() == [e1, e2]
         assert (e1.seq, e2.seq) == (1, 2)
@@ -76,9 +82,13 @@ def test_get_unknown_hash_is_a_clear_error() -> None:
 
 def test_evidence_accepts_json_values_and_dataclasses() -> None:
     ev = Evidence(
-        candidate="c1", suite="s1", validator="v1", exit_code=1, wall_seconds=0.2,
+        candidate="c1",
+        suite="s1",
+        validator="v1",
+        exit_code=1,
+        wall_seconds=0.2,
         results=(TestResult("t::a", "passed"), TestResult("t::b", "failed", "assert 1 == 2")),
-    )  # fmt: skip
+    )
     cand = Candidate(files={"a.py": "x = 1"})  # holds a mappingproxy, which asdict cannot copy
     with Ledger() as led:
         a = led.record("r", 0, "validator", "verify", evidence=ev)
@@ -86,8 +96,11 @@ def test_evidence_accepts_json_values_and_dataclasses() -> None:
         c = led.record("r", 0, "decision", "decide", evidence={"FAIL_TO_PASS": ["t::b"]})
         d = led.record("r", 0, "decision", "decide")
         assert a.evidence_value["results"][1] == {
-            "nodeid": "t::b", "outcome": "failed", "message": "assert 1 == 2", "seconds": 0.0,
-        }  # fmt: skip
+            "nodeid": "t::b",
+            "outcome": "failed",
+            "message": "assert 1 == 2",
+            "seconds": 0.0,
+        }
         assert a.evidence_value["exit_code"] == 1
         assert b.evidence_value["files"] == {"a.py": "x = 1"}
         assert json.loads(c.evidence) == {"FAIL_TO_PASS": ["t::b"]}
@@ -102,7 +115,10 @@ def test_evidence_accepts_json_values_and_dataclasses() -> None:
         ({"evidence": {1, 2}}, "evidence is not JSON-serialisable"),
         ({"evidence": [math.nan]}, "evidence is not JSON-serialisable"),
         ({"detail": {"source": lambda: 1}}, "detail is not JSON-serialisable"),
-        ({"detail": {"f": 1}}, r"'generate' events by role 'executor' \(GenerateDetail\) declare no detail field\(s\) \['f'\]"),
+        (
+            {"detail": {"f": 1}},
+            r"'generate' events by role 'executor' \(GenerateDetail\) declare no detail field\(s\) \['f'\]",
+        ),
         ({"detail": ["not", "a", "mapping"]}, "detail must be a mapping"),
         ({"usage": Usage(tokens=-1)}, r"usage must be finite and >= 0 .*'tokens': -1"),
         ({"usage": Usage(cost_units=math.inf)}, r"usage must be finite .*'cost_units': inf"),
@@ -112,9 +128,7 @@ def test_evidence_accepts_json_values_and_dataclasses() -> None:
         ({"started_at": 5.0, "ended_at": 4.0}, "started_at <= ended_at"),
     ],
 )
-def test_bad_input_is_refused_before_anything_is_written(
-    tmp_path: Path, kwargs: dict, message: str
-) -> None:
+def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, kwargs: dict, message: str) -> None:
     path = tmp_path / "l.db"
     with Ledger(path) as led:
         led.record("r", 0, "executor", "generate", inputs="kept")
@@ -184,9 +198,7 @@ def test_files_use_wal_mode(tmp_path: Path) -> None:
 
 def _fill(led: Ledger) -> None:
     for rnd in range(3):
-        led.record(
-            "a", rnd, "executor", "generate", outputs=f"v{rnd}", usage=Usage(10, 1, 0.1, 1.0)
-        )
+        led.record("a", rnd, "executor", "generate", outputs=f"v{rnd}", usage=Usage(10, 1, 0.1, 1.0))
         led.record("b", rnd, "validator", "verify", evidence={"ok": rnd == 2}, detail={"why": f"r{rnd}"})
     led.record("a", 7, "decision", "decide", detail={"decision": "stop"})
 
@@ -268,8 +280,10 @@ def test_kill_9_between_appends_loses_nothing_recorded(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
     proc = subprocess.Popen(
         [PYTHON, "-c", _APPENDER, str(path), "w", "1000000"],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.stdout is not None
     confirmed = 0
     while confirmed < 300:
@@ -292,9 +306,7 @@ def test_two_processes_append_concurrently(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
     n = 300
     procs = [
-        subprocess.Popen(
-            [PYTHON, "-c", _APPENDER, str(path), w, str(n)], stdout=subprocess.DEVNULL, cwd=ROOT
-        )
+        subprocess.Popen([PYTHON, "-c", _APPENDER, str(path), w, str(n)], stdout=subprocess.DEVNULL, cwd=ROOT)
         for w in ("p1", "p2")
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
@@ -360,9 +372,7 @@ def test_full_tmpfs_raises_and_keeps_what_was_recorded(tmp_path: Path) -> None:
     """A real full disk: a 128 KiB tmpfs (needs mount rights; skipped without them)."""
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mnt)], capture_output=True
-    )
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mnt)], capture_output=True)
     if mounted.returncode != 0:
         pytest.skip("cannot mount a tmpfs here: " + mounted.stderr.decode(errors="replace").strip())
     try:
@@ -370,9 +380,7 @@ def test_full_tmpfs_raises_and_keeps_what_was_recorded(tmp_path: Path) -> None:
         with Ledger(mnt / "l.db") as led:
             with pytest.raises(LedgerError, match="is full"):
                 for i in range(1000):
-                    recorded.append(
-                        led.record("r", i, "executor", "generate", outputs=f"{i}" * 3000)
-                    )
+                    recorded.append(led.record("r", i, "executor", "generate", outputs=f"{i}" * 3000))
             assert recorded and led.events() == recorded
         with Ledger(mnt / "l.db", read_only=True) as led:
             assert led.events() == recorded
@@ -405,9 +413,7 @@ def test_ledger_turning_read_only_mid_run_raises_and_keeps_history(tmp_path: Pat
             led.record("a", 8, "executor", "generate", inputs="lost")
         assert led.events() == before
         led._db.execute("PRAGMA query_only = 0")
-        e = led.record(
-            "a", 8, "executor", "generate", inputs="lost"
-        )  # the blob must be written now
+        e = led.record("a", 8, "executor", "generate", inputs="lost")  # the blob must be written now
         assert len(led) == len(before) + 1 and led.get(e.input_hash) == "lost"
 
 
@@ -470,10 +476,15 @@ def test_several_processes_can_create_the_same_new_ledger_at_once(tmp_path: Path
     for attempt in range(3):
         path = tmp_path / f"new-{attempt}.db"
         procs = [
-            subprocess.Popen([PYTHON, "-c", _APPENDER, str(path), f"w{k}", "1"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            subprocess.Popen(
+                [PYTHON, "-c", _APPENDER, str(path), f"w{k}", "1"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
             for k in range(6)
-        ]  # fmt: skip
+        ]
         results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
         assert [code for code, _ in results] == [0] * 6, [err[-500:] for _, err in results if err]
         with Ledger(path) as led:
@@ -485,8 +496,7 @@ def test_several_processes_can_create_the_same_new_ledger_at_once(tmp_path: Path
 
 def _mount_tmpfs(mnt: Path) -> None:
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True)
     # No skip: without mount rights this test cannot show read-only storage, and says so.
     assert done.returncode == 0, f"this test needs mount rights (root): {done.stderr.strip()}"
 
@@ -524,13 +534,22 @@ def test_read_only_storage_after_a_kill_reads_the_log_or_refuses(tmp_path: Path)
     try:
         with Ledger(path) as led:
             _fill(led)
-        killed = subprocess.run([PYTHON, "-c", textwrap.dedent(f"""
+        killed = subprocess.run(
+            [
+                PYTHON,
+                "-c",
+                textwrap.dedent(f"""
             import os, signal
             from labkit.record.ledger import Ledger
             led = Ledger({str(path)!r})
             led.record("late", 0, "executor", "generate", outputs="after the checkpoint")
             os.kill(os.getpid(), signal.SIGKILL)
-        """)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        """),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         assert os.path.getsize(f"{path}-wal") > 0 and os.path.exists(f"{path}-shm")
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
@@ -581,12 +600,19 @@ def test_newer_schema_is_refused_before_anything_is_written(tmp_path: Path) -> N
 
 def _specs(n: int) -> list[dict]:
     return [
-        dict(run_id=f"it's-{i % 3}", round=i // 3, role="validator", kind="verify",
-             inputs=f"code {i % 4}", outputs=f"out {i}", evidence={"ok": i % 2 == 0},
-             usage=Usage(tokens=i, calls=1, wall_seconds=0.5, cost_units=0.25),
-             detail={"label": f"{i}", "why": "naïve, \"quoted\"\nline"})
+        dict(
+            run_id=f"it's-{i % 3}",
+            round=i // 3,
+            role="validator",
+            kind="verify",
+            inputs=f"code {i % 4}",
+            outputs=f"out {i}",
+            evidence={"ok": i % 2 == 0},
+            usage=Usage(tokens=i, calls=1, wall_seconds=0.5, cost_units=0.25),
+            detail={"label": f"{i}", "why": 'naïve, "quoted"\nline'},
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def test_record_many_commits_all_events_once_and_returns_them_as_stored(tmp_path: Path) -> None:
@@ -634,11 +660,14 @@ def test_file_frame_matches_the_rows_exactly(tmp_path: Path) -> None:
         for run in (None, "it's-1", "a", "nobody"):
             via_arrow = led.frame(run)
             via_python = pl.DataFrame(
-                [tuple(getattr(e, f.name) for f in dataclasses.fields(e))[:-1]
-                 + (json.dumps(dict(e.detail), ensure_ascii=False),)
-                 for e in led.events(run)],
-                schema=frame_schema(), orient="row",
-            )  # fmt: skip
+                [
+                    tuple(getattr(e, f.name) for f in dataclasses.fields(e))[:-1]
+                    + (json.dumps(dict(e.detail), ensure_ascii=False),)
+                    for e in led.events(run)
+                ],
+                schema=frame_schema(),
+                orient="row",
+            )
             assert dict(via_arrow.schema) == frame_schema()
             assert via_arrow.equals(via_python), run
         assert led.frame("nobody").height == 0

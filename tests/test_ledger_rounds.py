@@ -11,24 +11,16 @@ def test_a_budgeted_runs_cost_is_the_budgets_charges_counted_once() -> None:
     led = Ledger()
     budget = Budget(limits(cost_units=10), ledger=led, run_id="r")
     for rnd, cost in ((0, 1.0), (1, 2.0)):
-        budget.settle(
-            budget.reserve("verify", Usage(cost_units=cost), round=rnd), Usage(cost_units=cost)
-        )
-        led.record(
-            "r", rnd, "validator", "verify", usage=Usage(cost_units=cost)
-        )  # the acting role's copy
+        budget.settle(budget.reserve("verify", Usage(cost_units=cost), round=rnd), Usage(cost_units=cost))
+        led.record("r", rnd, "validator", "verify", usage=Usage(cost_units=cost))  # the acting role's copy
     led.record("r", 1, "decision", "decide", detail={"decision": "keep", "reason": "F2P pass"})
     led.record("r", 1, "decision", "stop", detail={"run": True, "reason": "resolved"})
     rows = led.rounds("r")
-    assert rows.select(
-        "round", "decision", "reason", "stop", "cost_units", "counted_from"
-    ).rows() == [
+    assert rows.select("round", "decision", "reason", "stop", "cost_units", "counted_from").rows() == [
         (0, "", "", "", 1.0, "budget"),
         (1, "keep", "F2P pass", "resolved", 2.0, "budget"),
     ]
-    assert (
-        led.frame("r")["cost_units"].sum() == 2 * rows["cost_units"].sum()
-    )  # the plain sum doubles
+    assert led.frame("r")["cost_units"].sum() == 2 * rows["cost_units"].sum()  # the plain sum doubles
 
 
 def test_without_a_budget_the_acting_roles_count_and_cases_are_named() -> None:

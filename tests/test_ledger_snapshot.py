@@ -61,12 +61,16 @@ def _every_kind(led: Ledger, run: str, start: int = 0) -> int:
         n = start + i
         detail = {f: [n, f"é{f}", {"x": n / 3}] for f in _fields(cls)}
         led.record(
-            run, n, role, kind,
-            inputs=None if n % 3 == 0 else f"in {n % 4}", outputs=f"out ✓ {n}",
+            run,
+            n,
+            role,
+            kind,
+            inputs=None if n % 3 == 0 else f"in {n % 4}",
+            outputs=f"out ✓ {n}",
             evidence=None if n % 2 else {"n": n, "text": "a\nb", "none": None},
             usage=Usage(tokens=n, calls=n % 2, wall_seconds=n / 7, cost_units=n * 0.1),
             detail=detail,
-        )  # fmt: skip
+        )
     return len(pairs)
 
 
@@ -127,9 +131,7 @@ def _snapshotted(path: Path, runs: int) -> int:
         return len(led)
 
 
-def test_a_torn_chunk_or_a_stray_temporary_file_is_not_trusted(
-    tmp_path: Path, reads: list[tuple[str, int]]
-) -> None:
+def test_a_torn_chunk_or_a_stray_temporary_file_is_not_trusted(tmp_path: Path, reads: list[tuple[str, int]]) -> None:
     path = tmp_path / "l.db"
     total = _snapshotted(path, 2)
     first, last = _chunks(path)
@@ -239,8 +241,11 @@ def test_a_writer_killed_mid_append_or_mid_chunk_leaves_what_gives_the_plain_fra
     n = 40
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED, str(path), where, str(n)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     stray = list(snapshot.folder(path).glob(".tmp-*"))
     assert len(stray) == (where == "chunk")  # killed mid-write: a temporary file, never renamed

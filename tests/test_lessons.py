@@ -26,7 +26,10 @@ def _declared(led: Ledger) -> None:
         if e.role == "budget":  # budget events carry the paid kind and BudgetDetail
             continue
         if e.kind in MINE or (e.kind == Kind.STOP and "unit" in e.detail and e.role != "search"):
-            assert shape(e.role, e.kind) is not None and undeclared(e.role, e.kind, e.detail) == [], (e.kind, dict(e.detail))
+            assert shape(e.role, e.kind) is not None and undeclared(e.role, e.kind, e.detail) == [], (
+                e.kind,
+                dict(e.detail),
+            )
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +67,18 @@ def test_the_wrong_test_makes_the_engine_keep_the_wrong_fix_until_the_change(wal
 
 def test_a_test_change_without_independent_evidence_is_refused_and_recorded(walk: test_change.Walkthrough) -> None:
     assert [offered for offered, _ in walk.refusals] == ["none", "NOTE-1 by scripted: shipping rivals"]
-    refused = [e.detail for e in walk.ledger.events("shipping-change") if e.kind == Kind.TEST_CHANGE and not e.detail["accepted"]]
+    refused = [
+        e.detail
+        for e in walk.ledger.events("shipping-change")
+        if e.kind == Kind.TEST_CHANGE and not e.detail["accepted"]
+    ]
     assert len(refused) == 2 and "no requirement evidence" in refused[0]["why"] and "NOTE-1" in refused[1]["why"]
     _declared(walk.ledger)
 
 
-def test_an_accepted_change_records_evidence_digests_and_revalidates_every_scored_candidate(walk: test_change.Walkthrough) -> None:
+def test_an_accepted_change_records_evidence_digests_and_revalidates_every_scored_candidate(
+    walk: test_change.Walkthrough,
+) -> None:
     out = walk.outcome
     ev = walk.accepted()
     assert ev.seq == out.seq and ev.detail["requirement"]["id"] == "REQ-7"
@@ -107,9 +116,17 @@ def test_unbound_reflection_burns_the_budget_bound_reflection_escalates_after_on
     assert len({o.command for o in unbound.history}) == unbound.actions  # ever-different commands
     assert {o.error_class for o in unbound.history} == {ErrorClass.POLICY_DENIED} and unbound.new_evidence == 0
     assert bound.outcome == "escalated" and bound.actions == 1
-    spend = {r: sum(e.cost_units for e in led.events(r) if e.role == "budget" and e.detail["status"] in ("settled", "unknown"))
-             for r in ("deploy-unbound", "deploy-bound")}  # fmt: skip
-    assert spend == {"deploy-unbound": unbound.spent, "deploy-bound": bound.spent} == {"deploy-unbound": 6.0, "deploy-bound": 1.0}
+    spend = {
+        r: sum(
+            e.cost_units for e in led.events(r) if e.role == "budget" and e.detail["status"] in ("settled", "unknown")
+        )
+        for r in ("deploy-unbound", "deploy-bound")
+    }
+    assert (
+        spend
+        == {"deploy-unbound": unbound.spent, "deploy-bound": bound.spent}
+        == {"deploy-unbound": 6.0, "deploy-bound": 1.0}
+    )
     reflections = [e.detail for e in led.events("deploy-bound") if e.kind == Kind.REFLECT]
     assert reflections[0]["error_class"] == "POLICY_DENIED" and reflections[0]["action"] == 1 and reflections[0]["open"]
     assert [e.kind for e in led.events("deploy-bound")][-2:] == [Kind.ESCALATE, Kind.STOP]
@@ -120,8 +137,15 @@ def test_unbound_reflection_burns_the_budget_bound_reflection_escalates_after_on
 def test_a_reflection_that_misreads_the_recorded_class_or_cites_another_action_is_rejected() -> None:
     led = Ledger()
     bound_reflection.compare(led)
-    ok = BoundReflection(action=1, error_class=ErrorClass.POLICY_DENIED, artifact=bound_reflection.TARGET, open=("no write permission",),
-                         observation="denied", hypothesis="authorisation", next_trial="ask the operator")  # fmt: skip
+    ok = BoundReflection(
+        action=1,
+        error_class=ErrorClass.POLICY_DENIED,
+        artifact=bound_reflection.TARGET,
+        open=("no write permission",),
+        observation="denied",
+        hypothesis="authorisation",
+        next_trial="ask the operator",
+    )
     assert check_bound(ok, led, "deploy-bound") is ok
     from dataclasses import replace
 
@@ -142,8 +166,17 @@ def test_the_bound_controller_refuses_an_unbound_reflector() -> None:
     led = Ledger()
     br = bound_reflection
     with pytest.raises(InvalidRecord, match="unbound"):
-        run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, run_id="r", unit="r", ledger=led,
-                      budget=Budget(limits(cost_units=6), ledger=led, run_id="r"), require_bound=True)  # fmt: skip
+        run_tool_task(
+            br.SimulatedShell(),
+            br.artifact_of,
+            br.Unbound(),
+            br.FIRST,
+            run_id="r",
+            unit="r",
+            ledger=led,
+            budget=Budget(limits(cost_units=6), ledger=led, run_id="r"),
+            require_bound=True,
+        )
 
 
 def test_a_tool_task_records_through_the_engine_recorder_and_stops_by_the_engine_rule() -> None:
@@ -156,9 +189,17 @@ def test_a_tool_task_records_through_the_engine_recorder_and_stops_by_the_engine
     def capped(k: int | None) -> list:
         run_id = f"capped-{k}"
         rules = (NoNewEvidence(k),) if k else ()
-        run = run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, run_id=run_id, unit=run_id,
-                            ledger=led, budget=Budget(limits(cost_units=br.BUDGET), ledger=led, run_id=run_id),
-                            rules=rules)  # fmt: skip
+        run = run_tool_task(
+            br.SimulatedShell(),
+            br.artifact_of,
+            br.Unbound(),
+            br.FIRST,
+            run_id=run_id,
+            unit=run_id,
+            ledger=led,
+            budget=Budget(limits(cost_units=br.BUDGET), ledger=led, run_id=run_id),
+            rules=rules,
+        )
         return [run, led.events(run_id)]
 
     (run, events), (free, _) = capped(3), capped(None)
@@ -171,7 +212,11 @@ def test_a_tool_task_records_through_the_engine_recorder_and_stops_by_the_engine
     mine = [e for e in events if e.role != "budget"]
     assert all(e.detail["simulated"] is True for e in mine)
     shapes = [(e.role, e.kind, e.detail.get("status")) for e in events if e.kind == Kind.TOOL]
-    assert shapes[:3] == [("budget", Kind.TOOL, "reserved"), ("budget", Kind.TOOL, "unknown"), (Role.TOOL, Kind.TOOL, None)]
+    assert shapes[:3] == [
+        ("budget", Kind.TOOL, "reserved"),
+        ("budget", Kind.TOOL, "unknown"),
+        (Role.TOOL, Kind.TOOL, None),
+    ]
     assert [e.detail["action"] for e in mine if e.kind == Kind.TOOL] == [1, 2, 3, 4]
     _declared(led)
 
@@ -205,7 +250,13 @@ def test_an_unreconciled_effect_keeps_its_unit_incomplete() -> None:
     from labkit.record.budget import Budget, limits
 
     led = Ledger()
-    gate = EffectGate(outbox=effects.LocalOutbox(), budget=Budget(limits(cost_units=5), ledger=led, run_id="u"), ledger=led, run_id="u", unit="u")
+    gate = EffectGate(
+        outbox=effects.LocalOutbox(),
+        budget=Budget(limits(cost_units=5), ledger=led, run_id="u"),
+        ledger=led,
+        run_id="u",
+        unit="u",
+    )
     assert gate.send("k", "t", "b") == "unknown"
     with pytest.raises(PermissionRefused, match="reconcile"):
         gate.send("k2", "t", "b")  # same payload under a new key: still a repeat
@@ -221,7 +272,9 @@ def portfolio(checker: Checker) -> metrics.Portfolio:
     return metrics.portfolio(checker)
 
 
-def test_the_page_shows_the_recorded_layer_metrics_and_they_are_what_the_runs_give_now(portfolio: metrics.Portfolio) -> None:
+def test_the_page_shows_the_recorded_layer_metrics_and_they_are_what_the_runs_give_now(
+    portfolio: metrics.Portfolio,
+) -> None:
     import json
     from dataclasses import asdict
 
@@ -256,8 +309,13 @@ def test_layer_metrics_from_the_ledgers_of_the_runs(portfolio: metrics.Portfolio
     unpaid = [b for b in searched["search-10"] if not b.candidate]
     assert [(b.outcome, b.spent) for b in unpaid] == [("not run", 0)]
     assert m.candidates_per_task == pytest.approx(sum(r.candidates for r in m.rows) / 9)
-    assert m.cost == pytest.approx(sum(e.cost_units for e in p.ledger.events()
-                                       if e.role == "budget" and e.detail["status"] in ("settled", "unknown", "overrun")))  # fmt: skip
+    assert m.cost == pytest.approx(
+        sum(
+            e.cost_units
+            for e in p.ledger.events()
+            if e.role == "budget" and e.detail["status"] in ("settled", "unknown", "overrun")
+        )
+    )
     assert m.cost_per_trusted == pytest.approx(m.cost / 3)
     assert (m.duplicated_side_effects, m.no_progress_stops, m.human_takeovers) == (1, 1, 1)
     assert rows["effects-naive"].status == "success" and not rows["effects-naive"].trusted  # a duplicate is not trusted
@@ -315,10 +373,16 @@ def _shown(check: Checker) -> list[str]:
     led = Ledger()
     story = plan_state.story(check, led)
     check.cache.save()
-    return [frame_html(page.coverage_frame(arms)), page.test_change_md(walk), frame_html(page.revalidation_frame(walk)),
-            frame_html(diagnosis.plan_frame(story)),
-            diagnosis.plan_state_md(story), frame_html(diagnosis.restores_frame(story)), diagnosis.restores_caption(story),
-            frame_html(diagnosis.checkpoints_frame(led, story.run_id))]  # fmt: skip
+    return [
+        frame_html(page.coverage_frame(arms)),
+        page.test_change_md(walk),
+        frame_html(page.revalidation_frame(walk)),
+        frame_html(diagnosis.plan_frame(story)),
+        diagnosis.plan_state_md(story),
+        frame_html(diagnosis.restores_frame(story)),
+        diagnosis.restores_caption(story),
+        frame_html(diagnosis.checkpoints_frame(led, story.run_id)),
+    ]
 
 
 def test_the_recorded_verdicts_are_what_the_validator_gives_now(checker: Checker) -> None:
@@ -332,7 +396,9 @@ def test_the_recorded_verdicts_are_what_the_validator_gives_now(checker: Checker
     now = verdicts._entries(verdicts.measure(checker))
     assert set(record["verdicts"]) <= set(now)
     now = {k: v for k, v in now.items() if k in record["verdicts"]}
-    assert_as_recorded(verdicts.outcomes(now), verdicts.outcomes(record["verdicts"]), record, "the lessons page's verdicts")
+    assert_as_recorded(
+        verdicts.outcomes(now), verdicts.outcomes(record["verdicts"]), record, "the lessons page's verdicts"
+    )
 
 
 def test_the_notebook_opens_on_its_recorded_verdicts_and_reopens_from_build_with_a_fresh_runs_tables(
@@ -382,7 +448,9 @@ def test_the_bound_reflection_chart_plots_the_ledgers_charges_labelled_by_source
     frame = page.spend_frame([unbound, bound], ledger)
     last = {r["reflector"]: r for r in frame.group_by("reflector").last().iter_rows(named=True)}
     assert last[unbound.reflector]["spent (cost units)"] == unbound.spent == bound_reflection.BUDGET
-    assert last[unbound.reflector]["action"] == unbound.actions and last[bound.reflector]["action"] == bound.actions == 1
+    assert (
+        last[unbound.reflector]["action"] == unbound.actions and last[bound.reflector]["action"] == bound.actions == 1
+    )
     assert last[bound.reflector]["how it ended"] == "escalated"
     title = page.spend_chart(frame, bound_reflection.BUDGET).to_dict()["title"]
     assert "scripted reflectors, simulated shell" in title and "budget 6 units" in title

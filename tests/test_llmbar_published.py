@@ -19,9 +19,7 @@ from labkit.experiments.published import llmbar_build as build
 FIXTURE = Path(__file__).parent / "fixtures" / "llmbar"
 GPTOUT = "Dataset/LLMBar/Adversarial/GPTOut"
 FIXTURE_PATHS = ["LICENSE", f"{GPTOUT}/dataset.json"] + [
-    f"{GPTOUT}/evaluators/{j}/Vanilla/{f}.json"
-    for j in ("GPT-4", "LLaMA2")
-    for f in ("result", "statistics")
+    f"{GPTOUT}/evaluators/{j}/Vanilla/{f}.json" for j in ("GPT-4", "LLaMA2") for f in ("result", "statistics")
 ]
 # folders whose statistics.json labkit cannot reproduce, with the reason: none (every one matches)
 UNMATCHED: dict[tuple[str, str, str], str] = {}
@@ -47,9 +45,7 @@ def test_rebuild_from_original_files_gives_the_committed_rows() -> None:
     assert len(src.instances) == 47
     ours = build.verdict_frame(src.verdicts)
     committed = t.verdicts.filter(
-        (pl.col("set") == "GPTOut")
-        & (pl.col("strategy") == "Vanilla")
-        & pl.col("judge").is_in(["GPT-4", "LLaMA2"])
+        (pl.col("set") == "GPTOut") & (pl.col("strategy") == "Vanilla") & pl.col("judge").is_in(["GPT-4", "LLaMA2"])
     )
     assert ours.sort("judge", "id").equals(committed.sort("judge", "id"))
     # LLaMA2 once gave no verdict
@@ -57,21 +53,15 @@ def test_rebuild_from_original_files_gives_the_committed_rows() -> None:
     assert (
         src.published
         == t.published.filter(
-            (pl.col("set") == "GPTOut")
-            & (pl.col("strategy") == "Vanilla")
-            & pl.col("judge").is_in(["GPT-4", "LLaMA2"])
+            (pl.col("set") == "GPTOut") & (pl.col("strategy") == "Vanilla") & pl.col("judge").is_in(["GPT-4", "LLaMA2"])
         )
         .sort("judge")
         .to_dicts()
     )
 
 
-def test_build_command_checks_digests_and_writes_tables(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / build.DIGESTS).write_text(
-        "".join(f"{d}  {p}\n" for p, d in _digests(FIXTURE_PATHS).items())
-    )
+def test_build_command_checks_digests_and_writes_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / build.DIGESTS).write_text("".join(f"{d}  {p}\n" for p, d in _digests(FIXTURE_PATHS).items()))
     assert published_cli.main(["build-llmbar", "--repo", str(FIXTURE), "--out", str(tmp_path)]) == 0
     assert "6 original files, digests checked" in capsys.readouterr().out
     rebuilt = L.load(tmp_path)
@@ -99,24 +89,16 @@ def test_committed_tables_cover_every_comparison_folder_and_no_rating_one() -> N
     assert {s for _, s in folders} == set(L.STRATEGIES) and {j for j, _ in folders} == set(L.JUDGES)
     assert t.instances.group_by("set").len().sort("set").to_dicts() == [
         {"set": s, "len": n}
-        for s, n in sorted(
-            {"Natural": 100, "Neighbor": 134, "GPTInst": 92, "GPTOut": 47, "Manual": 46}.items()
-        )
+        for s, n in sorted({"Natural": 100, "Neighbor": 134, "GPTInst": 92, "GPTOut": 47, "Manual": 46}.items())
     ]
-    assert (
-        t.verdicts.height
-        == t.verdicts.select("judge", "strategy", "set", "id").unique().height
-        == 24302
-    )
+    assert t.verdicts.height == t.verdicts.select("judge", "strategy", "set", "id").unique().height == 24302
 
 
 # --- labkit's swap metrics reproduce the authors' statistics.json exactly ----------------------
 
 
 def test_every_folder_equals_the_authors_statistics_exactly(scores: tuple[L.Scores, ...]) -> None:
-    published = {
-        (r["judge"], r["strategy"], r["set"]): r for r in L.load().published.iter_rows(named=True)
-    }
+    published = {(r["judge"], r["strategy"], r["set"]): r for r in L.load().published.iter_rows(named=True)}
     assert {(s.judge, s.strategy, s.set) for s in scores} == set(published)
     mismatched = {}
     for s in scores:
@@ -128,9 +110,7 @@ def test_every_folder_equals_the_authors_statistics_exactly(scores: tuple[L.Scor
             "equal": f"{round(s.consistency.estimate * s.n)} / {s.n} = {L.authors_percent(s.consistency.estimate)}",
         }  # fmt: skip
         if any(ours[k] != r[k] for k in ours):
-            mismatched[(s.judge, s.strategy, s.set)] = {
-                k: (ours[k], r[k]) for k in ours if ours[k] != r[k]
-            }
+            mismatched[(s.judge, s.strategy, s.set)] = {k: (ours[k], r[k]) for k in ours if ours[k] != r[k]}
     assert set(mismatched) == set(UNMATCHED), mismatched
 
 
@@ -204,11 +184,7 @@ def test_llmbar_json_prints_every_folder(capsys: pytest.CaptureFixture[str]) -> 
     assert published_cli.main(["llmbar", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["source"] == L.SOURCE_LABEL and len(out["rows"]) == 290
-    row = next(
-        r
-        for r in out["rows"]
-        if (r["judge"], r["strategy"], r["set"]) == ("GPT-4", "Vanilla", "Natural")
-    )
+    row = next(r for r in out["rows"] if (r["judge"], r["strategy"], r["set"]) == ("GPT-4", "Vanilla", "Natural"))
     assert row == {
         "judge": "GPT-4",
         "strategy": "Vanilla",
@@ -225,7 +201,5 @@ def test_llmbar_table_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     assert published_cli.main(["llmbar", "--strategy", "Vanilla"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(L.SOURCE_LABEL)
-    assert (
-        "Falcon       Vanilla           Natural   100    71.0%    77.0%      52.0%    74.0%" in out
-    )
+    assert "Falcon       Vanilla           Natural   100    71.0%    77.0%      52.0%    74.0%" in out
     assert "in 2 of 30 judge/strategy/set folders" in out

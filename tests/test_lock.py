@@ -37,19 +37,12 @@ def _pins() -> dict[str, tuple[Version, int]]:
 
 def test_every_dependency_and_dev_requirement_is_pinned_at_a_version_it_allows() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    wanted = [
-        Requirement(r) for r in [*project["dependencies"], *project["optional-dependencies"]["dev"]]
-    ]
-    build = [
-        Requirement(r)
-        for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    ]
+    wanted = [Requirement(r) for r in [*project["dependencies"], *project["optional-dependencies"]["dev"]]]
+    build = [Requirement(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]]
     pins = _pins()
     for req in [*wanted, *build]:
         name = canonicalize_name(req.name)
-        assert name in pins, (
-            f"{req} (pyproject.toml) is not in requirements-lock.txt: run ./run lock"
-        )
+        assert name in pins, f"{req} (pyproject.toml) is not in requirements-lock.txt: run ./run lock"
         assert req.specifier.contains(pins[name][0], prereleases=True), (
             f"requirements-lock.txt pins {name}=={pins[name][0]}, which {req} does not allow: run ./run lock"
         )
@@ -68,6 +61,4 @@ def test_every_pin_has_hashes_and_the_no_deps_packages_and_tools_are_locked() ->
     assert sorted(
         canonicalize_name(n) for n in re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", section, re.M)
     ) == sorted(NO_DEPS)
-    assert not {"llama-cpp-python", "llm", "datasets"} & set(
-        pins
-    )  # their dependencies: never installed
+    assert not {"llama-cpp-python", "llm", "datasets"} & set(pins)  # their dependencies: never installed

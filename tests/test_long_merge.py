@@ -35,9 +35,7 @@ def test_a_premise_change_invalidates_exactly_its_dependents() -> None:
     )
     # nothing downstream of the edges it feeds: discount->tax and tax->format assumed the plan's premise
     assert DAG.downstream("units") == ("discount", "tax", "format")
-    assert not {"edge:discount->tax", "edge:tax->format", "local:discount", "local:parse"} & set(
-        DAG.stale("units")
-    )
+    assert not {"edge:discount->tax", "edge:tax->format", "local:discount", "local:parse"} & set(DAG.stale("units"))
     assert DAG.stale("discount") == ("local:discount", "edge:units->discount", "edge:discount->tax")
     assert DAG.stale("format") == ("local:format", "edge:units->format", "edge:tax->format")
     # every conclusion goes stale for some change, and each names the parts it executed
@@ -85,8 +83,13 @@ def test_naive_merge_fails_integration_and_dependency_aware_passes_on_the_same_p
     assert all(r.held for r in naive.runs)  # every part passes its own local tests ...
     assert naive.integration == (0, 4) and not naive.integration_pass  # ... and the merge fails
     assert aware.integration == (4, 4) and aware.hidden == (40, 40)
-    assert dict(aware.variants) == {"parse": "as generated", "units": "repaired", "discount": "as generated",
-                                    "tax": "as generated", "format": "repaired"}  # fmt: skip
+    assert dict(aware.variants) == {
+        "parse": "as generated",
+        "units": "repaired",
+        "discount": "as generated",
+        "tax": "as generated",
+        "format": "repaired",
+    }
 
 
 def test_without_the_recheck_a_stale_conclusion_slips_past_integration(merged) -> None:
@@ -108,23 +111,24 @@ def test_critiques_are_kept_in_the_ledger(merged) -> None:
     results, ledger = merged
     events = [e for e in ledger.events("merge/dependency_aware") if e.kind == Kind.CRITIQUE]
     assert [(e.detail["check"], e.detail["part"], e.detail["kept"]) for e in events] == [
-        ("edge:units->discount", "units", True), ("edge:units->format", "format", True)]  # fmt: skip
-    assert "smallest: [apple | 1 pcs | 0.45] gave net 45" in events[0].detail["counterexample"]
-    assert [c.check for c in results["dependency_aware"].critiques] == [
-        e.detail["check"] for e in events
+        ("edge:units->discount", "units", True),
+        ("edge:units->format", "format", True),
     ]
+    assert "smallest: [apple | 1 pcs | 0.45] gave net 45" in events[0].detail["counterexample"]
+    assert [c.check for c in results["dependency_aware"].critiques] == [e.detail["check"] for e in events]
     # every validation the policy made was paid through its budget and recorded by the engine
     budget = [
-        e
-        for e in ledger.events("merge/dependency_aware")
-        if e.role == Role.BUDGET and e.detail["status"] == "settled"
+        e for e in ledger.events("merge/dependency_aware") if e.role == Role.BUDGET and e.detail["status"] == "settled"
     ]
     assert sum(e.usage.cost_units for e in budget) == results["dependency_aware"].cost_units == 17
-    verified = [e for r in ledger.runs() if r.startswith("merge/dependency_aware/stage-")
-                for e in ledger.events(r) if e.kind == Kind.VERIFY and e.usage.cost_units]  # fmt: skip
-    assert (
-        len(verified) == 17
-    )  # 5 local + 5 edges + 1 repair, then 4 + 2 for the stale (one of them a repair)
+    verified = [
+        e
+        for r in ledger.runs()
+        if r.startswith("merge/dependency_aware/stage-")
+        for e in ledger.events(r)
+        if e.kind == Kind.VERIFY and e.usage.cost_units
+    ]
+    assert len(verified) == 17  # 5 local + 5 edges + 1 repair, then 4 + 2 for the stale (one of them a repair)
 
 
 def test_the_recording_is_what_labkit_measures_now(merged) -> None:
@@ -135,6 +139,5 @@ def test_the_recording_is_what_labkit_measures_now(merged) -> None:
         now = json.loads(json.dumps(results[policy].as_dict()))
         assert_as_recorded(now, recorded["policies"][policy], recorded, f"the {policy} merge")
     assert (
-        recorded["policies"]["recheck_all"]["recheck_cost"]
-        > recorded["policies"]["dependency_aware"]["recheck_cost"]
+        recorded["policies"]["recheck_all"]["recheck_cost"] > recorded["policies"]["dependency_aware"]["recheck_cost"]
     )

@@ -39,17 +39,23 @@ def short_run(shop):
     from labkit.record.ledger import Ledger
 
     ledger = Ledger()
-    run = run_project(shop, Checker(Validator(), VerdictCache()), ledger, policy=study.POLICIES[1],
-                      qa=study.QA_SOURCES[0], seed=0, iterations=3, run_id="short")  # fmt: skip
+    run = run_project(
+        shop,
+        Checker(Validator(), VerdictCache()),
+        ledger,
+        policy=study.POLICIES[1],
+        qa=study.QA_SOURCES[0],
+        seed=0,
+        iterations=3,
+        run_id="short",
+    )
     return run, ledger
 
 
 def test_a_reopened_item_is_counted_once_as_reopened_never_as_new():
     items = WorkItems()
     assert items.file("R3", "discount", "dev", ("t::a",), 1, "planner") == "added"
-    assert (
-        items.file("R3", "discount", "qa", ("q::b",), 1, "qa") == ""
-    )  # already open: evidence only
+    assert items.file("R3", "discount", "qa", ("q::b",), 1, "qa") == ""  # already open: evidence only
     assert items.close("R3", 2, "planner")
     assert items.file("R3", "discount", "qa", ("q::b",), 3, "qa") == "reopened"
     assert items.file("R3", "discount", "qa", ("q::b",), 3, "qa") == ""
@@ -99,9 +105,7 @@ def test_a_frozen_candidate_cannot_change_under_its_digest(shop):
     assert snaps.get(digest) is shop.start
     with pytest.raises(TypeError):
         shop.start.files["shop/parse.py"] = "x = 1"  # type: ignore[index]
-    snaps._held[digest] = replace(
-        shop.start, files={**shop.start.files, "shop/parse.py": "x = 1\n"}
-    )
+    snaps._held[digest] = replace(shop.start, files={**shop.start.files, "shop/parse.py": "x = 1\n"})
     with pytest.raises(DigestMismatch):
         snaps.get(digest)
 
@@ -141,9 +145,7 @@ def test_the_recording_reproduces_exactly(short_run, recording):
         recording,
         "iterations 1-3 (three items, seed 0)",
     )
-    assert_as_recorded(
-        now["hidden"], recorded["hidden"][:4], recording, "the hidden scores, start to iteration 3"
-    )
+    assert_as_recorded(now["hidden"], recorded["hidden"][:4], recording, "the hidden scores, start to iteration 3")
 
 
 def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recording):
@@ -158,9 +160,7 @@ def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recor
     assert by_cost[20.0]["scores"] == [0.197, 0.1364] and by_cost[20.0]["ahead"] == one
     assert by_cost[60.0]["scores"] == [0.6667, 0.5303] and by_cost[60.0]["ahead"] == one
     assert s["first_flip"] == [[2, three], [20.0, one]]
-    assert [r["ahead"] for r in s["at_tokens"]] == [one] * 4 and [
-        r["ahead"] for r in s["at_calls"]
-    ] == [one] * 5
+    assert [r["ahead"] for r in s["at_tokens"]] == [one] * 4 and [r["ahead"] for r in s["at_calls"]] == [one] * 5
     # matched iterations are not matched calls: per iteration the batch makes more calls
     for seed in recording["seeds"]:
         a = study.runs_of(recording, one, "independent")[seed]["iterations"][1]
@@ -169,9 +169,7 @@ def test_matched_iterations_and_matched_cost_rank_the_policies_differently(recor
 
 
 def test_same_source_qa_misses_what_independent_qa_catches(recording):
-    rows = {
-        (r["QA source"], r["correlation with the developer"]): r for r in study.qa_table(recording)
-    }
+    rows = {(r["QA source"], r["correlation with the developer"]): r for r in study.qa_table(recording)}
     assert list(rows) == [
         ("independent", None),
         ("same-source", 0.0),
@@ -223,16 +221,20 @@ def test_a_model_developer_by_name_goes_through_the_same_engine(shop):
 
     ledger = Ledger()
     dev = ModelDeveloper(model="stand-in/model", project=shop, complete=fake)
-    run = run_project(shop, Checker(Validator(), VerdictCache()), ledger, policy=study.POLICIES[1],
-                      qa=study.QA_SOURCES[0], iterations=1, run_id="model", strategy=dev)  # fmt: skip
-    (it,) = run.iterations
-    assert (
-        it.variants == (("R2", "model"), ("R3", "model"), ("R4", "model")) and it.decision == "keep"
+    run = run_project(
+        shop,
+        Checker(Validator(), VerdictCache()),
+        ledger,
+        policy=study.POLICIES[1],
+        qa=study.QA_SOURCES[0],
+        iterations=1,
+        run_id="model",
+        strategy=dev,
     )
+    (it,) = run.iterations
+    assert it.variants == (("R2", "model"), ("R3", "model"), ("R4", "model")) and it.decision == "keep"
     assert len(asked) == 3 and not [f for f in _hidden_fragments(shop) for a in asked if f in a]
-    (reflect,) = [
-        e for e in ledger.events("model") if e.kind == Kind.REFLECT and e.role == Role.REFLECTOR
-    ]
+    (reflect,) = [e for e in ledger.events("model") if e.kind == Kind.REFLECT and e.role == Role.REFLECTOR]
     # the replies' usage, paid by the engine's step 3; calls: QA writing its checks, the planner,
     # the developer's three, QA's review
     assert (reflect.calls, reflect.tokens) == (3, 2100)

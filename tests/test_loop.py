@@ -55,20 +55,14 @@ def validator():
 
 def test_composite_key_is_kept_and_ledger_records_every_role(validator):
     ledger = Ledger()
-    trace = run_loop(
-        CASE.start, CASE.suite, validator, Plan(["composite_key"]), ledger=ledger, run_id="t1"
-    )
+    trace = run_loop(CASE.start, CASE.suite, validator, Plan(["composite_key"]), ledger=ledger, run_id="t1")
     assert [r.decision.decision for r in trace.rounds] == [Decision.KEEP]
     assert trace.stop.rule == "resolved" and trace.final_verdict.resolved
     assert trace.start_verdict.score("acceptance") == (0, 2)
-    assert trace.final_verdict.score("acceptance") == (2, 2) and trace.final_verdict.score(
-        "protective"
-    ) == (2, 2)
+    assert trace.final_verdict.score("acceptance") == (2, 2) and trace.final_verdict.score("protective") == (2, 2)
     frame = ledger.frame("t1")
     assert {"executor", "validator", "reflector", "decision"} <= set(frame["role"].to_list())
-    assert {"define", "generate", "verify", "reflect", "decide", "stop"} <= set(
-        frame["kind"].to_list()
-    )
+    assert {"define", "generate", "verify", "reflect", "decide", "stop"} <= set(frame["kind"].to_list())
     assert frame.filter(frame["kind"] == "verify").height == 2  # v1, then the same validator on v2
 
 
@@ -130,9 +124,7 @@ def test_patch_touching_a_protected_test_stops_with_an_alarm(validator):
 
 
 def test_round_cap_stops_and_reports(validator):
-    trace = run_loop(
-        CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), max_rounds=2
-    )
+    trace = run_loop(CASE.start, CASE.suite, validator, Plan([Proposal(failure="no idea")]), max_rounds=2)
     assert len(trace.rounds) == 2 and trace.stop.rule == "round-cap"
 
 
@@ -141,14 +133,10 @@ def test_stop_rule_fires_and_is_recorded(validator):
 
     def after_one(history: History):
         return (
-            StopRecord(Decision.STOP, "one round is enough", "custom", Stop.REPORT_UNKNOWNS)
-            if history.rounds
-            else None
+            StopRecord(Decision.STOP, "one round is enough", "custom", Stop.REPORT_UNKNOWNS) if history.rounds else None
         )
 
-    trace = run_loop(
-        CASE.start, CASE.suite, validator, Plan([Proposal(failure="x")]), stop_rules=[after_one]
-    )
+    trace = run_loop(CASE.start, CASE.suite, validator, Plan([Proposal(failure="x")]), stop_rules=[after_one])
     assert len(trace.rounds) == 1 and trace.stop.rule == "custom"
 
 
@@ -171,9 +159,7 @@ def test_checkpointed_sequence_validates_each_step(validator):
         {"pricing.py": mid.replace("self._cache = {}", "self._cache = {}  # keyed per user")},
     )
     ledger = Ledger()
-    steps = run_sequence(
-        CASE.start, [step1, step2], CASE.suite, validator, ledger=ledger, run_id="seq"
-    )
+    steps = run_sequence(CASE.start, [step1, step2], CASE.suite, validator, ledger=ledger, run_id="seq")
     assert [v.resolved for _, v, _ in steps.steps] == [True, True]
     assert steps.held.files == P.apply(P.apply(CASE.start, step1), step2).files
     assert ledger.frame("seq").filter(ledger.frame("seq")["kind"] == "checkpoint").height == 2

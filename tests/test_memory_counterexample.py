@@ -35,7 +35,7 @@ def test_where_the_condition_holds_the_composite_key_is_what_stops_the_leak(run:
 def test_the_store_withholds_the_lesson_from_the_catalogue_because_its_precondition_fails(run: ce.Run) -> None:
     assert [c.entry.key for c in run.tenant] == ["Multi-tenant cache keys must cover the tenant boundary."]
     assert run.catalogue.candidates == ()
-    (entry, check), = run.catalogue.withheld
+    ((entry, check),) = run.catalogue.withheld
     assert check.unmet == ("values differ per tenant",) and not check.expired
     # the lesson's source is the real run's kept correction; its rejected claim carries the measurement
     assert entry.source_run == "cache-main" and entry.experience.source.startswith("run cache-main, round 1")

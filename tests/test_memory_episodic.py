@@ -7,7 +7,9 @@ from labkit.loop.strategies.memory.episodic import Episode, EpisodicBuffer, toke
 
 
 def r(trial: int, action: str, err: str = "test failure: protective regression", recommends: str = "") -> Episode:
-    return Episode(trial=trial, action=action, error_class=err, artifact="m.py", open=("fix", "other"), recommends=recommends)
+    return Episode(
+        trial=trial, action=action, error_class=err, artifact="m.py", open=("fix", "other"), recommends=recommends
+    )
 
 
 def test_a_reflection_with_an_error_class_rules_its_action_out_a_sparse_one_does_not() -> None:
@@ -58,7 +60,11 @@ def test_a_real_model_actor_gets_the_buffer_prepended_and_never_a_hidden_test() 
             prompts.append(messages[-1]["content"])
             return f"```python\n{wrong}```"
 
-        strategy = Reflexion(actor=ModelActor(script(reply, name="recorder")), checker=Checker(), buffer=EpisodicBuffer() if memory else None)
+        strategy = Reflexion(
+            actor=ModelActor(script(reply, name="recorder")),
+            checker=Checker(),
+            buffer=EpisodicBuffer() if memory else None,
+        )
         repair.run([case], strategy, rounds=2, rules=(), case_rules=(), checker=strategy.checker)
         assert len(prompts) == 2
         assert "Reflections on your earlier failed trials" not in prompts[0]

@@ -35,45 +35,32 @@ def test_a_session_prefix_measured_now_equals_the_recording(rec: dict, checker: 
 
 
 def test_the_fork_reads_only_its_sub_task_and_the_polluted_context_grows(rec: dict) -> None:
-    t = {
-        (r["context capacity (tokens)"], r["arm"]): r
-        for r in page.fork_summary(rec).iter_rows(named=True)
-    }
+    t = {(r["context capacity (tokens)"], r["arm"]): r for r in page.fork_summary(rec).iter_rows(named=True)}
     big, small = rec["setting"]["capacities"]
     fresh, polluted = t[big, "fresh fork"], t[big, "polluted context"]
     assert polluted["tokens per session"] > 2 * fresh["tokens per session"]
     assert polluted["largest call"] > 2 * fresh["largest call"]
-    assert (
-        fresh["calls per session"] == polluted["calls per session"]
-    )  # same actor, same draws: same work
+    assert fresh["calls per session"] == polluted["calls per session"]  # same actor, same draws: same work
     # a fresh fork does not depend on the capacity of the parent's context; the polluted one is cut by it
     assert t[small, "fresh fork"]["tokens per session"] == fresh["tokens per session"]
     assert t[small, "polluted context"]["largest call"] < polluted["largest call"]
 
 
-def test_a_fork_reads_the_same_whatever_came_before_the_polluted_context_does_not(
-    rec: dict, checker: Checker
-) -> None:
+def test_a_fork_reads_the_same_whatever_came_before_the_polluted_context_does_not(rec: dict, checker: Checker) -> None:
     big = rec["setting"]["capacities"][0]
     second = rx.cases()[1]  # position 2 of the recorded session
     recorded = {
         r[0]: r[6] for r in rec["rows"] if r[1] == big and r[2] == 1 and r[3] == 2
     }  # seed 1: sub-task 1 failed twice
     for arm in fork.ARMS:
-        alone = fork.session(
-            arm, [second], checker, seed=1, trials=rec["setting"]["trials"], capacity=big
-        )[0]
+        alone = fork.session(arm, [second], checker, seed=1, trials=rec["setting"]["trials"], capacity=big)[0]
         assert (alone.tokens == recorded[arm]) is (arm == "fresh fork"), arm
     assert recorded["polluted context"] > recorded["fresh fork"]
 
 
 def test_only_verified_results_count_as_success(rec: dict) -> None:
     assert all(r[8] >= r[9] for r in rec["rows"])  # correct implies verified
-    assert (
-        any(r[9] for r in rec["rows"])
-        and "SIMULATED" in page.FORK
-        and "SIMULATED" in page.fork_html(rec)
-    )
+    assert any(r[9] for r in rec["rows"]) and "SIMULATED" in page.FORK and "SIMULATED" in page.fork_html(rec)
 
 
 def test_an_unknown_arm_is_refused() -> None:

@@ -57,7 +57,9 @@ def test_a_sparse_reward_gives_the_buffer_nothing_on_humaneval_either(result: rx
 def test_an_actor_that_ignores_the_buffer_gets_no_lift(result: rx.Result) -> None:
     # the buffer is written and prepended, the actor never reads it (SimActor.ignores_memory):
     # the same rows as no memory at every trial, where the buffer that is read differs
-    ignored = result.frame.filter(result.frame["arm"] == "buffer, actor ignores it").drop("arm").sort("seed", "case", "trial")
+    ignored = (
+        result.frame.filter(result.frame["arm"] == "buffer, actor ignores it").drop("arm").sort("seed", "case", "trial")
+    )
     none = result.frame.filter(result.frame["arm"] == "no memory").drop("arm").sort("seed", "case", "trial")
     read = result.frame.filter(result.frame["arm"] == "buffer").drop("arm").sort("seed", "case", "trial")
     assert ignored.height == none.height > 0 and ignored.equals(none) and not read.equals(none)

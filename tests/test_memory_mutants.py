@@ -65,7 +65,17 @@ def test_a_quarantined_or_hung_mutant_is_left_out_and_nothing_is_validated_twice
             self.seen.append(candidate.digest)
             fail = (TestResult("tests/test_visible.py::test_example_1", "failed", "assert 1 == 2"),)
             alarms, timed_out = (("integrity: the process exited 71",), False) if k == 0 else ((), k == 1)
-            ev = Evidence(candidate=candidate.digest, suite="s", validator=self.id, results=fail, exit_code=1, wall_seconds=0.1, alarms=alarms, stderr_tail="", timed_out=timed_out)
+            ev = Evidence(
+                candidate=candidate.digest,
+                suite="s",
+                validator=self.id,
+                results=fail,
+                exit_code=1,
+                wall_seconds=0.1,
+                alarms=alarms,
+                stderr_tail="",
+                timed_out=timed_out,
+            )
             return Verdict(ev, (), ("tests/test_visible.py::test_example_1",), (), ())
 
     case = humaneval_cases(["HumanEval/39"])[0]

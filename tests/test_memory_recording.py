@@ -72,12 +72,18 @@ def test_a_slice_of_the_recording_is_recomputed_exactly_in_process() -> None:
     problems = he.load(h["cases"][:3], mutants=h["setting"]["mutants"], checker=checker)
     for arm in (rec.humaneval_arms()[1], rec.humaneval_arms()[3]):  # the buffer, and the actor that ignores it
         for seed in (0, 5):
-            got, _ = rx.run_arm(arm, problems, checker, trials=h["setting"]["trials"], seed=seed,
-                                p_fix=h["setting"]["p_fix"])  # fmt: skip
-            want = recorded.filter((pl.col("arm") == arm.name) & (pl.col("seed") == seed)
-                                   & pl.col("case").is_in([c.id for c in problems]))  # fmt: skip
-            assert_as_recorded(got.sort("case", "trial").to_dicts(), want.select("case", "trial", "correct").to_dicts(),
-                               r, f"humaneval rows of {arm.name}, seed {seed}")  # fmt: skip
+            got, _ = rx.run_arm(
+                arm, problems, checker, trials=h["setting"]["trials"], seed=seed, p_fix=h["setting"]["p_fix"]
+            )
+            want = recorded.filter(
+                (pl.col("arm") == arm.name) & (pl.col("seed") == seed) & pl.col("case").is_in([c.id for c in problems])
+            )
+            assert_as_recorded(
+                got.sort("case", "trial").to_dicts(),
+                want.select("case", "trial", "correct").to_dicts(),
+                r,
+                f"humaneval rows of {arm.name}, seed {seed}",
+            )
     # the truncation section's slice is re-measured (and compared exactly) by tests/test_memory_truncation.py
 
 
@@ -148,9 +154,15 @@ def test_the_section_opens_without_running_an_experiment_or_a_model() -> None:
 @pytest.mark.parametrize("notebook", ["memory.py", "memory.ipynb"])
 def test_both_twins_show_the_section(notebook: str) -> None:
     text = (ROOT / "notebooks" / notebook).read_text(encoding="utf-8")
-    for call in ("from labkit.views import memory_buffer as buf", "buf.load()", "buf.buffer_chart(buf_rec)",
-                 "buf.buffer_html(buf_rec)", "buf.truncation_chart(buf_rec)", "buf.truncation_html(buf_rec)",
-                 "buf.smollm2_html(buf.smollm2())"):  # fmt: skip
+    for call in (
+        "from labkit.views import memory_buffer as buf",
+        "buf.load()",
+        "buf.buffer_chart(buf_rec)",
+        "buf.buffer_html(buf_rec)",
+        "buf.truncation_chart(buf_rec)",
+        "buf.truncation_html(buf_rec)",
+        "buf.smollm2_html(buf.smollm2())",
+    ):
         assert call in text, f"{notebook} lacks {call}"
     if notebook.endswith(".ipynb"):
         assert "static_chart(buf.buffer_chart" in text and "static_chart(buf.truncation_chart" in text

@@ -58,14 +58,20 @@ def test_a_slice_measured_now_equals_the_recording(record: dict[str, Any], check
     for arm in rx.ARMS:
         for seed in seeds:
             got, _ = rx.run_arm(arm, cs, checker, trials=TRIALS, seed=seed, p_fix=record["setting"]["p_fix"])
-            want = recorded.filter((pl.col("arm") == arm.name) & (pl.col("seed") == seed)
-                                   & pl.col("case").is_in([c.id for c in cs]))  # fmt: skip
-            assert_as_recorded(got.sort("case", "trial").to_dicts(), want.select("case", "trial", "correct").to_dicts(),
-                               record, f"repair rows of {arm.name}, seed {seed}")  # fmt: skip
+            want = recorded.filter(
+                (pl.col("arm") == arm.name) & (pl.col("seed") == seed) & pl.col("case").is_in([c.id for c in cs])
+            )
+            assert_as_recorded(
+                got.sort("case", "trial").to_dicts(),
+                want.select("case", "trial", "correct").to_dicts(),
+                record,
+                f"repair rows of {arm.name}, seed {seed}",
+            )
 
 
-def test_every_recorded_interval_is_recomputed_exactly_from_the_recorded_rows(record: dict[str, Any],
-                                                                              result: rx.Result) -> None:  # fmt: skip
+def test_every_recorded_interval_is_recomputed_exactly_from_the_recorded_rows(
+    record: dict[str, Any], result: rx.Result
+) -> None:
     got = [[*k, i.estimate, i.low, i.high] for k, i in result.success.items()]
     assert_as_recorded(got, record["success"], record, "the success intervals")
 

@@ -10,10 +10,19 @@ from labkit.core.errors import MemoryRefused
 from labkit.experiments.memory import skills_measure as sx
 from labkit.loop.strategies.memory.skills import Check, Skill, SkillLibrary
 
-ADD = Skill(name="add_ten", description="Add 10 to an amount.", code="def add_ten(x):\n    return x + 10\n", files={"notes.md": "adds 10"})
+ADD = Skill(
+    name="add_ten",
+    description="Add 10 to an amount.",
+    code="def add_ten(x):\n    return x + 10\n",
+    files={"notes.md": "adds 10"},
+)
 DBL = Skill(name="double", description="Double an amount.", code="def double(x):\n    return 2 * x\n")
-BOTH = Skill(name="add_then_double", description="Add 10 then double.", code="def add_then_double(x):\n    return double(add_ten(x))\n",
-             calls=("add_ten", "double"))  # fmt: skip
+BOTH = Skill(
+    name="add_then_double",
+    description="Add 10 then double.",
+    code="def add_then_double(x):\n    return double(add_ten(x))\n",
+    calls=("add_ten", "double"),
+)
 
 
 def test_only_skills_that_passed_their_external_check_are_stored() -> None:

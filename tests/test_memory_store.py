@@ -24,14 +24,20 @@ ENV = "pricing v1 · python 3.11 · pytest 8"
 
 
 def lesson(**extra: object) -> Experience:
-    return Experience.from_mapping({
-        "lesson": "Multi-tenant cache keys must cover the tenant boundary.",
-        "condition": "a cache shared by tenants whose cached values differ per tenant",
-        "requires": {"multi-tenant": True, "values differ per tenant": True},
-        "failure_mode": "cross-tenant leak", "signal": "two users get one price",
-        "strategy": "tenant in the key", "counterexample": "public data, same for everyone",
-        "source": "authored", "version": ENV, **extra,
-    })  # fmt: skip
+    return Experience.from_mapping(
+        {
+            "lesson": "Multi-tenant cache keys must cover the tenant boundary.",
+            "condition": "a cache shared by tenants whose cached values differ per tenant",
+            "requires": {"multi-tenant": True, "values differ per tenant": True},
+            "failure_mode": "cross-tenant leak",
+            "signal": "two users get one price",
+            "strategy": "tenant in the key",
+            "counterexample": "public data, same for everyone",
+            "source": "authored",
+            "version": ENV,
+            **extra,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +61,9 @@ def test_a_kept_validated_change_in_a_real_run_may_teach(real_run: tuple[Ledger,
 
 def _fake_run(ledger: Ledger, decision: str, resolved: bool, retest: bool = True) -> str:
     run = f"run-{decision}-{resolved}"
-    ledger.record(run, 1, Role.VALIDATOR, Kind.VERIFY, detail={"candidate": "c1", "resolved": resolved, "retest": retest})
+    ledger.record(
+        run, 1, Role.VALIDATOR, Kind.VERIFY, detail={"candidate": "c1", "resolved": resolved, "retest": retest}
+    )
     ledger.record(run, 1, Role.DECISION, Kind.DECIDE, detail={"decision": decision, "candidate": "c1", "cause": "x"})
     return run
 
@@ -102,8 +110,9 @@ def test_retrieval_rechecks_preconditions_and_expiry_and_returns_candidates_not_
     assert "verify" in got.candidates[0].status
     assert got.candidates[0].hypothesis.refuted_if.endswith("public data, same for everyone")
     assert [w.reason.startswith("expired") for _, w in got.withheld] == [True]
-    catalogue = store.retrieve({"multi-tenant": True, "values differ per tenant": False}, environment=ENV,
-                               today=dt.date(2026, 6, 1))  # fmt: skip
+    catalogue = store.retrieve(
+        {"multi-tenant": True, "values differ per tenant": False}, environment=ENV, today=dt.date(2026, 6, 1)
+    )
     assert catalogue.candidates == () and catalogue.withheld[0][1].unmet == ("values differ per tenant",)
     moved = store.retrieve(tenant, environment="pricing v2", today=dt.date(2026, 6, 1))
     assert moved.candidates == () and all(w.expired for _, w in moved.withheld)

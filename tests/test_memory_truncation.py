@@ -55,15 +55,24 @@ def checker() -> Checker:
 def sliced(record: dict[str, Any], checker: Checker) -> tuple[he.HumanEvalCase, ...]:
     # loaded as truncation.problems loads them: failing mutants measured, every state validated up front
     problems = he.load(record["truncation"]["cases"][:2], mutants=SETTING.mutants, checker=checker)
-    checker.warm([(st.candidate, s) for p in problems for st in p.states.values() for s in (p.task.suite, p.task.hidden)
-                  if s is not None], workers=2)  # fmt: skip
+    checker.warm(
+        [
+            (st.candidate, s)
+            for p in problems
+            for st in p.states.values()
+            for s in (p.task.suite, p.task.hidden)
+            if s is not None
+        ],
+        workers=2,
+    )
     return problems
 
 
 @pytest.mark.slow  # real validation of two problems' states (their mutants included): under a minute
 @pytest.mark.timeout(900)
-def test_the_tight_budget_really_truncates_realistic_reflections(record: dict[str, Any], checker: Checker,
-                                                                 sliced: tuple[he.HumanEvalCase, ...]) -> None:  # fmt: skip
+def test_the_tight_budget_really_truncates_realistic_reflections(
+    record: dict[str, Any], checker: Checker, sliced: tuple[he.HumanEvalCase, ...]
+) -> None:
     t = record["truncation"]
     assert len(t["cases"]) >= 4  # kept by the measured filter, out of SETTING.problems drawn
     assert len(sliced) == 2 and all(sum(p.name.startswith("mutant") for p in c.patches) >= 6 for c in sliced)
@@ -75,10 +84,15 @@ def test_the_tight_budget_really_truncates_realistic_reflections(record: dict[st
     assert all(w.tokens <= SETTING.tight for w in windows)
     assert max(len(w.reflections) for w in windows) == 1 and max(w.dropped for w in windows) >= 3
     recorded = rec.rows(t)
-    want = recorded.filter((pl.col("arm") == arm.name) & (pl.col("seed") == 0)
-                           & pl.col("case").is_in([c.id for c in sliced]))  # fmt: skip
-    assert_as_recorded(got.sort("case", "trial").to_dicts(), want.select("case", "trial", "correct").to_dicts(),
-                       record, f"truncation rows of {arm.name}, seed 0")  # fmt: skip
+    want = recorded.filter(
+        (pl.col("arm") == arm.name) & (pl.col("seed") == 0) & pl.col("case").is_in([c.id for c in sliced])
+    )
+    assert_as_recorded(
+        got.sort("case", "trial").to_dicts(),
+        want.select("case", "trial", "correct").to_dicts(),
+        record,
+        f"truncation rows of {arm.name}, seed 0",
+    )
 
 
 def test_a_tight_budget_costs_success_whichever_end_it_keeps(result: rx.Result) -> None:

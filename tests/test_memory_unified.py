@@ -28,7 +28,9 @@ def result(checker: Checker) -> un.Unified:
 
 def test_external_oracle_stores_only_wins_the_oracle_verified(checker: Checker) -> None:
     _, agent, ledger, run_id = un.run_arm("external oracle", CASES, checker, seed=0)
-    skills = commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in CASES}, SkillLibrary())
+    skills = commit(
+        agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in CASES}, SkillLibrary()
+    )
     assert skills
     by_id = {c.id: c for c in CASES}
     for s in skills:

@@ -90,9 +90,7 @@ def test_simulated_models_are_labelled() -> None:
 def test_scripted_reply_goes_through_litellm_into_ledger_and_budget() -> None:
     model = replay.script(["five", "six"], name="gateway")
     ledger, budget = Ledger(), Budget(limits(calls=5))
-    reply = models.complete(
-        model, ASK, ledger=ledger, budget=budget, run_id="r", round=2, role="repairer"
-    )
+    reply = models.complete(model, ASK, ledger=ledger, budget=budget, run_id="r", round=2, role="repairer")
     assert (reply.text, reply.model, reply.simulated, reply.cached) == ("five", model, True, False)
     assert reply.usage.calls == 1 and reply.usage.tokens == 3 + 1  # simulated: words in, words out
     (event,) = ledger.events("r")
@@ -170,15 +168,18 @@ def test_response_format_reaches_a_scripted_provider_and_a_bad_one_is_named() ->
         models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format={"type": "json"})
     with pytest.raises(ModelError, match="not both"):
         models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format=FORMAT, json_schema=SCHEMA)
-    assert models.complete(replay.script(fn, name="fmt-pass"), ASK,
-                           response_format={"type": "json_object"}).text == '{"code": []}'  # fmt: skip
+    assert (
+        models.complete(replay.script(fn, name="fmt-pass"), ASK, response_format={"type": "json_object"}).text
+        == '{"code": []}'
+    )
 
 
 def test_timeout_is_model_timeout_and_budget_keeps_the_reservation() -> None:
     ledger, budget = Ledger(), Budget(limits(calls=3))
     with StubOpenAI(latency=3.0) as stub, pytest.raises(ModelTimeout, match="0.5s"):
-        models.complete("openai/stub", ASK, api_base=stub.url, api_key="none", timeout=0.5,
-                        ledger=ledger, budget=budget)  # fmt: skip
+        models.complete(
+            "openai/stub", ASK, api_base=stub.url, api_key="none", timeout=0.5, ledger=ledger, budget=budget
+        )
     assert ledger.events()[-1].detail["error"] == "ModelTimeout"
     assert budget.spent.calls == 1 and len(budget.unreconciled) == 1  # usage unknown: flagged
 
@@ -189,8 +190,9 @@ def test_connection_refused_is_model_unavailable() -> None:
         port = s.getsockname()[1]
     budget = Budget(limits(calls=3))
     with pytest.raises(ModelUnavailable, match=f"127.0.0.1:{port}"):
-        models.complete("openai/stub", ASK, api_base=f"http://127.0.0.1:{port}/v1", api_key="none",
-                        timeout=10, budget=budget)  # fmt: skip
+        models.complete(
+            "openai/stub", ASK, api_base=f"http://127.0.0.1:{port}/v1", api_key="none", timeout=10, budget=budget
+        )
     assert budget.spent.tokens == 0 and budget.spent.calls == 1 and not budget.unreconciled
 
 
@@ -210,9 +212,7 @@ def test_reply_not_matching_the_schema_is_a_format_error_with_the_raw_reply() ->
     assert not_json.value.reply == "not json"
     errors = ledger.events()
     assert [e.detail["error"] for e in errors] == ["ReplyFormatError"] * 2
-    assert (
-        ledger.get(errors[1].output_hash) == "not json" and errors[1].tokens > 0
-    )  # the call was paid
+    assert ledger.get(errors[1].output_hash) == "not json" and errors[1].tokens > 0  # the call was paid
 
 
 def test_labkit_errors_raised_inside_a_provider_come_out_unchanged() -> None:

@@ -34,8 +34,12 @@ def computed(headless) -> dict:
             d = json.loads(raw)
             if rnd == k:
                 held[d["case"]] = d["proposal"]
-        expected.append(sum(cases[c].initially_correct if s == "original" else cases[c].patch(s).effect == "resolves"
-                            for c, s in held.items()))  # fmt: skip
+        expected.append(
+            sum(
+                cases[c].initially_correct if s == "original" else cases[c].patch(s).effect == "resolves"
+                for c, s in held.items()
+            )
+        )
     out["all_cases"] = len(cases)
     out["replayed_correct"] = expected
     return out
@@ -61,7 +65,9 @@ def test_the_headless_run_is_the_readers_run_on_every_case(computed: dict) -> No
 
 def test_marimo_check_is_clean() -> None:
     marimo = Path(sys.executable).with_name("marimo")
-    proc = subprocess.run([str(marimo), "check", str(NOTEBOOK)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(marimo), "check", str(NOTEBOOK)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
 
 

@@ -63,7 +63,9 @@ def test_a_run_fails_on_a_cell_that_raises_and_reports_a_probe_that_raises(tmp_p
 
     notebook = tmp_path / "raises.py"
     notebook.write_text(_RAISES)
-    run = run_headless(notebook, tmp_path / "raises.html", probes={"answer": "defs['answer']", "nothing": "defs['nothing']"})
+    run = run_headless(
+        notebook, tmp_path / "raises.html", probes={"answer": "defs['answer']", "nothing": "defs['nothing']"}
+    )
     assert run.returncode != 0 and "division by zero" in run.stderr, run.stderr[-3000:]
     assert "KeyError: 'nothing'" in run.probe_error, run.probe_error
     with pytest.raises(AssertionError, match="raises.py failed"):

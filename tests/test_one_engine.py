@@ -50,9 +50,7 @@ LOOPS = (
     ast.GeneratorExp,
 )
 # method names of builtin containers: `out.append(...)` is not resolved to a module's own `append`
-BUILTIN_METHODS = frozenset(
-    n for t in (list, dict, set, frozenset, tuple, str, bytes) for n in dir(t)
-)
+BUILTIN_METHODS = frozenset(n for t in (list, dict, set, frozenset, tuple, str, bytes) for n in dir(t))
 
 ENGINE = ("loop/engine/",)  # the engine's own modules: the one loop
 GRADING_PRIMITIVES = {
@@ -112,9 +110,7 @@ class _Module:
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
                 self.methods[node.name] = {
-                    d.name: d
-                    for d in node.body
-                    if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    d.name: d for d in node.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
                 }
         self.validating: set[tuple[str, str]] = set()  # ("", function) or (class, method)
         changed = True
@@ -170,12 +166,7 @@ def _scan() -> dict[str, list[tuple[int, str]]]:
 def validating_strategies(source: str) -> list[tuple[str, str]]:
     """(class, method) for every strategy method in `source` that makes a validating call."""
     mod = _Module(ast.parse(source))
-    return [
-        (c, m)
-        for c, ms in mod.methods.items()
-        for m in STRATEGY_METHODS
-        if m in ms and (c, m) in mod.validating
-    ]
+    return [(c, m) for c, ms in mod.methods.items() for m in STRATEGY_METHODS if m in ms and (c, m) in mod.validating]
 
 
 def _modules() -> list[tuple[str, str]]:
@@ -197,9 +188,7 @@ def test_no_loop_outside_the_engine_validates_or_decides(
 ) -> None:
     excused = ALLOWED.keys() | PENDING.keys() | OWN_LOOP.keys()
     bad = {m: hits for m, hits in scan.items() if m not in excused}
-    assert not bad, (
-        f"loops outside the engine that validate or decide (route them through engine.run): {bad}"
-    )
+    assert not bad, f"loops outside the engine that validate or decide (route them through engine.run): {bad}"
 
 
 def test_every_exemption_is_still_needed(scan: dict[str, list[tuple[int, str]]]) -> None:

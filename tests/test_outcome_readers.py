@@ -108,7 +108,9 @@ def test_the_scan_finds_reads_and_not_writes() -> None:
 # -- the accessors, on a scripted run -----------------------------------------------------------
 
 VISIBLE = AcceptanceSuite(name="outcome:visible", tests={"t.py": "a = 0\n"}, fail_to_pass=("t.py::a",), pass_to_pass=())
-HIDDEN = AcceptanceSuite(name="outcome:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=())
+HIDDEN = AcceptanceSuite(
+    name="outcome:hidden", tests={"t_hidden.py": "h = 0\n"}, fail_to_pass=("t_hidden.py::h",), pass_to_pass=()
+)
 PASSES = {"visible": {"fix", "tempt"}, "hidden": {"fix"}}  # "tempt" fools the visible test only
 PROPOSES = {"a": "fix", "b": "tempt"}
 
@@ -129,7 +131,14 @@ class Scripted:
         test = suite.fail_to_pass[0]
         ok = str(candidate.files["m.py"]) in PASSES["hidden" if suite is HIDDEN else "visible"]
         result = TestResult(test, "passed" if ok else "failed")
-        ev = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=(result,), exit_code=0 if ok else 1, wall_seconds=0.0)
+        ev = Evidence(
+            candidate=candidate.digest,
+            suite=suite.digest,
+            validator=self.id,
+            results=(result,),
+            exit_code=0 if ok else 1,
+            wall_seconds=0.0,
+        )
         return Verdict(ev, (test,) if ok else (), () if ok else (test,), (), ())
 
 

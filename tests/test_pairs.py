@@ -69,7 +69,18 @@ def test_pair_sets_have_gold_labels_matching_quality():
 
 
 def test_swapped_moves_label_and_models():
-    p = Pair(id="x", question="q", output_1="one", output_2="two", label=1, kind="k", model_1="m1", model_2="m2", quality_1=1.0, quality_2=0.0)
+    p = Pair(
+        id="x",
+        question="q",
+        output_1="one",
+        output_2="two",
+        label=1,
+        kind="k",
+        model_1="m1",
+        model_2="m2",
+        quality_1=1.0,
+        quality_2=0.0,
+    )
     s = p.swapped()
     assert (s.output_1, s.output_2, s.label, s.model_1, s.quality_1) == ("two", "one", 2, "m2", 0.0)
 
@@ -108,16 +119,42 @@ def _write(tmp_path, rows, name="f.jsonl"):
     "rows, fmt, message",
     [
         (['{"input": "q", "output_1": "a"'], "auto", "f.jsonl:1: not valid JSON"),
-        ([{"input": "q", "output_1": "a", "output_2": "b", "label": 1},
-          {"input": "q", "output_1": "a", "label": 2}], "auto", "f.jsonl:2: missing field 'output_2'"),
+        (
+            [{"input": "q", "output_1": "a", "output_2": "b", "label": 1}, {"input": "q", "output_1": "a", "label": 2}],
+            "auto",
+            "f.jsonl:2: missing field 'output_2'",
+        ),
         ([{"input": "q", "output_1": "a", "output_2": "b", "label": 3}], "auto", "label must be 1 or 2"),
         ([{"foo": 1}], "auto", "cannot tell the format"),
         ([[1, 2]], "llmbar", "expected a JSON object"),
-        ([{"question_id": 1, "model_a": "x", "model_b": "y", "winner": "model_c",
-           "conversation_a": [], "conversation_b": []}], "auto", "winner must be one of"),
-        ([{"question_id": 1, "model_a": "x", "model_b": "y", "winner": "tie",
-           "conversation_a": [{"role": "user", "content": "q"}],
-           "conversation_b": [{"role": "user", "content": "q"}]}], "auto", "0 assistant turn"),
+        (
+            [
+                {
+                    "question_id": 1,
+                    "model_a": "x",
+                    "model_b": "y",
+                    "winner": "model_c",
+                    "conversation_a": [],
+                    "conversation_b": [],
+                }
+            ],
+            "auto",
+            "winner must be one of",
+        ),
+        (
+            [
+                {
+                    "question_id": 1,
+                    "model_a": "x",
+                    "model_b": "y",
+                    "winner": "tie",
+                    "conversation_a": [{"role": "user", "content": "q"}],
+                    "conversation_b": [{"role": "user", "content": "q"}],
+                }
+            ],
+            "auto",
+            "0 assistant turn",
+        ),
         ([{"input": 5, "output_1": "a", "output_2": "b", "label": 1}], "auto", "'input' must be a string"),
         ([{"input": "q", "output_1": "a", "output_2": "b", "label": 1}], "yaml", "unknown format"),
     ],

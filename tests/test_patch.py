@@ -54,9 +54,7 @@ def test_missing_file_and_malformed_diffs():
     with pytest.raises(PatchError, match="no '--- / \\+\\+\\+' file header"):
         P.parse("please fix the cache")
     bad_count = "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n-a\n+b\n"
-    with pytest.raises(
-        PatchError, match=r"x.py: hunk 1: header says 3 old / 3 new lines, body has 1 / 1"
-    ):
+    with pytest.raises(PatchError, match=r"x.py: hunk 1: header says 3 old / 3 new lines, body has 1 / 1"):
         P.parse(bad_count)
     bad_header = "--- a/x.py\n+++ b/x.py\n@@ nonsense @@\n-a\n"
     with pytest.raises(PatchError, match="hunk 1: malformed header"):

@@ -22,9 +22,7 @@ def test_a_plan_error_changes_route_from_the_same_checkpoint(told: tuple[ps.Stor
         (ps.ROUTE_B, "keep"),
     ]
     assert s.plan_resolved
-    assert (
-        s.plan_audit == ()
-    )  # nothing but the code changed: restoring the code restores everything
+    assert s.plan_audit == ()  # nothing but the code changed: restoring the code restores everything
 
 
 def test_a_code_only_restore_leaves_a_mixed_state_and_the_right_fix_is_rolled_back(
@@ -64,9 +62,7 @@ def test_the_audit_names_each_part_that_differs() -> None:
     c0 = ps.checkpoint("C0", ps.state("v0", "1.0", "v0"), led, "audit")
     upgraded = ps.state(ps.UPGRADE, "2.0", "up")
     assert ps.audit(upgraded, c0) == tuple(ps.PARTS)
-    assert ps.audit(ps.restore(upgraded, c0, ("code version", "dependency image"), "r"), c0) == (
-        "environment",
-    )
+    assert ps.audit(ps.restore(upgraded, c0, ("code version", "dependency image"), "r"), c0) == ("environment",)
     assert ps.audit(ps.restore(upgraded, c0, tuple(ps.PARTS), "r"), c0) == ()
 
 
@@ -74,8 +70,9 @@ def test_the_page_shows_both_restores_and_the_wrong_verdict(told: tuple[ps.Story
     from labkit.views import diagnosis
 
     s, led = told
-    assert diagnosis.restores_frame(s)[
-        "engine's decision on route B (the right fix)"
-    ].to_list() == ["roll back", "keep"]
+    assert diagnosis.restores_frame(s)["engine's decision on route B (the right fix)"].to_list() == [
+        "roll back",
+        "keep",
+    ]
     assert "the engine **rolls back** a correct patch" in diagnosis.restores_caption(s)
     assert diagnosis.checkpoints_frame(led, s.run_id).height == 4

@@ -35,11 +35,7 @@ def test_wins_as_logged(bench: str, cells: tuple[int, ...]) -> None:
         assert iv.low <= iv.estimate <= iv.high
     # recount from the raw table, independently of outcomes(): a Reflexion-only win after >= 1 reflection
     runs = load_runs()
-    single = {
-        t: s
-        for r, t, s in runs.select("run", "task_id", "is_solved").iter_rows()
-        if r == f"simple-{bench}"
-    }
+    single = {t: s for r, t, s in runs.select("run", "task_id", "is_solved").iter_rows() if r == f"simple-{bench}"}
     refl = [
         (t, s, len(x))
         for r, t, s, x in runs.select("run", "task_id", "is_solved", "reflections").iter_rows()
@@ -51,15 +47,26 @@ def test_wins_as_logged(bench: str, cells: tuple[int, ...]) -> None:
 
 def test_a_win_with_zero_reflections_is_never_self_correction() -> None:
     # three problems Reflexion alone solved, none with a reflection: all luck, no self-correction
-    o = gains.Outcomes(benchmark="humaneval", grader="logged", task_ids=("a", "b", "c", "d"), reflexion=np.array([True, True, True, False]),
-                       single=np.array([False, False, False, False]), reflections=np.array([0, 0, 0, 5]))  # fmt: skip
+    o = gains.Outcomes(
+        benchmark="humaneval",
+        grader="logged",
+        task_ids=("a", "b", "c", "d"),
+        reflexion=np.array([True, True, True, False]),
+        single=np.array([False, False, False, False]),
+        reflections=np.array([0, 0, 0, 5]),
+    )
     w = gains.wins(o)
     assert w.self_correction.estimate == 0 and w.self_correction.high == 0
     assert w.reflexion_only_unreflected.estimate == 3
     # the same wins reached after reflecting are counted as self-correction
     w2 = gains.wins(
         gains.Outcomes(
-            benchmark="humaneval", grader="logged", task_ids=o.task_ids, reflexion=o.reflexion, single=o.single, reflections=np.array([1, 2, 0, 5])
+            benchmark="humaneval",
+            grader="logged",
+            task_ids=o.task_ids,
+            reflexion=o.reflexion,
+            single=o.single,
+            reflections=np.array([1, 2, 0, 5]),
         )
     )
     assert (w2.self_correction.estimate, w2.reflexion_only_unreflected.estimate) == (2, 1)
@@ -94,9 +101,7 @@ def test_published_figures_beside_the_logs_without_a_ladder() -> None:
         "reflexion-mbpp": 306,
         "simple-mbpp": 318,
     }
-    assert all(
-        p.check is None and p.differential is None for p in rows.values()
-    )  # not computed, never zero
+    assert all(p.check is None and p.differential is None for p in rows.values())  # not computed, never zero
 
 
 def test_false_beliefs_quote_the_logs_verbatim(tmp_path: Path) -> None:
@@ -149,27 +154,24 @@ def test_ladder_reader_and_check_graded_wins(tmp_path: Path) -> None:
     verdict = {(r.run, r.task_id): r.passed for r in rows if r.rung == "check"}
     assert o.reflexion.tolist() == [verdict[("reflexion-humaneval", t)] for t in o.task_ids]
     w = gains.wins(o)
-    expect = sum(verdict[("reflexion-humaneval", t)] and not verdict[("simple-humaneval", t)] and k > 0
-                 for t, k in zip(o.task_ids, o.reflections, strict=True))  # fmt: skip
+    expect = sum(
+        verdict[("reflexion-humaneval", t)] and not verdict[("simple-humaneval", t)] and k > 0
+        for t, k in zip(o.task_ids, o.reflections, strict=True)
+    )
     assert w.self_correction.estimate == expect
     assert gains.rung_rate(rows, "reflexion-mbpp", "visible") is None  # not computed: None, never 0
     with pytest.raises(ReferenceDataMissing, match="differential_raw"):
         gains.outcomes(
             "humaneval",
             "differential_raw",
-            rows[:3]
-            + [gains.LadderRow("simple-humaneval", "HumanEval/0", "differential_raw", True, "")],
+            rows[:3] + [gains.LadderRow("simple-humaneval", "HumanEval/0", "differential_raw", True, "")],
         )
 
 
 def test_tetrachoric_known_values() -> None:
-    assert calibration.tetrachoric([40, 10, 10, 40]).estimate == pytest.approx(
-        math.cos(math.pi / 5), abs=1e-3
-    )
+    assert calibration.tetrachoric([40, 10, 10, 40]).estimate == pytest.approx(math.cos(math.pi / 5), abs=1e-3)
     assert calibration.tetrachoric([25, 25, 25, 25]).estimate == pytest.approx(0.0, abs=1e-3)
-    assert calibration.tetrachoric([10, 40, 40, 10]).estimate == pytest.approx(
-        -math.cos(math.pi / 5), abs=1e-3
-    )
+    assert calibration.tetrachoric([10, 40, 40, 10]).estimate == pytest.approx(-math.cos(math.pi / 5), abs=1e-3)
 
 
 def test_calibration_from_the_logs(tmp_path: Path) -> None:
@@ -181,10 +183,7 @@ def test_calibration_from_the_logs(tmp_path: Path) -> None:
     assert est["SimulatedPolicy.p_fix_evidence"].counts == "16 of 30 problems"
     assert est["SimActor.p_fix"].counts == "6 of 30 problems"
     assert est["SimulatedPolicy.p_break"].counts == "29 of 99 problems"
-    assert (
-        est["SimulatedPolicy.rho"].counts
-        == "both pass 131, first attempt only 3, single-shot only 10, neither 20"
-    )
+    assert est["SimulatedPolicy.rho"].counts == "both pass 131, first attempt only 3, single-shot only 10, neither 20"
     rho = est["SimulatedPolicy.rho"].estimate
     assert rho is not None and rho.low < rho.estimate < rho.high and rho.estimate > 0.8
     for unknown in ("SimulatedPolicy.p_fix_blind", "SimulatedPolicy.critic_accuracy"):
@@ -193,14 +192,8 @@ def test_calibration_from_the_logs(tmp_path: Path) -> None:
     rows = _fixture_ladder(tmp_path / "ladder.jsonl")
     with_ladder = {e.parameter: e for e in calibration.calibrate(rows)}
     he = {(r.run, r.task_id, r.rung): r.passed for r in rows if r.run.endswith("humaneval")}
-    empty = {
-        (r, t)
-        for r, t, x in load_runs().select("run", "task_id", "solution").iter_rows()
-        if not x.strip()
-    }
-    assert (
-        len(empty) == 14
-    )  # the unsolved rows of the March-2023 Reflexion log keep no answer: left out
+    empty = {(r, t) for r, t, x in load_runs().select("run", "task_id", "solution").iter_rows() if not x.strip()}
+    assert len(empty) == 14  # the unsolved rows of the March-2023 Reflexion log keep no answer: left out
     wrong = [k for k, ok in he.items() if k[2] == "check" and not ok and k[:2] not in empty]
     assert (
         with_ladder["SimulatedPolicy.overfit"].counts
@@ -212,9 +205,7 @@ def test_real_ladder_recording_feeds_the_decomposition() -> None:
     # the recording of the other half of issue 23; absent on a branch without it, this fails clearly
     path = tables_dir() / "ladder.jsonl"
     if not path.is_file():
-        pytest.fail(
-            f"{path} is not recorded: `{gains.REGRADE}` records it (this test needs the real recording)"
-        )
+        pytest.fail(f"{path} is not recorded: `{gains.REGRADE}` records it (this test needs the real recording)")
     rows = gains.read_ladder(path)
     for bench, (refl, single) in gains.BENCHMARKS.items():
         o = gains.outcomes(bench, "check", rows)
@@ -241,9 +232,7 @@ def test_every_default_respects_what_the_logs_say() -> None:
     # default lies inside the estimate's interval (p_fix_evidence, and the three taken from the
     # logs), or on the right side of a bound (SimActor.p_fix: a lower bound; p_break: an upper one).
     rows = gains.ladder_or_none()
-    assert rows, (
-        "needs data/published/reflexion/ladder.jsonl (python -m labkit.experiments.published regrade)"
-    )
+    assert rows, "needs data/published/reflexion/ladder.jsonl (python -m labkit.experiments.published regrade)"
     est = {e.parameter: e for e in calibration.calibrate(rows)}
     bounds = {"SimActor.p_fix": "lower", "SimulatedPolicy.p_break": "upper"}
     for name, e in est.items():

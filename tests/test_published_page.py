@@ -89,9 +89,7 @@ def test_stepper_walks_one_problem_with_a_fixture_ladder(without_ladder: Path) -
     assert rows is not None
     frame = published.ladder_frame(rows)
     assert frame.row(0, named=True)["benchmark check"].startswith("150 of 164")
-    assert (
-        frame.row(2, named=True)["benchmark check"] == "not computed"
-    )  # MBPP has no row in this fixture
+    assert frame.row(2, named=True)["benchmark check"] == "not computed"  # MBPP has no row in this fixture
     choices = published.problem_choices(rows)
     assert choices[0] == "HumanEval/39"  # a Reflexion-only win after reflecting comes first
     refls = {
@@ -100,9 +98,10 @@ def test_stepper_walks_one_problem_with_a_fixture_ladder(without_ladder: Path) -
         if run == "reflexion-humaneval"
     }
     stepper = published.problem_stepper("HumanEval/127", rows)
-    assert stepper.labels == ["prompt"] + [
-        f"reflection {k}" for k in range(1, refls["HumanEval/127"] + 1)
-    ] + ["final solution", "verdicts"]
+    assert stepper.labels == ["prompt"] + [f"reflection {k}" for k in range(1, refls["HumanEval/127"] + 1)] + [
+        "final solution",
+        "verdicts",
+    ]
     assert all(published.LABEL.replace("'", "&#x27;") in page for page in stepper.pages)
     assert "why it fails" in stepper.pages[-1] and "assert candidate(3) == 5" in stepper.pages[-1]
     assert "not computed" in stepper.pages[-1]  # the differential rungs are not in the fixture
@@ -118,9 +117,7 @@ def test_both_twins_have_the_section_at_the_end() -> None:
              "published.reflections_frame()", "published.beliefs_html()", "published.problem_stepper(", "published.calibration_frame(")  # fmt: skip
     for call in calls:
         assert call in marimo and call in jupyter, call
-    assert marimo.index("published_page") > marimo.index(
-        "glossary_html"
-    )  # added after the existing cells
+    assert marimo.index("published_page") > marimo.index("glossary_html")  # added after the existing cells
     assert "published_page" in "".join(nb["cells"][-5]["source"])
 
 

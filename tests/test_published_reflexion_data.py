@@ -21,25 +21,17 @@ def _fixture_digests() -> dict[str, str]:
 
 
 def _committed(name: str) -> list[dict[str, object]]:
-    return [
-        json.loads(x)
-        for x in (rx.tables_dir() / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+    return [json.loads(x) for x in (rx.tables_dir() / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 def test_the_fixture_rebuilds_into_the_committed_rows(tmp_path: Path) -> None:
     tables = rx.build(FIXTURE, tmp_path, _fixture_digests())
     assert {n: len(r) for n, r in tables.items()} == {"problems": 6, "runs": 12, "self_tests": 3}
     for name, rows in tables.items():
-        written = [
-            json.loads(x)
-            for x in (tmp_path / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
+        written = [json.loads(x) for x in (tmp_path / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
         assert written == rows
         keys = {(r.get("run"), r["benchmark"], r["task_id"]) for r in rows}
-        committed = [
-            r for r in _committed(name) if (r.get("run"), r["benchmark"], r["task_id"]) in keys
-        ]
+        committed = [r for r in _committed(name) if (r.get("run"), r["benchmark"], r["task_id"]) in keys]
         assert committed == rows  # the committed tables hold exactly these rows for these ids
     runs = {(r["run"], r["task_id"]): r for r in tables["runs"]}
     # the Reflexion HumanEval log keeps no solution for an unsolved problem
@@ -78,15 +70,17 @@ def test_loaders_read_the_tables() -> None:
         ("mbpp", 397),
     ]
     solved = runs.group_by("run").agg(pl.len(), pl.col("is_solved").sum()).sort("run").rows()
-    assert solved == [("reflexion-humaneval", 164, 150), ("reflexion-mbpp", 397, 306),
-                      ("simple-humaneval", 164, 141), ("simple-mbpp", 397, 318)]  # fmt: skip
+    assert solved == [
+        ("reflexion-humaneval", 164, 150),
+        ("reflexion-mbpp", 397, 306),
+        ("simple-humaneval", 164, 141),
+        ("simple-mbpp", 397, 318),
+    ]
     assert tests.height == 164 and int(tests["is_solved"].sum()) == 96
     assert problems.filter(pl.col("benchmark") == "mbpp")["canonical_solution"].is_null().all()
 
 
-def test_a_damaged_table_names_the_file_and_the_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_damaged_table_names_the_file_and_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "published" / "reflexion"
     folder.mkdir(parents=True)
     monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
@@ -106,7 +100,4 @@ def test_candidate_source_follows_the_authors_assembly() -> None:
     assert rx.candidate_source(he0, body) == he0["prompt"] + body["solution"]
     full = runs["simple-humaneval", "HumanEval/0"]
     assert rx.candidate_source(he0, full) == full["solution"]
-    assert (
-        rx.candidate_source(he0, runs["reflexion-humaneval", "HumanEval/32"] | {"solution": ""})
-        == he0["prompt"]
-    )
+    assert rx.candidate_source(he0, runs["reflexion-humaneval", "HumanEval/32"] | {"solution": ""}) == he0["prompt"]

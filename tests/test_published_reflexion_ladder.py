@@ -36,18 +36,14 @@ def test_a_slice_regraded_now_equals_the_recording() -> None:
     key = {(g.run, g.task_id, g.rung) for g in now}
     assert len(now) == len(key) == 2 * 2 * len(tasks)
     recorded = sorted((r for r in ROWS if (r["run"], r["task_id"], r["rung"]) in key), key=str)
-    assert_as_recorded(
-        sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice"
-    )
+    assert_as_recorded(sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice")
 
 
 def test_the_differential_rungs_regraded_now_equal_the_recording() -> None:
     # HumanEval/1 fails the raw differential suite only on inputs its docstring rules out (the
     # contract: balanced groups), so it separates the two rungs; /0 passes both.
     rungs = ("differential_raw", "differential_contract")
-    now = rg.regrade(
-        ("reflexion-humaneval",), rungs, ["HumanEval/0", "HumanEval/1"], workers=2
-    ).grades
+    now = rg.regrade(("reflexion-humaneval",), rungs, ["HumanEval/0", "HumanEval/1"], workers=2).grades
     got = {(g.task_id, g.rung): g.passed for g in now}
     assert got == {
         ("HumanEval/0", "differential_raw"): True,
@@ -57,9 +53,7 @@ def test_the_differential_rungs_regraded_now_equal_the_recording() -> None:
     }
     key = {(g.run, g.task_id, g.rung) for g in now}
     recorded = sorted((r for r in ROWS if (r["run"], r["task_id"], r["rung"]) in key), key=str)
-    assert_as_recorded(
-        sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice"
-    )
+    assert_as_recorded(sorted((asdict(g) for g in now), key=str), recorded, META, "the re-graded slice")
     assert "counterexample" in next(g.reason for g in now if not g.passed)
 
 
@@ -69,14 +63,16 @@ def test_the_ladder_headline_counts() -> None:
     def passed(run: str, rung: str) -> int:
         return sum(r["passed"] for r in ROWS if r["run"] == run and r["rung"] == rung)
 
-    assert [
-        passed("reflexion-humaneval", g)
-        for g in ("check", "differential_raw", "differential_contract")
-    ] == [150, 121, 136]
-    assert [
-        passed("simple-humaneval", g)
-        for g in ("check", "differential_raw", "differential_contract")
-    ] == [140, 114, 126]
+    assert [passed("reflexion-humaneval", g) for g in ("check", "differential_raw", "differential_contract")] == [
+        150,
+        121,
+        136,
+    ]
+    assert [passed("simple-humaneval", g) for g in ("check", "differential_raw", "differential_contract")] == [
+        140,
+        114,
+        126,
+    ]
     assert (passed("reflexion-mbpp", "check"), passed("simple-mbpp", "check")) == (311, 324)
 
 
@@ -121,9 +117,7 @@ def test_differential_rungs_plug_in_by_name_or_say_not_computed(
 
     def differential_suite(task_id: str, *, contract: bool) -> Suite:
         seen.append((task_id, contract))
-        return Suite(
-            task_id, {"tests/test_d.py": "def test_x():\n    pass\n"}, ("tests/test_d.py::test_x",)
-        )
+        return Suite(task_id, {"tests/test_d.py": "def test_x():\n    pass\n"}, ("tests/test_d.py::test_x",))
 
     fake = types.ModuleType("labkit.grading.differential")
     fake.differential_suite = differential_suite  # type: ignore[attr-defined]
@@ -151,9 +145,7 @@ def test_ladder_json_counts_the_recording(capsys: pytest.CaptureFixture[str]) ->
                     len(mine),
                 )
             else:  # never a silent gap: the rung says why it has no verdicts
-                assert cell["total"] is None and cell["status"].startswith(
-                    ("not available", "not computed")
-                )
+                assert cell["total"] is None and cell["status"].startswith(("not available", "not computed"))
         found = [d for d in lad.disagreements(ROWS) if d.run == run]
         assert [d["task_id"] for d in entry["disagreements_with_log"]] == [d.task_id for d in found]
     assert out["reflexion-mbpp"]["visible"]["status"].startswith("not available")
@@ -184,9 +176,7 @@ def test_the_sum_shadowing_cause_holds_in_the_logs() -> None:
 
 def test_the_readme_counts() -> None:
     # README's "Published runs, re-graded" section states these.
-    assert (
-        len(lad.disagreements(ROWS)) == 12 and len({(r["run"], r["task_id"]) for r in ROWS}) == 1122
-    )
+    assert len(lad.disagreements(ROWS)) == 12 and len({(r["run"], r["task_id"]) for r in ROWS}) == 1122
     assert len(META["import_only_visible"]) == 32
     runs = rx.load_runs().filter(pl.col("run") == "reflexion-humaneval")
     assert (

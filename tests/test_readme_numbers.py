@@ -20,9 +20,7 @@ def test_the_memory_row_quotes_the_counterexample_recording() -> None:
     from labkit.experiments.memory import counterexample as ce
 
     table = ce.load().result.table()
-    catalogue = {
-        r["key"]: r for r in table.iter_rows(named=True) if r["database"] == "public catalogue"
-    }
+    catalogue = {r["key"]: r for r in table.iter_rows(named=True) if r["database"] == "public catalogue"}
     before, after = catalogue["product_id"], catalogue["(user_id, product_id)"]
     quoted = re.search(
         r"(\d[\d,]*) → (\d[\d,]*) cache entries, hit rate (\d\.\d{3}) → (\d\.\d{3})",
@@ -65,16 +63,21 @@ def test_the_triage_row_quotes_the_triage_recording() -> None:
     from labkit.experiments.lessons import triage
 
     patches, probe = triage.summarise(triage.read(), ("data", "environment"))
-    row = [
-        line
-        for line in README.read_text(encoding="utf-8").splitlines()
-        if "discriminate (seed 002 §7)" in line
-    ]
+    row = [line for line in README.read_text(encoding="utf-8").splitlines() if "discriminate (seed 002 §7)" in line]
     assert len(row) == 1
-    quoted = re.search(r"on (\d+) scripted cases .* at (\d+) units each, three code patches end correct on "
-                       r"(\d+)/(\d+) for (\d+) units, .* on (\d+)/(\d+) for (\d+)", row[0])  # fmt: skip
+    quoted = re.search(
+        r"on (\d+) scripted cases .* at (\d+) units each, three code patches end correct on "
+        r"(\d+)/(\d+) for (\d+) units, .* on (\d+)/(\d+) for (\d+)",
+        row[0],
+    )
     assert quoted, "the triage row no longer quotes its figures"
     assert tuple(int(g) for g in quoted.groups()) == (
-        patches.cases, int(triage.BUDGET), patches.correct, patches.cases, int(patches.spent),
-        probe.correct, probe.cases, int(probe.spent),
-    )  # fmt: skip
+        patches.cases,
+        int(triage.BUDGET),
+        patches.correct,
+        patches.cases,
+        int(patches.spent),
+        probe.correct,
+        probe.cases,
+        int(probe.spent),
+    )

@@ -17,9 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def tour_block() -> str:
-    blocks = re.findall(
-        r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S
-    )
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
     (block,) = [b for b in blocks if "class ShippedPatches" in b]
     return block
 
@@ -29,8 +27,9 @@ def test_the_readme_multi_case_block_runs_as_written(tmp_path: Path) -> None:
     assert len(code.strip().splitlines()) < 25
     assert "from labkit import " in code and "run(tasks, ShippedPatches()" in code
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[:2] == ["chunks ['keep'] True", "flatten ['keep'] True"], done.stdout
@@ -39,6 +38,10 @@ def test_the_readme_multi_case_block_runs_as_written(tmp_path: Path) -> None:
         for line in lines
         if line.startswith("│ ") and ("chunks" in line or "flatten" in line)
     ]
-    assert rows == [["chunks", "0", "false"], ["chunks", "1", "false"], ["flatten", "0", "false"],
-                    ["flatten", "1", "true"]], done.stdout  # fmt: skip
+    assert rows == [
+        ["chunks", "0", "false"],
+        ["chunks", "1", "false"],
+        ["flatten", "0", "false"],
+        ["flatten", "1", "true"],
+    ], done.stdout
     assert list(tmp_path.iterdir()) == []  # an in-memory ledger: the block leaves nothing behind

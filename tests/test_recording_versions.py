@@ -90,9 +90,7 @@ def test_every_recording_stores_the_versions_its_recorder_names() -> None:
         stored = rec.get("versions")
         assert isinstance(stored, dict), f"{rel} stores no package versions"
         assert sorted(stored) == sorted(set(wanted)), rel
-        assert all(
-            isinstance(v, str) and v and v != versions.NOT_INSTALLED for v in stored.values()
-        ), rel
+        assert all(isinstance(v, str) and v and v != versions.NOT_INSTALLED for v in stored.values()), rel
 
 
 def test_package_versions_reads_the_installed_metadata() -> None:
@@ -100,9 +98,7 @@ def test_package_versions_reads_the_installed_metadata() -> None:
 
     got = versions.package_versions(["polars", "numpy", "no-such-package-xyz"])
     assert list(got) == ["no-such-package-xyz", "numpy", "polars"]
-    assert (
-        got["numpy"] == numpy.__version__ and got["no-such-package-xyz"] == versions.NOT_INSTALLED
-    )
+    assert got["numpy"] == numpy.__version__ and got["no-such-package-xyz"] == versions.NOT_INSTALLED
 
 
 def test_a_drift_is_named_in_one_line() -> None:
@@ -134,9 +130,6 @@ def test_a_drift_is_named_in_one_line() -> None:
 
 
 def test_first_difference_names_the_place() -> None:
-    assert (
-        first_difference({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 3]})
-        == "at ['b'][1]: recorded 3, now 2"
-    )
+    assert first_difference({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 3]}) == "at ['b'][1]: recorded 3, now 2"
     assert first_difference([1], [1, 2]) == "at the top: 2 items recorded, 1 now"
     assert first_difference({"a": 1}, {"b": 1}) == "at ['b']: only recorded"

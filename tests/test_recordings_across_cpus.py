@@ -45,8 +45,9 @@ def _env(disable: str) -> dict[str, str]:
 
 def _targets(disable: str) -> list[str]:
     """The dispatch targets numpy uses in a fresh process with `disable` turned off."""
-    done = subprocess.run([sys.executable, "-c", _TARGETS], env=_env(disable), capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _TARGETS], env=_env(disable), capture_output=True, text=True, timeout=120, check=True
+    )
     return list(json.loads(done.stdout))
 
 
@@ -56,18 +57,20 @@ def test_the_recording_checks_pass_on_every_simd_path_this_cpu_has() -> None:
     ran = {}
     for name, disable in SETTINGS.items():
         targets = _targets(disable)
-        assert not set(targets) & set(disable.split()), (
-            f"numpy ignored NPY_DISABLE_CPU_FEATURES={disable!r}"
-        )
+        assert not set(targets) & set(disable.split()), f"numpy ignored NPY_DISABLE_CPU_FEATURES={disable!r}"
         if targets == native:
             continue  # this run's own path: the suite runs these checks on it already
         ran[name] = targets
-        done = subprocess.run([sys.executable, "-m", "pytest", *CHECKS, "-q", "-n", "0", "-p", "no:cacheprovider"],
-                              cwd=ROOT, env=_env(disable), capture_output=True, text=True, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", *CHECKS, "-q", "-n", "0", "-p", "no:cacheprovider"],
+            cwd=ROOT,
+            env=_env(disable),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, (
             f"with NPY_DISABLE_CPU_FEATURES={disable!r} ({name}: numpy uses {targets}, natively {native}) "
             f"a recording check failed:\n{done.stdout[-3000:]}"
         )
-    assert ran, (
-        f"no setting selected another SIMD path than this CPU's own ({native}): nothing was compared"
-    )
+    assert ran, f"no setting selected another SIMD path than this CPU's own ({native}): nothing was compared"

@@ -23,8 +23,7 @@ def test_redact_replaces_secret_values_by_their_names() -> None:
     assert known_secrets(env) == {CANARY: "OPENAI_API_KEY", "ghp_0123456789": "GH_TOKEN"}
     text = f"401: Incorrect API key provided: {CANARY}; token ghp_0123456789; debug 1; /r"
     assert redact(text, environ=env) == (
-        "401: Incorrect API key provided: [redacted OPENAI_API_KEY]; token [redacted GH_TOKEN]; "
-        "debug 1; /r"
+        "401: Incorrect API key provided: [redacted OPENAI_API_KEY]; token [redacted GH_TOKEN]; debug 1; /r"
     )
     assert redact("key=abcdefgh12", extra=["abcdefgh12"], environ={}) == "key=[redacted secret]"
 
@@ -46,19 +45,22 @@ def test_a_provider_error_that_echoes_the_key_is_redacted(monkeypatch: pytest.Mo
     assert CANARY not in str(err) and "[redacted OPENAI_API_KEY]" in str(err)
 
 
-def test_a_ledger_row_never_stores_a_known_secret(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_ledger_row_never_stores_a_known_secret(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path)
-    ledger.record("r1", 0, "reflector", "experiment", inputs=f"print({CANARY!r})",
-                  outputs=f"key is {CANARY}", detail={"question": f"echo {CANARY}"},
-                  evidence={"stderr": CANARY})  # fmt: skip
-    ledger.close() if hasattr(ledger, "close") else None
-    raw = path.read_bytes() + b"".join(
-        p.read_bytes() for p in tmp_path.iterdir() if p.name != path.name
+    ledger.record(
+        "r1",
+        0,
+        "reflector",
+        "experiment",
+        inputs=f"print({CANARY!r})",
+        outputs=f"key is {CANARY}",
+        detail={"question": f"echo {CANARY}"},
+        evidence={"stderr": CANARY},
     )
+    ledger.close() if hasattr(ledger, "close") else None
+    raw = path.read_bytes() + b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name != path.name)
     assert CANARY.encode() not in raw
     with sqlite3.connect(path) as db:
         texts = [t for (t,) in db.execute("SELECT text FROM blobs")]
@@ -103,9 +105,7 @@ def _recoverable(secret: str, text: str) -> list[str]:
     return found
 
 
-def test_encoded_forms_of_a_secret_are_redacted_in_ledger_rows(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_encoded_forms_of_a_secret_are_redacted_in_ledger_rows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LABKIT_API_TOKEN", ENCODED_CANARY)
     forms = _disguised(ENCODED_CANARY)
     for how, form in forms.items():  # the detector finds every form before redaction
@@ -113,8 +113,16 @@ def test_encoded_forms_of_a_secret_are_redacted_in_ledger_rows(
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path)
     for i, (how, form) in enumerate(forms.items()):
-        ledger.record("r1", i, Role.REFLECTOR, Kind.ERROR, inputs="print(leak())",
-                      outputs=f"{how}: {form}", detail={"error": form}, evidence={"stderr": form})  # fmt: skip
+        ledger.record(
+            "r1",
+            i,
+            Role.REFLECTOR,
+            Kind.ERROR,
+            inputs="print(leak())",
+            outputs=f"{how}: {form}",
+            detail={"error": form},
+            evidence={"stderr": form},
+        )
     with sqlite3.connect(path) as db:
         texts = [t for (t,) in db.execute("SELECT text FROM blobs")]
     stored = "\n".join(texts)

@@ -36,9 +36,7 @@ def test_ten_causes_are_not_one_hypothesis():
     bad = dict(GOOD, hypothesis=[f"cause {i}" for i in range(10)])
     with pytest.raises(InvalidRecord, match="lists 10 causes: that is not one hypothesis"):
         check_record(bad)
-    enumerated = dict(
-        GOOD, hypothesis={"cause": "1) stale cache 2) race 3) bad SQL", "refuted_if": "x"}
-    )
+    enumerated = dict(GOOD, hypothesis={"cause": "1) stale cache 2) race 3) bad SQL", "refuted_if": "x"})
     with pytest.raises(InvalidRecord, match="enumerates 3 causes"):
         check_record(enumerated)
 

@@ -34,9 +34,7 @@ def test_bad_replies_are_recorded_failures_then_a_good_one_is_kept():
             "Sure, the bug is in the cache.",  # not JSON, not a record
             ModelTimeout("no answer in 60 s"),  # provider error
             reply(CASE.patch("composite_key").diff, "made-up-ref"),  # evidence it never saw
-            reply(
-                "--- a/pricing.py\n+++ b/pricing.py\n@@ -1,1 +1,1 @@\n-x\n+y\n"
-            ),  # does not apply
+            reply("--- a/pricing.py\n+++ b/pricing.py\n@@ -1,1 +1,1 @@\n-x\n+y\n"),  # does not apply
             reply(CASE.patch("composite_key").diff),
         ],
         name="reflector-test",
@@ -47,9 +45,7 @@ def test_bad_replies_are_recorded_failures_then_a_good_one_is_kept():
     ledger = Ledger()
     trace = cache_case.run(model=model, ledger=ledger, run_id="model", max_rounds=6)
     reasons = [r.decision.reason for r in trace.rounds]
-    assert [r.decision.decision for r in trace.rounds] == [Decision.INVESTIGATE] * 4 + [
-        Decision.KEEP
-    ]
+    assert [r.decision.decision for r in trace.rounds] == [Decision.INVESTIGATE] * 4 + [Decision.KEEP]
     assert "not JSON" in reasons[0] and "missing hypothesis" in reasons[0]
     assert "model call failed" in reasons[1] and "60 s" in reasons[1]
     assert "names no evidence" in reasons[2]
@@ -73,8 +69,9 @@ def test_a_constrained_reflector_sends_the_record_schema_and_bad_replies_keep_th
     model = script(fn, name="reflector-constrained")
     refl = ModelReflector(model=model, environment=CASE.environment, constrained=True)
     assert not ModelReflector(model=model).uses_schema and ModelReflector(model="labkit/smollm2").uses_schema
-    trace = run_loop(CASE.start, CASE.suite, Validator(), refl, max_rounds=3,
-                     patch_cap=dict(CASE.patch_cap), run_id="constrained")
+    trace = run_loop(
+        CASE.start, CASE.suite, Validator(), refl, max_rounds=3, patch_cap=dict(CASE.patch_cap), run_id="constrained"
+    )
     assert [s["response_format"]["json_schema"]["schema"] for s in sent] == [REPLY_SCHEMA] * 2
     reason = trace.rounds[0].decision.reason
     assert "not JSON" in reason and "missing hypothesis" in reason  # the same error as unconstrained

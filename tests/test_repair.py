@@ -77,13 +77,23 @@ def test_simulated_choices_do_not_depend_on_which_other_cases_run() -> None:
     from labkit.core.types import Evidence, TestResult, Verdict
     from labkit.loop.engine.strategy import Situation
 
-    failing = Verdict(Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t", "failed"),), exit_code=1, wall_seconds=0.1), (), ("t",), (), ())
+    failing = Verdict(
+        Evidence(
+            candidate="c", suite="s", validator="v", results=(TestResult("t", "failed"),), exit_code=1, wall_seconds=0.1
+        ),
+        (),
+        ("t",),
+        (),
+        (),
+    )
 
     def picks(rep: SimulatedRepairer, cases: list) -> list:
         bound = rep.bind(cases)
         out = []
         for r in range(1, 8):
-            p = bound.propose(Situation(round=r, candidate=case.original, verdict=failing, case="median", state="original"))
+            p = bound.propose(
+                Situation(round=r, candidate=case.original, verdict=failing, case="median", state="original")
+            )
             out.append(p.children[0].name if p.children else None)
         return out
 
@@ -159,7 +169,9 @@ def test_the_ledger_feeds_per_round_accounting(checker: Checker) -> None:
     assert (table["net"] == table["fixed"] - table["broken"]).all()
     assert table["fixed"][1] == 1  # slugify's fix is always proposed (fix=1.0) and it resolves
     assert table["broken"][2] >= 1  # ...and in round 2 its tempting truncation silently breaks it
-    moved = result.transitions().filter((pl.col("round") == 1) & (pl.col("after") == "right") & (pl.col("before") == "wrong"))
+    moved = result.transitions().filter(
+        (pl.col("round") == 1) & (pl.col("after") == "right") & (pl.col("before") == "wrong")
+    )
     assert moved["cases"].to_list() == [["slugify"]]
     fixed = result.moves(1).filter(pl.col("move") == "fixed")
     assert fixed["case"].to_list() == ["slugify"] and fixed["now holds"].to_list() == ["fix"]

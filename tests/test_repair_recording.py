@@ -42,11 +42,18 @@ def _by_case(frame: pl.DataFrame, cases: set[str]) -> dict[str, list[dict[str, A
         detail = json.loads(e["detail"])
         if detail.get("case") in cases:
             evidence = json.loads(e["evidence"]) if e["evidence"] else ""
-            out[detail["case"]].append({
-                "round": e["round"], "role": e["role"], "kind": e["kind"], "calls": e["calls"],
-                "tokens": e["tokens"], "cost_units": e["cost_units"], "detail": _content(detail),
-                "evidence": _content(evidence),
-            })  # fmt: skip
+            out[detail["case"]].append(
+                {
+                    "round": e["round"],
+                    "role": e["role"],
+                    "kind": e["kind"],
+                    "calls": e["calls"],
+                    "tokens": e["tokens"],
+                    "cost_units": e["cost_units"],
+                    "detail": _content(detail),
+                    "evidence": _content(evidence),
+                }
+            )
     return out
 
 
@@ -66,8 +73,14 @@ def test_the_recording_is_the_pages_default_setting_on_todays_cases(cases) -> No
     assert recording.Setting(**default["setting"]) == recording.DEFAULT
     sliders = {k: c.value for k, c in page.REPAIR.items()}
     assert sliders == {"p_fix": 0.6, "fix_decay": 0.7, "p_break": 0.03, "break_growth": 2.0, "n_rounds": 4, "seed": 0}
-    settings = recording.Setting(p_fix=sliders["p_fix"], fix_decay=sliders["fix_decay"], p_break=sliders["p_break"], break_growth=sliders["break_growth"],
-                                 rounds=sliders["n_rounds"], seed=sliders["seed"])  # fmt: skip
+    settings = recording.Setting(
+        p_fix=sliders["p_fix"],
+        fix_decay=sliders["fix_decay"],
+        p_break=sliders["p_break"],
+        break_growth=sliders["break_growth"],
+        rounds=sliders["n_rounds"],
+        seed=sliders["seed"],
+    )
     assert settings == recording.DEFAULT
     # every case as it is today (re-record when a case changes: data/diminishing_returns/README.md)
     assert default["cases"] == {c.id: recording.fingerprint(c) for c in cases}
@@ -137,21 +150,39 @@ def test_the_recording_is_what_labkit_computes_on_a_real_slice(cases) -> None:
     some = _slice(shown, cases)
     ids = {c.id for c in some}
     fresh = repair.Checker()
-    again = repair.run(some, recording.DEFAULT.repairer(), rounds=recording.DEFAULT.rounds,
-                       checker=fresh, run_id=recording.RUN_ID, rules=())  # fmt: skip
+    again = repair.run(
+        some,
+        recording.DEFAULT.repairer(),
+        rounds=recording.DEFAULT.rounds,
+        checker=fresh,
+        run_id=recording.RUN_ID,
+        rules=(),
+    )
     assert fresh.runs >= 2 * len(some)  # real pytest runs, every one of them
     recorded_events = _by_case(shown.events(), ids)
     assert all(len(v) > 10 for v in recorded_events.values())
-    assert_as_recorded(_by_case(again.events(), ids), recorded_events, meta, f"the recorded run's events of {sorted(ids)}")
+    assert_as_recorded(
+        _by_case(again.events(), ids), recorded_events, meta, f"the recorded run's events of {sorted(ids)}"
+    )
 
     case = next(c for c in cases if c.oscillates)
     osc = recording.recorded(recording.OSCILLATION, [case], recording.OSCILLATION_RUN_ID)
     assert osc is not None and osc.case_stop(case.id) is not None
     assert re.match(r"escalate: case \w+: test \S+ flips between states", osc.case_stop(case.id)[1])
-    now = repair.run([case], recording.OSCILLATION.repairer(), rounds=recording.OSCILLATION.rounds,
-                     checker=repair.Checker(), run_id=recording.OSCILLATION_RUN_ID, rules=())  # fmt: skip
-    assert_as_recorded(_by_case(now.events(), {case.id}), _by_case(osc.events(), {case.id}), meta,
-                       "the recorded oscillation run's events")  # fmt: skip
+    now = repair.run(
+        [case],
+        recording.OSCILLATION.repairer(),
+        rounds=recording.OSCILLATION.rounds,
+        checker=repair.Checker(),
+        run_id=recording.OSCILLATION_RUN_ID,
+        rules=(),
+    )
+    assert_as_recorded(
+        _by_case(now.events(), {case.id}),
+        _by_case(osc.events(), {case.id}),
+        meta,
+        "the recorded oscillation run's events",
+    )
     assert [(s.rule, s.reason) for s in now.stops] == [osc.case_stop(case.id)]
 
 
@@ -163,7 +194,9 @@ def test_the_stability_recheck_on_open_is_recorded_and_the_button_reruns_now(cas
     flaky = [c for c in cases if c.flaky]
     assert [r["case"] for r in recorded_rows] == [c.id for c in flaky] != []
     assert page.stability_rows(repair.Checker(), cases, every=False) == recorded_rows
-    unstable = re.compile(r"report unknowns: case \w+: candidate \w+: \d+ runs of validator \w+ gave \d+ different verdicts")
+    unstable = re.compile(
+        r"report unknowns: case \w+: candidate \w+: \d+ runs of validator \w+ gave \d+ different verdicts"
+    )
     assert all(unstable.match(str(r["verdict"])) for r in recorded_rows)
     now = repair.stability(repair.Checker(), flaky)
     assert [r["case"] for r in now] == [c.id for c in flaky]
@@ -172,6 +205,8 @@ def test_the_stability_recheck_on_open_is_recorded_and_the_button_reruns_now(cas
     asked: list[list[str]] = []
     monkeypatch.setattr(repair, "stability", lambda checker, on: asked.append([c.id for c in on]) or [])
     page.stability_rows(repair.Checker(), cases, every=True)  # the button: every original, now
-    changed = [_with_spec(c, flaky=(*c.flaky, "tests/test_visible.py::test_highest_wins")) if c.flaky else c for c in cases]
+    changed = [
+        _with_spec(c, flaky=(*c.flaky, "tests/test_visible.py::test_highest_wins")) if c.flaky else c for c in cases
+    ]
     page.stability_rows(repair.Checker(), changed, every=False)  # the flaky case changed: now
     assert asked == [[c.id for c in cases], [c.id for c in flaky]]

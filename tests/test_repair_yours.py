@@ -32,7 +32,9 @@ def test_the_correct_patch_is_kept_and_the_hidden_tests_score_it_after_the_decis
     assert start["keep"] == "no_worse" and start["rules"] == []
     assert not result.tasks[0].patch_cap and result.tasks[0].hidden is FLATTEN.hidden
     hidden = repair_yours.hidden(result, FLATTEN.id)
-    assert not hidden.correct_before and hidden.before_failing == ("tests/test_hidden.py::test_bytes_and_dicts_are_atoms",)
+    assert not hidden.correct_before and hidden.before_failing == (
+        "tests/test_hidden.py::test_bytes_and_dicts_are_atoms",
+    )
     assert hidden.correct_after and hidden.after_failing == () and hidden.after_decision
     card = page.yours_html(result, FLATTEN)
     assert "Round 1: keep" in card and "1 now pass (test_strings_are_atoms)" in card

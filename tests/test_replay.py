@@ -21,9 +21,7 @@ def _fresh_replay_state() -> None:
 
 
 def test_replay_by_explicit_key_with_recorded_usage_and_logprobs() -> None:
-    reply = models.complete(
-        f"labkit/replay:{EXAMPLE}", ASK, replay_key="judge/pair-1", logprobs=True
-    )
+    reply = models.complete(f"labkit/replay:{EXAMPLE}", ASK, replay_key="judge/pair-1", logprobs=True)
     assert (reply.text, reply.simulated) == ("A", True)
     assert reply.usage.tokens == 41 + 1
     assert reply.logprobs is not None and reply.logprobs["A"] == -0.05
@@ -76,9 +74,7 @@ def test_an_edited_transcript_is_reloaded(tmp_path: Path) -> None:
 
 
 def test_recording_a_run_then_replaying_it_gives_the_same_replies(tmp_path: Path) -> None:
-    live = replay.script(
-        [replay.Scripted("B", {"B": -0.1, "A": -2.5}), "the answer is 5"], name="live"
-    )
+    live = replay.script([replay.Scripted("B", {"B": -0.1, "A": -2.5}), "the answer is 5"], name="live")
     questions = [[{"role": "user", "content": "A or B?"}], [{"role": "user", "content": "2+3?"}]]
     path = tmp_path / "run.jsonl"
     with replay.recording(path):

@@ -61,8 +61,16 @@ def test_options_and_recording_reach_an_injected_complete() -> None:
         ASK, role="critic", round=4, max_tokens=99, temperature=0.5
     )
     assert seen[0] == {"ledger": None, "run_id": "", "round": 0, "role": "model"}  # no budget, no cache
-    assert seen[1] == {"ledger": None, "run_id": "x", "round": 4, "role": "critic", "budget": budget,
-                       "max_tokens": 5, "temperature": 0.5, "seed": 3}  # the role's options win
+    assert seen[1] == {
+        "ledger": None,
+        "run_id": "x",
+        "round": 4,
+        "role": "critic",
+        "budget": budget,
+        "max_tokens": 5,
+        "temperature": 0.5,
+        "seed": 3,
+    }  # the role's options win
 
 
 def test_judge_and_answerer_record_through_the_base() -> None:
@@ -71,6 +79,8 @@ def test_judge_and_answerer_record_through_the_base() -> None:
     judgment = judge.judge(Pair(id="p", question="q", output_1="x", output_2="y"), "12")
     assert judgment.pick == "A"
     answerer = sc.ModelAnswerer(model=replay.script(["\\boxed{5}"], name="role-ans"), ledger=ledger, run_id="a")
-    q = Question(id="q1", kind="arithmetic", text="2+3?", answer="5", working="2+3=5", wrong_answer="6", wrong_working="2+3=6")
+    q = Question(
+        id="q1", kind="arithmetic", text="2+3?", answer="5", working="2+3=5", wrong_answer="6", wrong_working="2+3=6"
+    )
     assert answerer.respond(q, ASK, "review", 1) == "\\boxed{5}"
     assert [(e.run_id, e.role, e.round) for e in ledger.events()] == [("j", "judge", 0), ("a", "review", 1)]

@@ -58,8 +58,17 @@ def shared_run(path: Path, gate: Path, *, resume: bool) -> Trace:
 
     ledger = Ledger(path)
     budget = Budget(limits(cost_units=7), ledger=ledger, run_id="shared")
-    return run_loop(CASE.start, CASE.suite, Validator(), Waits(gate), max_rounds=3, ledger=ledger,
-                    budget=budget, run_id="shared", resume=resume)  # fmt: skip
+    return run_loop(
+        CASE.start,
+        CASE.suite,
+        Validator(),
+        Waits(gate),
+        max_rounds=3,
+        ledger=ledger,
+        budget=budget,
+        run_id="shared",
+        resume=resume,
+    )
 
 
 SCRIPT = f"""
@@ -82,8 +91,11 @@ def _start(tmp_path: Path, mode: str) -> subprocess.Popen[str]:
     script.write_text(SCRIPT)
     return subprocess.Popen(
         [sys.executable, str(script), str(tmp_path / "l.sqlite"), mode, str(tmp_path / "go")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
 
 
 def _wait_for_round_1(path: Path, proc: subprocess.Popen[str]) -> None:
@@ -150,9 +162,7 @@ def test_reusing_a_finished_run_id_is_refused_unless_resumed(tmp_path) -> None:
     from labkit.grading.validator import Validator
 
     validator = Validator()
-    first = run_loop(
-        case.start, case.suite, validator, reflector("main"), ledger=ledger, run_id="tour"
-    )
+    first = run_loop(case.start, case.suite, validator, reflector("main"), ledger=ledger, run_id="tour")
     before = len(ledger.events("tour"))
     with pytest.raises(RunIdInUse, match="'tour' was run before"):
         run_loop(case.start, case.suite, validator, reflector("main"), ledger=ledger, run_id="tour")
@@ -174,9 +184,7 @@ def test_a_budget_will_not_settle_a_live_runs_reservations(tmp_path) -> None:
     other = Ledger(tmp_path / "l.sqlite")
     with acquire(ledger, "r"):
         # the same lease seen from a process that is alive but not this one
-        ledger._db.execute(
-            "UPDATE leases SET pid = ?, started = ?", (os.getppid(), _started(os.getppid()))
-        )
+        ledger._db.execute("UPDATE leases SET pid = ?, started = ?", (os.getppid(), _started(os.getppid())))
         with pytest.raises(RunLeaseHeld, match=f"process {os.getppid()}"):
             Budget(limits(cost_units=5), ledger=other, run_id="r")
         with pytest.raises(RunLeaseHeld):

@@ -132,9 +132,7 @@ def test_a_candidate_file_where_a_test_directory_goes_loses() -> None:
     assert got["tests/test_calc.py::test_add"] == "passed"
 
 
-@pytest.mark.parametrize(
-    "bad", ["../escape.py", "/etc/passwd", "a/../../b.py", "./x.py", "", "a\\b.py"]
-)
+@pytest.mark.parametrize("bad", ["../escape.py", "/etc/passwd", "a/../../b.py", "./x.py", "", "a\\b.py"])
 def test_paths_outside_the_workspace_are_refused(bad: str) -> None:
     assert unsafe_path(bad)
     with pytest.raises(SandboxError, match="path"):
@@ -160,10 +158,7 @@ def test_limits_are_checked(wall: float, mb: int) -> None:
 def test_junit_names_are_mapped_back_to_node_ids() -> None:
     protected = {"tests/test_a.py": "", "tests/sub/test_b.py": "", "test_top.py": ""}
     assert _nodeid("tests.test_a", "test_x[1.5]", None, protected) == "tests/test_a.py::test_x[1.5]"
-    assert (
-        _nodeid("tests.sub.test_b.TestC", "test_m", None, protected)
-        == "tests/sub/test_b.py::TestC::test_m"
-    )
+    assert _nodeid("tests.sub.test_b.TestC", "test_m", None, protected) == "tests/sub/test_b.py::TestC::test_m"
     assert _nodeid("test_top", "test_t", "test_top.py", protected) == "test_top.py::test_t"
     assert _nodeid("", "tests.test_a", "tests/test_a.py", protected) == "tests/test_a.py"
     assert _nodeid("", "tests.test_a", None, protected) == "tests/test_a.py"
@@ -185,12 +180,14 @@ def test_a_missing_interpreter_is_a_clear_error() -> None:
 
 def test_any_file_type_and_src_layout_import_roots() -> None:
     files = {"src/calc/__init__.py": CODE["calc.py"], "src/calc/table.bin": b"\x00\xff\x10"}
-    tests = {"tests/test_calc.py": (
-        "import importlib.resources\nfrom calc import add\n"
-        "def test_add(): assert add(1, 2) == 3\n"
-        "def test_data(): assert (importlib.resources.files('calc') / 'table.bin').read_bytes()"
-        " == b'\\x00\\xff\\x10'\n"
-    )}  # fmt: skip
+    tests = {
+        "tests/test_calc.py": (
+            "import importlib.resources\nfrom calc import add\n"
+            "def test_add(): assert add(1, 2) == 3\n"
+            "def test_data(): assert (importlib.resources.files('calc') / 'table.bin').read_bytes()"
+            " == b'\\x00\\xff\\x10'\n"
+        )
+    }
     run = run_pytest(files, tests, LIMITS, import_roots=["src"])  # type: ignore[arg-type]
     assert {r.nodeid: r.outcome for r in run.results} == {
         "tests/test_calc.py::test_add": "passed",

@@ -24,17 +24,28 @@ from labkit.record.vocabulary import VOCABULARY, undeclared
 
 # -- simulated verdicts on a three-check set (labelled: no pytest runs here) ---------------
 
-CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "low"),
-                          Check("t.py::c", "", "high")))  # fmt: skip
+CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "low"), Check("t.py::c", "", "high")))
 
 
 def verdict(a: str, b: str, c: str, *, checks: CheckSet = CHECKS) -> Verdict:
     results = tuple(TestResult(ch.id, o) for ch, o in zip(checks.checks, (a, b, c), strict=True))  # type: ignore[arg-type]
     ok = {r.nodeid for r in results if r.outcome == "passed"}
     f2p, p2p = ("t.py::a", "t.py::b"), ("t.py::c",)
-    return Verdict(Evidence(candidate="x", suite="suite", validator="validator", results=results, exit_code=0, wall_seconds=0.0, alarms=()),
-                   tuple(i for i in f2p if i in ok), tuple(i for i in f2p if i not in ok),
-                   tuple(i for i in p2p if i in ok), tuple(i for i in p2p if i not in ok))  # fmt: skip
+    return Verdict(
+        Evidence(
+            candidate="x",
+            suite="suite",
+            validator="validator",
+            results=results,
+            exit_code=0,
+            wall_seconds=0.0,
+            alarms=(),
+        ),
+        tuple(i for i in f2p if i in ok),
+        tuple(i for i in f2p if i not in ok),
+        tuple(i for i in p2p if i in ok),
+        tuple(i for i in p2p if i not in ok),
+    )
 
 
 @dataclass
@@ -57,7 +68,11 @@ class Once:
 def recorder(total: float, reserve: float = 0.0) -> tuple[Recorder, Budget, Ledger]:
     led = Ledger()
     budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led, run_id="r")
-    return Recorder(run_id="r", ledger=led, checker=Checker(), budget=budget, validation_cost=1.0, simulated=True), budget, led
+    return (
+        Recorder(run_id="r", ledger=led, checker=Checker(), budget=budget, validation_cost=1.0, simulated=True),
+        budget,
+        led,
+    )
 
 
 def situation() -> Situation:
@@ -65,8 +80,11 @@ def situation() -> Situation:
 
 
 def charges(led: Ledger) -> list[tuple[str, float, bool]]:
-    return [(e.kind, e.cost_units, bool(e.detail.get("from_reserve"))) for e in led.events("r")
-            if e.role == Role.BUDGET and e.detail.get("status") == "settled"]  # fmt: skip
+    return [
+        (e.kind, e.cost_units, bool(e.detail.get("from_reserve")))
+        for e in led.events("r")
+        if e.role == Role.BUDGET and e.detail.get("status") == "settled"
+    ]
 
 
 # -- 2. generation billing ------------------------------------------------------------------
@@ -77,8 +95,14 @@ def test_propose_bills_reflect_by_default_and_the_callers_kind_and_cap_when_give
     propose(rec, Once(Proposal(note="n", usage=Usage(cost_units=0.5))), situation(), None, 0)
     assert charges(led) == [("reflect", 0.5, False)]  # today's default: the reply's own usage
     rec, budget, led = recorder(10)
-    propose(rec, Once(Proposal(note="n", usage=Usage(cost_units=0.5))), situation(), None, 0,
-            payment=Payment.fixed(Kind.GENERATE, 3))  # fmt: skip
+    propose(
+        rec,
+        Once(Proposal(note="n", usage=Usage(cost_units=0.5))),
+        situation(),
+        None,
+        0,
+        payment=Payment.fixed(Kind.GENERATE, 3),
+    )
     assert charges(led) == [("generate", 3.0, False)] and budget.spent.cost_units == 3
     # a declared price that does not fit is refused before the strategy is asked
     rec, _, _ = recorder(2)
@@ -94,8 +118,15 @@ def test_a_model_error_is_a_proposal_failure_unless_the_caller_asks_for_it() -> 
     assert got.failure.startswith("model call failed: ModelUnavailable")
     rec, _, led = recorder(10)
     with pytest.raises(ModelUnavailable):
-        propose(rec, Once(Proposal(), ModelUnavailable("503")), situation(), None, 0,
-                payment=Payment.fixed(Kind.GENERATE, 3), model_errors="raise")  # fmt: skip
+        propose(
+            rec,
+            Once(Proposal(), ModelUnavailable("503")),
+            situation(),
+            None,
+            0,
+            payment=Payment.fixed(Kind.GENERATE, 3),
+            model_errors="raise",
+        )
     kinds = [(e.role, e.kind) for e in led.events("r") if e.role != Role.BUDGET]
     assert kinds == [("reflector", "error")]  # recorded before it is handed back
     unknown = [(e.kind, e.cost_units) for e in led.events("r") if e.detail.get("status") == "unknown"]
@@ -125,8 +156,15 @@ def test_prepare_is_unpaid_by_default_and_one_paid_action_when_given_a_payment(t
     assert p.refusal is not None and p.refusal.rule == "integrity"
     # `build` runs inside the paid step; what it raises is the candidate's and propagates
     with pytest.raises(SyntaxError):
-        prepare(rec, task, 1, start, Child(target=Candidate({"a.py": "x = (\n"}), name="bad"), payment=pay,
-                build=lambda c: compile(c.files["a.py"], "a.py", "exec"))  # fmt: skip
+        prepare(
+            rec,
+            task,
+            1,
+            start,
+            Child(target=Candidate({"a.py": "x = (\n"}), name="bad"),
+            payment=pay,
+            build=lambda c: compile(c.files["a.py"], "a.py", "exec"),
+        )
     assert budget.spent.cost_units == 6
     generated = [e.detail["proposal"] for e in led.events("r") if e.kind == "generate"]
     assert generated == ["two", "three", "bad"]
@@ -195,9 +233,14 @@ def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: Search
 
     confirmed: list[str] = []
     real = sealed.SealedCheckSet.confirm
-    monkeypatch.setattr(sealed.SealedCheckSet, "confirm", lambda self, c: confirmed.append(self.digest) or real(self, c))
+    monkeypatch.setattr(
+        sealed.SealedCheckSet, "confirm", lambda self, c: confirmed.append(self.digest) or real(self, c)
+    )
     rec, _, _ = recorder(5, reserve=2)
-    assert rec.confirm(Task(id="api", start=case.case.start, suite=case.suite, hidden=case.final), 1, case.case.start) is False
+    assert (
+        rec.confirm(Task(id="api", start=case.case.start, suite=case.suite, hidden=case.final), 1, case.case.start)
+        is False
+    )
     assert confirmed == [case.final.digest]
     reruns: list[int] = []
     real_rerun = verdicts.rerun
@@ -206,7 +249,9 @@ def test_there_is_one_sealed_confirmation_and_one_flakiness_recheck(case: Search
     monkeypatch.setattr(runner, "rerun", spy)
     checker = Checker()
     assert len(checker.recheck(case.case.start, case.suite, 1, until_disagreement=False)) == 2
-    out = engine.run([Task(id="api", start=case.case.start, suite=case.suite)], Once(Proposal()), checker, rounds=0, recheck=1)
+    out = engine.run(
+        [Task(id="api", start=case.case.start, suite=case.suite)], Once(Proposal()), checker, rounds=0, recheck=1
+    )
     verified = [e.detail["why"] for e in out.ledger.events(out.run_id) if e.kind == Kind.VERIFY]
     assert reruns == [1, 1] and verified == ["start", "re-run 1 (uncached)"]
 
@@ -215,7 +260,14 @@ def test_rerun_stops_at_the_first_disagreement_unless_told_not_to() -> None:
     from labkit.grading.verdicts import rerun
 
     def ev(outcome: str) -> Evidence:
-        return Evidence(candidate="c", suite="s", validator="v", results=(TestResult("t::a", outcome),), exit_code=0, wall_seconds=0.1)
+        return Evidence(
+            candidate="c",
+            suite="s",
+            validator="v",
+            results=(TestResult("t::a", outcome),),
+            exit_code=0,
+            wall_seconds=0.1,
+        )
 
     outcomes = iter(["passed", "failed", "passed", "passed"])
     runs = rerun(ev("passed"), lambda: ev(next(outcomes)), 4, lambda e: e)
@@ -240,9 +292,18 @@ def test_every_search_event_is_declared_and_an_undeclared_field_is_refused(case:
     assert {(r, k) for r, k in VOCABULARY} >= {(Role(e.role), Kind(e.kind)) for e in events if e.role != Role.BUDGET}
     assert units_of(events) == {"v"}  # three branches and their retry bookkeeping: one experimental unit
     # the search read back from them: every step, the budget stop among them
-    assert {s.kind for s in out.readback.steps} == {Kind.DEFINE, Kind.EXPAND, Kind.BRANCH, Kind.SEAL, Kind.CONFIRM,
-                                                    Kind.ERROR_DECISION, Kind.STOP}  # fmt: skip
+    assert {s.kind for s in out.readback.steps} == {
+        Kind.DEFINE,
+        Kind.EXPAND,
+        Kind.BRANCH,
+        Kind.SEAL,
+        Kind.CONFIRM,
+        Kind.ERROR_DECISION,
+        Kind.STOP,
+    }
     assert undeclared(Role.SEARCH, Kind.BRANCH, {"unit": "u", "hidden_failures": []}) == ["hidden_failures"]
     assert undeclared(Role.VALIDATOR, Kind.EXPAND, {"unit": "u"}) != []  # not the validator's kind: refused whole
     with pytest.raises(LedgerError, match="'expand' events by role 'validator'"):
-        Recorder(run_id="x", ledger=led, checker=Checker(), budget=None, validation_cost=0.0, simulated=True).log(None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"})
+        Recorder(run_id="x", ledger=led, checker=Checker(), budget=None, validation_cost=0.0, simulated=True).log(
+            None, 0, Role.VALIDATOR, Kind.EXPAND, detail={"unit": "u"}
+        )

@@ -74,9 +74,7 @@ def test_the_three_routes_fail_and_pass_as_the_chapter_says(
     }
 
 
-def test_the_sealed_final_set_lets_only_pass_or_fail_out(
-    case: SearchCase, validator: Validator
-) -> None:
+def test_the_sealed_final_set_lets_only_pass_or_fail_out(case: SearchCase, validator: Validator) -> None:
     from labkit.core.patch import apply
 
     sealed = case.sealed(validator)
@@ -119,9 +117,7 @@ def test_three_branches_of_one_task_are_one_experimental_unit(
     assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}  # every event naming a unit
 
 
-def test_without_the_reserve_the_task_is_incomplete(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
+def test_without_the_reserve_the_task_is_incomplete(case: SearchCase, validator: Validator, baseline: Verdict) -> None:
     result, led, _ = search(case, validator, baseline, reserve=0)
     assert [s.route for s in result.sealed] == [C]  # C was sealed ...
     assert not result.success and result.status == "incomplete"
@@ -132,8 +128,12 @@ def test_without_the_reserve_the_task_is_incomplete(
 def test_a_failed_confirmation_leaves_the_task_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    strict = AcceptanceSuite(name="a stricter final set (sealed)", tests={"final/test_strict.py": "def test_strict():\n    assert False\n"},
-                             fail_to_pass=("final/test_strict.py::test_strict",), pass_to_pass=())  # fmt: skip
+    strict = AcceptanceSuite(
+        name="a stricter final set (sealed)",
+        tests={"final/test_strict.py": "def test_strict():\n    assert False\n"},
+        fail_to_pass=("final/test_strict.py::test_strict",),
+        pass_to_pass=(),
+    )
     result, _, _ = search(case, validator, baseline, hidden=strict)
     assert result.winner is not None and result.confirmed is False
     assert (result.status, result.reason) == ("incomplete", "confirmation_failed")
@@ -159,7 +159,8 @@ def test_the_winner_rule_is_registered_before_any_candidate(
     assert kinds[0] == ("define", "first sealed") and kinds[1][0] == "expand"
     start = next(e for e in led.events("task-1") if e.kind == "start")  # preregistered by the engine
     assert start.detail["winner_rule"] == "first sealed" and start.seq < min(
-        e.seq for e in led.events("task-1") if e.kind == "generate" and e.round > 0)
+        e.seq for e in led.events("task-1") if e.kind == "generate" and e.round > 0
+    )
     with pytest.raises(SearchError, match="registered up front"):
         search(case, validator, baseline, rule=lambda s: 0)
 
@@ -186,9 +187,7 @@ def test_an_empty_generation_still_costs_an_expansion_and_its_spend(
     assert (result.status, result.reason) == ("incomplete", "frontier_empty")
 
 
-def test_the_host_truncates_to_max_children(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
+def test_the_host_truncates_to_max_children(case: SearchCase, validator: Validator, baseline: Verdict) -> None:
     result, led, _ = search(case, validator, baseline, limits=SearchLimits(max_children=2), total=40)
     first = result.expansions[0]
     assert (first.proposed, first.kept) == (3, 2)
@@ -209,16 +208,14 @@ def test_nothing_is_spent_while_building_a_generation_that_does_not_fit(
 def test_depth_and_stall_limits_stop_with_their_reason(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
-    deep, _, _ = search(case, validator, baseline, total=100,
-                        limits=SearchLimits(max_depth=1, max_expansions=5))  # fmt: skip
+    deep, _, _ = search(case, validator, baseline, total=100, limits=SearchLimits(max_depth=1, max_expansions=5))
     assert len(deep.expansions) == 1 and deep.reason == "frontier_empty"
     capped, _, _ = search(case, validator, baseline, total=100, limits=SearchLimits(max_expansions=1))
     assert capped.reason == "max_expansions" and capped.success
     # two hypotheses reach the same files: two states; expanding the first proposes nothing
     restore = case.case.patches["restore_old_api"]
     twins = Script((Child(patch=restore, name=A), Child(patch=restore, name="A again, other hypothesis")))
-    stalled, _, _ = search(case, validator, baseline, strategy=twins, total=100,
-                           limits=SearchLimits(max_stalled=1))  # fmt: skip
+    stalled, _, _ = search(case, validator, baseline, strategy=twins, total=100, limits=SearchLimits(max_stalled=1))
     assert [b.outcome for b in stalled.branches] == ["frontier", "frontier"]
     assert len(stalled.expansions) == 2 and stalled.reason == "stalled" and not stalled.success
 

@@ -39,7 +39,6 @@ def baseline(case: SearchCase, validator: Validator) -> Verdict:
     return validator.run(case.case.start, case.suite)
 
 
-
 def test_an_integrity_alarm_quarantines_and_stops_incomplete(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
@@ -48,15 +47,12 @@ def test_an_integrity_alarm_quarantines_and_stops_incomplete(
     strategy = Script((Child(patch=fix, name=C), Child(target=tamper, name="tamper")))
     result, led, _ = search(case, validator, baseline, strategy=strategy, total=30)
     assert [s.route for s in result.sealed] == [C]  # a sealed candidate does not save the task
-    assert (result.status, result.reason, result.winner) == (
-        "incomplete", "integrity_or_effect_unresolved", None)  # fmt: skip
+    assert (result.status, result.reason, result.winner) == ("incomplete", "integrity_or_effect_unresolved", None)
     assert result.branches[-1].outcome == "quarantined"
     assert any(s.kind == "quarantine" for s in steps(led, case))
 
 
-def test_an_unknown_effect_quarantines(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
+def test_an_unknown_effect_quarantines(case: SearchCase, validator: Validator, baseline: Verdict) -> None:
     def deploy(candidate: Candidate) -> None:  # run inside the engine's step 4 on each executed route
         raise UnknownEffect("the deploy step timed out after sending", action="deploy")
 
@@ -77,7 +73,9 @@ def test_a_patch_that_does_not_apply_ends_that_branch_only(
     strategy = Script((Child(patch=broken, name="broken"), Child(patch=fix, name=C)))
     result, led, _ = search(case, validator, baseline, strategy=strategy)
     assert [(b.name, b.outcome, b.error_class) for b in result.branches] == [
-        ("broken", "execute failed", "INVALID_ARGUMENT"), (C, "sealed", "")]  # fmt: skip
+        ("broken", "execute failed", "INVALID_ARGUMENT"),
+        (C, "sealed", ""),
+    ]
     assert result.success
 
 
@@ -100,8 +98,9 @@ def test_infrastructure_is_retried_uniformly_and_billed(
     case: SearchCase, validator: Validator, baseline: Verdict
 ) -> None:
     strategy = Flaky(case, [ModelUnavailable("503")])
-    result, led, _ = search(case, validator, baseline, strategy=strategy, total=30,
-                            retry=RetryPolicy(infrastructure_retries=1))  # fmt: skip
+    result, led, _ = search(
+        case, validator, baseline, strategy=strategy, total=30, retry=RetryPolicy(infrastructure_retries=1)
+    )
     assert result.success
     retries = [e.detail for e in led.events("task-1") if e.kind == "retry"]
     assert len(retries) == 1 and retries[0]["original_failure"].startswith("ModelUnavailable")
@@ -109,9 +108,7 @@ def test_infrastructure_is_retried_uniformly_and_billed(
     assert units_in(e.detail for e in led.events("task-1")) == {"task-1"}
 
 
-def test_policy_denied_stops_the_search(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
+def test_policy_denied_stops_the_search(case: SearchCase, validator: Validator, baseline: Verdict) -> None:
     strategy = Flaky(case, [MissingKey("OPENAI_API_KEY is not set")])
     result, led, _ = search(case, validator, baseline, strategy=strategy)
     assert (result.status, result.reason) == ("incomplete", "policy_denied")
@@ -130,10 +127,10 @@ def test_infrastructure_whose_retries_run_out_stops_the_search(
     assert spend(led, "task-1", 15).by_kind == {"generate": 6}
 
 
-def test_an_alarm_at_verification_quarantines_too(
-    case: SearchCase, validator: Validator, baseline: Verdict
-) -> None:
-    plugin = Candidate({**case.case.start.files, "conftest.py": "def pytest_collection_modifyitems(items):\n    pass\n"})
+def test_an_alarm_at_verification_quarantines_too(case: SearchCase, validator: Validator, baseline: Verdict) -> None:
+    plugin = Candidate(
+        {**case.case.start.files, "conftest.py": "def pytest_collection_modifyitems(items):\n    pass\n"}
+    )
     result, led, _ = search(case, validator, baseline, strategy=Script((Child(target=plugin, name="plugin"),)))
     assert (result.status, result.reason) == ("incomplete", "integrity_or_effect_unresolved")
     assert result.branches[-1].outcome == "quarantined" and result.branches[-1].spent == 3  # executed, verified

@@ -74,10 +74,19 @@ def test_a_new_failure_worse_than_every_fix_is_not_progress() -> None:
 
 # -- random search trees, random failures (simulated world) --------------------------------
 
-CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "medium"),
-                          Check("t.py::c", "", "high")))  # fmt: skip
-DEV = AcceptanceSuite(name="sim dev checks", tests={"t.py": "a = 0\nb = 0\nc = 0  # simulated\n"}, fail_to_pass=("t.py::a", "t.py::b"), pass_to_pass=("t.py::c",))
-FINAL = AcceptanceSuite(name="sim final (sealed)", tests={"final/t.py": "f = 0  # simulated\n"}, fail_to_pass=("final/t.py::f",), pass_to_pass=())
+CHECKS = CheckSet("sim", (Check("t.py::a", "", "medium"), Check("t.py::b", "", "medium"), Check("t.py::c", "", "high")))
+DEV = AcceptanceSuite(
+    name="sim dev checks",
+    tests={"t.py": "a = 0\nb = 0\nc = 0  # simulated\n"},
+    fail_to_pass=("t.py::a", "t.py::b"),
+    pass_to_pass=("t.py::c",),
+)
+FINAL = AcceptanceSuite(
+    name="sim final (sealed)",
+    tests={"final/t.py": "f = 0  # simulated\n"},
+    fail_to_pass=("final/t.py::f",),
+    pass_to_pass=(),
+)
 OUTCOMES = ("pass", "progress", "flat", "severe", "alarm", "unknown", "patch_error", "memory")
 _RESULTS = {
     "pass": ("passed", "passed", "passed"),
@@ -91,11 +100,24 @@ _RESULTS = {
 def sim_verdict(kind: str, cand: str, suite: str = "suite", validator: str = "validator") -> Verdict:
     outcomes = _RESULTS[kind]
     results = tuple(TestResult(c.id, o) for c, o in zip(CHECKS.checks, outcomes, strict=True))  # type: ignore[arg-type]
-    ev = Evidence(candidate=cand, suite=suite, validator=validator, results=results, exit_code=0, wall_seconds=0.0, alarms=("tamper",) if kind == "alarm" else ())
+    ev = Evidence(
+        candidate=cand,
+        suite=suite,
+        validator=validator,
+        results=results,
+        exit_code=0,
+        wall_seconds=0.0,
+        alarms=("tamper",) if kind == "alarm" else (),
+    )
     ok = {r.nodeid for r in results if r.outcome == "passed"}
     f2p = ("t.py::a", "t.py::b")
-    return Verdict(ev, tuple(i for i in f2p if i in ok), tuple(i for i in f2p if i not in ok),
-                   tuple(i for i in ("t.py::c",) if i in ok), tuple(i for i in ("t.py::c",) if i not in ok))  # fmt: skip
+    return Verdict(
+        ev,
+        tuple(i for i in f2p if i in ok),
+        tuple(i for i in f2p if i not in ok),
+        tuple(i for i in ("t.py::c",) if i in ok),
+        tuple(i for i in ("t.py::c",) if i not in ok),
+    )
 
 
 @dataclass
@@ -150,7 +172,14 @@ class World:
         if suite.digest == FINAL.digest:
             self.check("confirm")
             ok = self.rng.random() < 0.8
-            ev = Evidence(candidate=c.digest, suite=suite.digest, validator=self.id, results=(TestResult("final/t.py::f", "passed" if ok else "failed"),), exit_code=0, wall_seconds=0.0)
+            ev = Evidence(
+                candidate=c.digest,
+                suite=suite.digest,
+                validator=self.id,
+                results=(TestResult("final/t.py::f", "passed" if ok else "failed"),),
+                exit_code=0,
+                wall_seconds=0.0,
+            )
             return Verdict(ev, ("final/t.py::f",) if ok else (), () if ok else ("final/t.py::f",), (), ())
         self.check("verify")
         name = c.files["n"]
@@ -168,19 +197,32 @@ class World:
     model_down=st.integers(0, 1),
 )
 def test_random_trees_never_overspend_and_incomplete_is_never_success(
-    seed: int, weights: tuple[float, ...], total: int, reserve: int,
-    costs: tuple[int, int, int, int], lim: tuple[int, int, int, int], model_down: int,
-) -> None:  # fmt: skip
+    seed: int,
+    weights: tuple[float, ...],
+    total: int,
+    reserve: int,
+    costs: tuple[int, int, int, int],
+    lim: tuple[int, int, int, int],
+    model_down: int,
+) -> None:
     reserve = min(reserve, total)
     world = World(seed, weights, model_down=model_down)
     with Ledger() as led:
-        budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve),
-                        ledger=led, run_id="r")  # fmt: skip
+        budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=reserve), ledger=led, run_id="r")
         world.budget = budget
         task = Task(id="sim", start=Candidate({"n": "root"}), suite=DEV, hidden=FINAL, checks=CHECKS)
-        result = run_search(task, world, Checker(world), budget, Costs(*costs), limits=SearchLimits(*lim),  # type: ignore[arg-type]
-                            ledger=led, run_id="r", retry=RetryPolicy(infrastructure_retries=1),
-                            build=world.build).result  # fmt: skip
+        result = run_search(
+            task,
+            world,
+            Checker(world),
+            budget,
+            Costs(*costs),
+            limits=SearchLimits(*lim),  # type: ignore[arg-type]
+            ledger=led,
+            run_id="r",
+            retry=RetryPolicy(infrastructure_retries=1),
+            build=world.build,
+        ).result
         # spent + reserved <= limit at every paid action, and at the end
         assert world.violations == []
         assert budget.spent.cost_units <= total and budget.reserved.cost_units == 0

@@ -49,9 +49,7 @@ def test_the_sweep_shows_where_the_task_turns_incomplete(runs: dict[float, Sweep
 
 def test_outcomes_and_what_is_left_are_said_in_words(runs: dict[float, Sweep]) -> None:
     # a confirmed candidate is a success, whatever stopped the search; the reason is said apart from it
-    assert outcome_words("success", "budget_exhausted").startswith(
-        "success: a sealed candidate was confirmed ("
-    )
+    assert outcome_words("success", "budget_exhausted").startswith("success: a sealed candidate was confirmed (")
     assert "(" not in outcome_words("incomplete", "budget_exhausted") and "budget" in outcome_words(
         "incomplete", "budget_exhausted"
     )
@@ -71,8 +69,15 @@ def test_outcomes_and_what_is_left_are_said_in_words(runs: dict[float, Sweep]) -
 
 def test_pages_show_budget_tree_seal_and_decisions(runs: dict[float, Sweep]) -> None:
     page = step_page(runs[15].steps[-1])
-    for text in ("limit 15", "<b>search</b> 12", "<b>confirm</b> 2", "sealed</b>: C fix the callers",
-                 "not expanded", "budget exhausted</b>: stop", "test_user_records_are_frozen [high]"):  # fmt: skip
+    for text in (
+        "limit 15",
+        "<b>search</b> 12",
+        "<b>confirm</b> 2",
+        "sealed</b>: C fix the callers",
+        "not expanded",
+        "budget exhausted</b>: stop",
+        "test_user_records_are_frozen [high]",
+    ):
         assert text in page, text
 
 
@@ -112,8 +117,10 @@ def test_a_reopened_sweep_reuses_its_dev_check_verdicts_and_spends_the_same(runs
     assert first_checks > 0 and again_checks == 0
     assert again_confirms == first_confirms > 0  # the sealed set is never cached
     for total, s in runs.items():
-        accounts = [[(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in r[total].steps]
-                    for r in (first, again)]  # fmt: skip
+        accounts = [
+            [(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in r[total].steps]
+            for r in (first, again)
+        ]
         fresh = [(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in s.steps]
         assert accounts == [fresh, fresh]
         assert again[total].result.status == s.result.status

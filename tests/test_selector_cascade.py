@@ -48,11 +48,14 @@ def test_the_run_reproduces_its_recording_exactly(
     assert_as_recorded(cc.as_json(result, ungated), record, record, "the selector cascade's run")
     assert result.winner == "composite key, bounded" and result.decided_by == "owner"
     failed = {t.name: t.failed for t in result.tiers}
-    assert failed == {"composite key": "", "disable the cache": "tests", "five changes at once": "constraints",
-                      "composite key, bounded": "", "composite key, unbalanced paren": "compile"}  # fmt: skip
-    assert (
-        result.cost_units == 4.0
-    )  # four validations paid; the uncompilable one never reached the validator
+    assert failed == {
+        "composite key": "",
+        "disable the cache": "tests",
+        "five changes at once": "constraints",
+        "composite key, bounded": "",
+        "composite key, unbalanced paren": "compile",
+    }
+    assert result.cost_units == 4.0  # four validations paid; the uncompilable one never reached the validator
 
 
 def test_a_reviewer_score_never_brings_back_a_failed_hard_check(
@@ -62,9 +65,7 @@ def test_a_reviewer_score_never_brings_back_a_failed_hard_check(
     case = load_case("cache_isolation")
     diffs = {e.name: e.patch.diff for e in cc.load_entries(case)}
     survivors = {t.name for t in result.tiers if not t.failed}
-    cascade_saw = reviewer.seen[
-        : 2 * len(survivors)
-    ]  # both orders; the ungated counterfactual came after
+    cascade_saw = reviewer.seen[: 2 * len(survivors)]  # both orders; the ungated counterfactual came after
     assert set(cascade_saw) == {diffs[n] for n in survivors}  # it never saw a hard failure
     # Without the gate the reviewer (verbosity) and owner (bounded memory) would pick the
     # five-change patch that failed the size constraint: the gate is what keeps it out.
@@ -81,11 +82,7 @@ def test_order_flips_are_kept_as_disagreements_and_go_to_the_owner(
     both = {t.name: t.reviewer for t in result.tiers if t.reviewer}
     a, b = both["composite key"], both["composite key, bounded"]
     assert (a[0] > b[0]) != (a[1] > b[1])  # the verdict flips with the order shown
-    owner = [
-        e.detail
-        for e in ledger.events("t")
-        if e.kind == Kind.SELECT and e.detail.get("tier") == "owner"
-    ]
+    owner = [e.detail for e in ledger.events("t") if e.kind == Kind.SELECT and e.detail.get("tier") == "owner"]
     assert [d["name"] for d in owner if d["passed"]] == ["composite key, bounded"]
     no_bias = cc.ScriptedReviewer(position=0.0)
     entries = cc.load_entries(load_case("cache_isolation"))
@@ -99,9 +96,7 @@ def test_the_rule_is_the_first_event_and_cannot_change_after(
     _, _, _, ledger = run
     events = ledger.events("t")
     assert events[0].kind == Kind.SELECT and events[0].detail["tier"] == "rule"
-    assert json.loads(events[0].detail["reason"]) == json.loads(
-        json.dumps(cc.SelectionRule().__dict__)
-    )
+    assert json.loads(events[0].detail["reason"]) == json.loads(json.dumps(cc.SelectionRule().__dict__))
     case = load_case("cache_isolation")
     entries = cc.load_entries(case)
     late = Ledger()
@@ -124,12 +119,18 @@ def test_the_hard_checks_are_one_engine_run_with_a_frontier(
     events = ledger.events("t/hard")
     start = next(e for e in events if e.kind == Kind.START)
     assert start.detail["expand"] == "breadth" and start.detail["keep"] == "resolved"
-    checked = [e.detail["candidate"] for e in events if e.kind == Kind.VERIFY and e.role == Role.VALIDATOR and e.detail["retest"]]
+    checked = [
+        e.detail["candidate"]
+        for e in events
+        if e.kind == Kind.VERIFY and e.role == Role.VALIDATOR and e.detail["retest"]
+    ]
     assert checked == [t.candidate for t in result.tiers if t.failed != "compile"]
     (decide,) = [e for e in events if e.kind == Kind.DECIDE]
     kept = {c["name"] for c in decide.detail["children"] if c["decision"] == "keep"}
     assert kept == {t.name for t in result.tiers if not t.failed}
-    assert not [e for e in ledger.events("t") if e.kind in (Kind.GENERATE, Kind.VERIFY)]  # the rule's run: selection only
+    assert not [
+        e for e in ledger.events("t") if e.kind in (Kind.GENERATE, Kind.VERIFY)
+    ]  # the rule's run: selection only
 
 
 def test_reading_the_recording_imports_no_engine() -> None:
@@ -138,9 +139,11 @@ def test_reading_the_recording_imports_no_engine() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from labkit.views import cascade_page; cascade_page.summary_md(); "
-            "print(sorted(m for m in ('labkit.loop.engine', 'labkit.grading.cases', 'labkit.grading.verdicts') "
-            "if m in sys.modules))")  # fmt: skip
+    code = (
+        "import sys; from labkit.views import cascade_page; cascade_page.summary_md(); "
+        "print(sorted(m for m in ('labkit.loop.engine', 'labkit.grading.cases', 'labkit.grading.verdicts') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["[]"], out.stdout

@@ -34,11 +34,25 @@ def test_loop_has_no_oracle_and_follows_the_huang_prompts():
     run = sc.run_intrinsic(QS, a, rounds=2)
     assert run.n == 4 and run.rounds == 2 and run.simulated
     steps = [(qid, step, r) for qid, step, r, _ in a.seen if qid == QS[0].id]
-    assert steps == [(QS[0].id, "answer", 0), (QS[0].id, "review", 1), (QS[0].id, "revise", 1),
-                     (QS[0].id, "review", 2), (QS[0].id, "revise", 2)]
+    assert steps == [
+        (QS[0].id, "answer", 0),
+        (QS[0].id, "review", 1),
+        (QS[0].id, "revise", 1),
+        (QS[0].id, "review", 2),
+        (QS[0].id, "revise", 2),
+    ]
     last = [m for qid, step, r, m in a.seen if qid == QS[0].id][4]
-    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user", "assistant", "user",
-                                         "assistant", "user"]
+    assert [m["role"] for m in last] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
     assert last[2]["content"] == sc.REVIEW and last[4]["content"] == sc.REVISE
     # the ground truth never reaches the model except through its own answers
     for qid, _, _, messages in a.seen:
@@ -55,9 +69,17 @@ def test_accuracy_transitions_and_oracle_stopping_by_hand():
     assert [iv.estimate for iv in sc.oracle_stopping(run)] == [0.5, 0.75, 1.0]
     t1, t2 = sc.transitions(run)
     assert (t1.right_right.estimate, t1.right_wrong.estimate, t1.wrong_right.estimate, t1.wrong_wrong.estimate) == (
-        0.25, 0.25, 0.25, 0.25)
+        0.25,
+        0.25,
+        0.25,
+        0.25,
+    )
     assert (t2.right_right.estimate, t2.right_wrong.estimate, t2.wrong_right.estimate, t2.wrong_wrong.estimate) == (
-        0.5, 0.0, 0.25, 0.25)
+        0.5,
+        0.0,
+        0.25,
+        0.25,
+    )
     # unchanged: q1 (right twice) and q4 (the same wrong number twice) in round 1
     assert t1.unchanged.estimate == 0.5 and t2.unchanged.estimate == 0.75
     assert t1.right_right.low <= 0.25 <= t1.right_right.high
@@ -173,6 +195,8 @@ def test_the_answer_check_reads_the_reply_and_the_visible_suite_gives_no_evidenc
     assert [check.run(c, ac.hidden_suite(q)).resolved for c in (right, wrong)] == [True, False]
     assert [check.run(c, ac.visible_suite()).resolved for c in (right, wrong)] == [True, True]
     assert not check.run(Candidate({"other.md": "1"}), ac.visible_suite()).resolved
-    plain = AcceptanceSuite(name="p", tests={"test_a.py": "def test_a(): ..."}, fail_to_pass=("test_a.py::test_a",), pass_to_pass=())
+    plain = AcceptanceSuite(
+        name="p", tests={"test_a.py": "def test_a(): ..."}, fail_to_pass=("test_a.py::test_a",), pass_to_pass=()
+    )
     with pytest.raises(SuiteError, match="not an answer check"):
         check.run(right, plain)

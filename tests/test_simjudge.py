@@ -20,7 +20,17 @@ def sigmoid(z):
 
 def test_probability_follows_the_formula_in_both_orders():
     j = SimulatedJudge(k=2.0, beta=0.5, phi=1.0, delta=0.7, length_scale=100.0)
-    p = Pair(id="x", question="q", output_1="a" * 300, output_2="b" * 100, label=1, model_1="sim/judge", model_2="other", quality_1=1.0, quality_2=0.4)
+    p = Pair(
+        id="x",
+        question="q",
+        output_1="a" * 300,
+        output_2="b" * 100,
+        label=1,
+        model_1="sim/judge",
+        model_2="other",
+        quality_1=1.0,
+        quality_2=0.4,
+    )
     dl = math.tanh(200 / 100)
     assert j.p_first(p, "12") == pytest.approx(sigmoid(2.0 * 0.6 + 0.5 + 1.0 * dl + 0.7))
     assert j.p_first(p, "21") == pytest.approx(sigmoid(-2.0 * 0.6 + 0.5 - 1.0 * dl - 0.7))
@@ -134,10 +144,14 @@ def test_length_control_removes_a_pure_length_advantage():
     wp = P.writer_pairs(qs, seed=9)
     verbose = SimulatedJudge(k=3.0, beta=0.5, phi=1.5, seed=9)
     fair = SimulatedJudge(k=3.0, beta=0.5, phi=0.0, seed=9)
-    lc = {r.model: r for r in bias.length_controlled(bias.table(verbose.run(wp)), "writer/baseline",
-                                                     resamples=RESAMPLES).rates}
-    no_len = {r.model: r for r in bias.length_controlled(bias.table(fair.run(wp)), "writer/baseline",
-                                                         resamples=RESAMPLES).rates}
+    lc = {
+        r.model: r
+        for r in bias.length_controlled(bias.table(verbose.run(wp)), "writer/baseline", resamples=RESAMPLES).rates
+    }
+    no_len = {
+        r.model: r
+        for r in bias.length_controlled(bias.table(fair.run(wp)), "writer/baseline", resamples=RESAMPLES).rates
+    }
     # the length-biased judge inflates the padded writer's raw win rate over the fair judge's...
     assert lc["writer/padded"].raw.low > no_len["writer/padded"].raw.high
     # ...and length control brings it back inside the fair judge's interval

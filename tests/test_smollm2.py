@@ -22,6 +22,7 @@ def _smollm2_installed() -> None:
     if missing is not None:
         pytest.fail(f"SmolLM2 is not installed here: {missing}", pytrace=False)
 
+
 MODEL = "labkit/smollm2"
 
 
@@ -81,13 +82,9 @@ def test_one_engine_per_process_on_a_loopback_port() -> None:
 
 def test_timeout_and_bad_requests_are_specific_errors() -> None:
     with pytest.raises(ModelTimeout, match="0.01s"):
-        models.complete(
-            MODEL, [{"role": "user", "content": "Write a long story."}], max_tokens=64, timeout=0.01
-        )
+        models.complete(MODEL, [{"role": "user", "content": "Write a long story."}], max_tokens=64, timeout=0.01)
     with pytest.raises(ModelError, match="grammar"):
-        models.complete(
-            MODEL, [{"role": "user", "content": "hi"}], max_tokens=2, grammar="root ::= ("
-        )
+        models.complete(MODEL, [{"role": "user", "content": "hi"}], max_tokens=2, grammar="root ::= (")
 
 
 def test_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,10 +136,14 @@ def test_a_constrained_distill_decodes_a_well_formed_lesson_record() -> None:
 
     ledger = Ledger()
     refl = ModelReflector(model=MODEL, max_tokens=400, extra={"ledger": ledger, "run_id": "distill"})
-    exp = refl.distill("Run r1: kept 'composite key (user_id, product_id)'; final verdict: isolation 2/2, "
-                       "same-user hit 2/2. Environment: pricing v1.")
-    assert all(getattr(exp, k) for k in ("lesson", "condition", "failure_mode", "signal", "strategy",
-                                         "counterexample", "source", "version"))  # fmt: skip
+    exp = refl.distill(
+        "Run r1: kept 'composite key (user_id, product_id)'; final verdict: isolation 2/2, "
+        "same-user hit 2/2. Environment: pricing v1."
+    )
+    assert all(
+        getattr(exp, k)
+        for k in ("lesson", "condition", "failure_mode", "signal", "strategy", "counterexample", "source", "version")
+    )
     (event,) = ledger.events("distill")
     assert event.kind == "generate" and event.detail["completion_tokens"] < 400  # ended, not cut off
     assert len(exp.rejected) <= DISTILL_SCHEMA["properties"]["rejected"]["maxItems"]

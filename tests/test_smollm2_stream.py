@@ -46,28 +46,31 @@ class SlowServer:
         for word in WORDS:
             time.sleep(self.pause)
             self.sent += 1
-            if callback(
-                {"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
-            ):
+            if callback({"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}):
                 self.told_to_stop.set()
                 return None
         callback({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        callback({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": len(WORDS)},
-                  "timings": {"prompt_per_second": 100.0, "predicted_per_second": 20.0}})  # fmt: skip
+        callback(
+            {
+                "choices": [],
+                "usage": {"prompt_tokens": 30, "completion_tokens": len(WORDS)},
+                "timings": {"prompt_per_second": 100.0, "predicted_per_second": 20.0},
+            }
+        )
         return None
 
 
 def _engine(server: SlowServer) -> smollm2.Engine:
-    return smollm2.Engine(path=Path("scripted.gguf"), server=server, address="http://127.0.0.1:1", parallel=2, threads=1)
+    return smollm2.Engine(
+        path=Path("scripted.gguf"), server=server, address="http://127.0.0.1:1", parallel=2, threads=1
+    )
 
 
 def test_a_timed_out_reply_keeps_the_text_received_so_far_and_stops_the_generation() -> None:
     server = SlowServer()
     engine = _engine(server)
     with pytest.raises(ModelTimeout, match=r"within 0.4s \(stopped after \d+ characters") as got:
-        engine.chat(
-            {"messages": [{"role": "user", "content": "reflect"}], "max_tokens": 500}, timeout=0.4
-        )
+        engine.chat({"messages": [{"role": "user", "content": "reflect"}], "max_tokens": 500}, timeout=0.4)
     partial = got.value.partial
     assert partial.startswith('{"phenomenon": "user B') and len(partial) < len("".join(WORDS))
     assert partial in {"".join(WORDS[:k]) for k in range(len(WORDS))}  # whole chunks, in order
@@ -107,9 +110,7 @@ def slow_smollm2(monkeypatch: pytest.MonkeyPatch) -> SlowServer:
     key = smollm2.model_path().resolve()
     monkeypatch.setitem(smollm2._engines, key, _engine(server))
     made = cache_case.reflector
-    monkeypatch.setattr(
-        cache_case, "reflector", lambda *a, **k: dataclasses.replace(made(*a, **k), timeout=0.4)
-    )
+    monkeypatch.setattr(cache_case, "reflector", lambda *a, **k: dataclasses.replace(made(*a, **k), timeout=0.4))
     monkeypatch.delenv("LABKIT_MODEL", raising=False)
     return server
 
@@ -129,27 +130,14 @@ def test_the_cache_isolation_page_shows_a_reply_cut_off_by_the_time_limit_raw(
     asked = page.ask_real_model(on_progress=lines.append, every=0.05)
     assert asked.model == "labkit/smollm2" and asked.problem is None and asked.trace is not None
     rounds = asked.trace.rounds
-    assert len(rounds) == 2 and all(
-        r.reflection.failure.startswith("model call failed: ") for r in rounds
-    )
+    assert len(rounds) == 2 and all(r.reflection.failure.startswith("model call failed: ") for r in rounds)
     assert all("did not answer within 0.4s" in r.reflection.failure for r in rounds)
     for r in rounds:
         raw = r.reflection.raw
-        assert raw.startswith('{"phenomenon": "user B') and raw in {
-            "".join(WORDS[:k]) for k in range(len(WORDS))
-        }
+        assert raw.startswith('{"phenomenon": "user B') and raw in {"".join(WORDS[:k]) for k in range(len(WORDS))}
     cards = trace_pages(asked.trace, cache_case.case().suite)
     for card, r in zip(cards[1:], rounds, strict=True):
-        assert (
-            "Raw reply received before the time limit" in card
-            and "the model was stopped there" in card
-        )
-        assert (
-            html.escape(r.reflection.raw) in card
-            and "<details style='margin:0.4em 0' open>" in card
-        )
-    assert any(
-        "labkit/smollm2 is writing reflection 1 of at most 2" in line and "user B" in line
-        for line in lines
-    )
+        assert "Raw reply received before the time limit" in card and "the model was stopped there" in card
+        assert html.escape(r.reflection.raw) in card and "<details style='margin:0.4em 0' open>" in card
+    assert any("labkit/smollm2 is writing reflection 1 of at most 2" in line and "user B" in line for line in lines)
     assert any("reflection 2 of at most 2" in line for line in lines)

@@ -72,4 +72,8 @@ def test_the_build_folder_keeps_the_newest_svgs_only(tmp_path, monkeypatch) -> N
         os.utime(folder / f"{i:04d}.svg", (i, i))
     jupyter._prune(folder)
     kept = sorted(p.name for p in folder.glob("*.svg"))
-    assert len(kept) == jupyter._KEEP // 2 and kept[-1] == f"{jupyter._KEEP:04d}.svg" and kept[0] == f"{jupyter._KEEP // 2 + 1:04d}.svg"
+    assert (
+        len(kept) == jupyter._KEEP // 2
+        and kept[-1] == f"{jupyter._KEEP:04d}.svg"
+        and kept[0] == f"{jupyter._KEEP // 2 + 1:04d}.svg"
+    )

@@ -68,7 +68,10 @@ def test_marginal_net_threshold_is_respected() -> None:
 
 
 def test_projection_keeps_going_while_rates_hold() -> None:
-    steady = (RoundStats(round=1, fixed=30, broken=2, wrong_before=100, right_before=100), RoundStats(round=2, fixed=21, broken=2, wrong_before=72, right_before=128))  # fix rate ~0.3 both rounds
+    steady = (
+        RoundStats(round=1, fixed=30, broken=2, wrong_before=100, right_before=100),
+        RoundStats(round=2, fixed=21, broken=2, wrong_before=72, right_before=128),
+    )  # fix rate ~0.3 both rounds
     assert MarginalNet()(History(steady)) is None
 
 
@@ -78,7 +81,14 @@ def test_projection_keeps_going_while_rates_hold() -> None:
 def _ev(candidate: str, fails: dict[str, str], passes: tuple[str, ...] = ()) -> Evidence:
     results = tuple(TestResult(t, "failed", msg) for t, msg in fails.items())
     results += tuple(TestResult(t, "passed") for t in passes)
-    return Evidence(candidate=candidate, suite="suite1", validator="val1", results=results, exit_code=1 if fails else 0, wall_seconds=0.1)
+    return Evidence(
+        candidate=candidate,
+        suite="suite1",
+        validator="val1",
+        results=results,
+        exit_code=1 if fails else 0,
+        wall_seconds=0.1,
+    )
 
 
 def test_no_new_evidence_fires_after_two_quiet_rounds() -> None:
@@ -103,7 +113,9 @@ def test_no_new_evidence_stays_quiet_while_failures_keep_changing() -> None:
 def test_failure_keys_ignore_the_candidate_but_not_the_suite() -> None:
     a = _ev("cand-a", {"t::a": "boom"})
     b = _ev("cand-b", {"t::a": "boom"})
-    other_suite = Evidence(candidate="cand-a", suite="suite2", validator="val1", results=a.results, exit_code=1, wall_seconds=0.1)
+    other_suite = Evidence(
+        candidate="cand-a", suite="suite2", validator="val1", results=a.results, exit_code=1, wall_seconds=0.1
+    )
     assert failure_keys(a) == failure_keys(b) != failure_keys(other_suite)
 
 
@@ -149,7 +161,14 @@ def test_unstable_validator_fires_when_reruns_disagree() -> None:
 
 def test_two_validators_disagreeing_is_also_instability() -> None:
     good = _ev("A", {}, passes=("t::x",))
-    other = Evidence(candidate="A", suite="suite1", validator="val2", results=(TestResult("t::x", "failed"),), exit_code=1, wall_seconds=0.1)
+    other = Evidence(
+        candidate="A",
+        suite="suite1",
+        validator="val2",
+        results=(TestResult("t::x", "failed"),),
+        exit_code=1,
+        wall_seconds=0.1,
+    )
     record = UnstableValidator()(History(verifications=(Verification.of(good), Verification.of(other))))
     assert record is not None and "2 validators disagree" in record.reason
 
@@ -163,7 +182,10 @@ def test_stable_reruns_and_different_candidates_do_not_fire() -> None:
 # -- caps -------------------------------------------------------------------------------------
 
 
-ROUNDS = (RoundStats(round=1, fixed=5, broken=0, wrong_before=10, right_before=10, cost=3.0, seconds=10.0, risk=1), RoundStats(round=2, fixed=2, broken=0, wrong_before=5, right_before=15, cost=3.0, seconds=12.0, risk=2))
+ROUNDS = (
+    RoundStats(round=1, fixed=5, broken=0, wrong_before=10, right_before=10, cost=3.0, seconds=10.0, risk=1),
+    RoundStats(round=2, fixed=2, broken=0, wrong_before=5, right_before=15, cost=3.0, seconds=12.0, risk=2),
+)
 
 
 @pytest.mark.parametrize(("cap", "what"), [(Cap(cost=6), "cost"), (Cap(seconds=20), "seconds"), (Cap(risk=3), "risk")])

@@ -26,9 +26,7 @@ from labkit.record.ledger import Ledger
         ([(0, False), (1, False)], "round-cap", "cut off"),
     ],
 )
-def test_a_stop_is_timed_against_the_hidden_outcome(
-    scores: list[tuple[int, bool]], rule: str, expected: str
-) -> None:
+def test_a_stop_is_timed_against_the_hidden_outcome(scores: list[tuple[int, bool]], rule: str, expected: str) -> None:
     assert stops.timing(scores, rule) == expected
 
 

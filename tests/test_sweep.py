@@ -27,8 +27,12 @@ OUTCOME = ["suite", "case", "arm", "seed", "status", "correct", "visible", "roun
 
 def _fresh_validations(results: list[JobResult]) -> Counter[Any]:
     """Sandboxed pytest runs actually made (a verdict from the worker's cache is not one)."""
-    return Counter((r.job.case, e["kind"]) for r in results for e in r.events
-                   if e["kind"] in ("verify", "score") and e["role"] != "budget" and e["detail"].get("cached") is False)  # fmt: skip
+    return Counter(
+        (r.job.case, e["kind"])
+        for r in results
+        for e in r.events
+        if e["kind"] in ("verify", "score") and e["role"] != "budget" and e["detail"].get("cached") is False
+    )
 
 
 def _cold_in_process(jobs: list[Job]) -> list[JobResult]:

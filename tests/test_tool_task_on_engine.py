@@ -30,15 +30,22 @@ def shapes(led: Ledger, run_id: str) -> list[tuple[str, str, str]]:
 def test_a_bound_tool_task_records_the_engines_shapes_and_stops_by_escalation() -> None:
     led = Ledger()
     unbound, bound = br.compare(led)
-    assert (bound.outcome, bound.actions, bound.spent, unbound.outcome, unbound.actions) == ("escalated", 1, 1.0,
-                                                                                            "budget_exhausted", 6)  # fmt: skip
+    assert (bound.outcome, bound.actions, bound.spent, unbound.outcome, unbound.actions) == (
+        "escalated",
+        1,
+        1.0,
+        "budget_exhausted",
+        6,
+    )
     assert shapes(led, "deploy-bound") == [
-        (Role.EXPERIMENT, Kind.START, ""), (Role.DECISION, Kind.DEFINE, ""),  # step 1: the acceptance first
+        (Role.EXPERIMENT, Kind.START, ""),
+        (Role.DECISION, Kind.DEFINE, ""),  # step 1: the acceptance first
         (Role.TOOL, Kind.TOOL, ""),  # the action, observed and classified
         (Role.TOOL_REFLECTOR, Kind.REFLECT, ""),  # the proposal
         (Role.DECISION, Kind.DECIDE, "escalate"),  # the engine's decision
-        (Role.HUMAN, Kind.ESCALATE, ""), (Role.CONTROL, Kind.STOP, ""),
-    ]  # fmt: skip
+        (Role.HUMAN, Kind.ESCALATE, ""),
+        (Role.CONTROL, Kind.STOP, ""),
+    ]
     # the unbound reflector: six actions, each decided "act again"; the budget cannot pay a seventh
     rules = [r for _, k, r in shapes(led, "deploy-unbound") if k == Kind.DECIDE]
     assert rules == ["next-action"] * 6
@@ -54,8 +61,17 @@ def test_a_bound_tool_task_records_the_engines_shapes_and_stops_by_escalation() 
 
 def test_the_no_new_evidence_rule_stops_a_tool_task_as_an_engine_rule() -> None:
     led = Ledger()
-    run = run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, run_id="r", unit="r", ledger=led,
-                        budget=Budget(limits(cost_units=br.BUDGET), ledger=led, run_id="r"), rules=(NoNewEvidence(3),))  # fmt: skip
+    run = run_tool_task(
+        br.SimulatedShell(),
+        br.artifact_of,
+        br.Unbound(),
+        br.FIRST,
+        run_id="r",
+        unit="r",
+        ledger=led,
+        budget=Budget(limits(cost_units=br.BUDGET), ledger=led, run_id="r"),
+        rules=(NoNewEvidence(3),),
+    )
     assert (run.outcome, run.actions) == ("no_progress", 4)
     decide = [e.detail for e in led.events("r") if e.kind == Kind.DECIDE]
     assert [d["rule"] for d in decide] == ["next-action"] * 3 + ["no_new_evidence"]
@@ -78,8 +94,17 @@ def test_engine_run_with_act_pays_every_action_even_a_repeat_and_ends_done() -> 
     led = Ledger()
     shell = br.SimulatedShell()
     budget = Budget(limits(cost_units=10), ledger=led, run_id="act")
-    act = Acting(tool=shell, artifact_of=br.artifact_of, classify=classify_exception, payment=Payment.fixed(Kind.TOOL, 2.0), unit="act", simulated=True)
-    out = engine.run([command_task("act", br.FIRST)], Repeat(), rounds=5, ledger=led, budget=budget, run_id="act", act=act)
+    act = Acting(
+        tool=shell,
+        artifact_of=br.artifact_of,
+        classify=classify_exception,
+        payment=Payment.fixed(Kind.TOOL, 2.0),
+        unit="act",
+        simulated=True,
+    )
+    out = engine.run(
+        [command_task("act", br.FIRST)], Repeat(), rounds=5, ledger=led, budget=budget, run_id="act", act=act
+    )
     # the same command twice is two effects, both run and paid (no cache serves an action)
     assert shell.calls == [br.FIRST, br.FIRST, "cp app.conf /tmp/"]
     assert budget.spent.cost_units == 6.0
@@ -88,7 +113,10 @@ def test_engine_run_with_act_pays_every_action_even_a_repeat_and_ends_done() -> 
     assert (stop.kind, stop.detail["status"], stop.detail["reason"]) == (Kind.STOP, "success", "done")
     # the run's own accessor reads the decisions as for any engine run
     assert [(d.round, d.rule, d.proposal) for d in out.decisions()] == [
-        (1, "next-action", "action 2"), (2, "next-action", "action 3"), (3, "done", "action 3")]
+        (1, "next-action", "action 2"),
+        (2, "next-action", "action 3"),
+        (3, "done", "action 3"),
+    ]
 
 
 def test_a_tool_task_is_refused_outside_its_configuration() -> None:
@@ -96,7 +124,13 @@ def test_a_tool_task_is_refused_outside_its_configuration() -> None:
 
     from labkit.core.errors import InvalidSetting
 
-    act = Acting(tool=br.SimulatedShell(), artifact_of=br.artifact_of, classify=classify_exception, payment=Payment.fixed(Kind.TOOL, 1.0), unit="u")
+    act = Acting(
+        tool=br.SimulatedShell(),
+        artifact_of=br.artifact_of,
+        classify=classify_exception,
+        payment=Payment.fixed(Kind.TOOL, 1.0),
+        unit="u",
+    )
     tasks = [command_task("a", br.FIRST), command_task("b", br.FIRST)]
     with pytest.raises(InvalidSetting, match="one task"):
         engine.run(tasks, Repeat(), act=act)

@@ -23,9 +23,7 @@ def test_the_recording_shows_triage_wins_where_the_cause_is_data_or_environment(
         0,
         4,
     )  # "the cause is the code" never held here
-    patches, probe = triage.summarise(
-        rec, ("code",)
-    )  # where the cause is the code, three shots beat one
+    patches, probe = triage.summarise(rec, ("code",))  # where the cause is the code, three shots beat one
     assert (patches.correct, probe.correct, probe.predictions_held) == (2, 1, 2)
     assert all(o.spent <= triage.BUDGET for o in rec)
     # green for the loop, wrong for the task: a code patch compensating for a drifted environment
@@ -38,9 +36,7 @@ def test_a_slice_measured_now_equals_the_recording() -> None:
     now = triage.measure(cases=SLICE, ledger=led)
     recorded = [o for o in triage.read() if o.case in SLICE]
     assert len(now) == 2
-    assert_as_recorded(
-        [asdict(o) for o in now], [asdict(o) for o in recorded], triage.record(), "the triage slice"
-    )
+    assert_as_recorded([asdict(o) for o in now], [asdict(o) for o in recorded], triage.record(), "the triage slice")
     rid = f"triage/{triage.ARMS[1]}/{SLICE[0]}"
     (s,) = score(led, rid)
     assert s.before and s.prediction == triage.PREDICTION and not s.held
@@ -48,17 +44,13 @@ def test_a_slice_measured_now_equals_the_recording() -> None:
 
 
 def _ask(led: Ledger, run: str, *prediction: str) -> None:
-    detail = {"experiment": triage.EXPERIMENT.question} | (
-        {"prediction": list(prediction)} if prediction else {}
-    )
+    detail = {"experiment": triage.EXPERIMENT.question} | ({"prediction": list(prediction)} if prediction else {})
     led.record(run, 1, str(Role.REFLECTOR), str(Kind.REFLECT), detail=detail)
 
 
 def _observe(led: Ledger, run: str) -> None:
     detail = {"question": triage.EXPERIMENT.question}
-    led.record(
-        run, 1, str(Role.REFLECTOR), str(Kind.EXPERIMENT), outputs="image: MATCH", detail=detail
-    )
+    led.record(run, 1, str(Role.REFLECTOR), str(Kind.EXPERIMENT), outputs="image: MATCH", detail=detail)
 
 
 def test_a_prediction_written_after_its_observation_or_never_is_not_held() -> None:
@@ -80,9 +72,5 @@ def test_the_page_sentence_reads_its_numbers_from_the_recording() -> None:
     from labkit.views.diagnosis import triage_md, triage_summary_frame
 
     text = triage_md(triage.read())
-    assert (
-        "**0/4** for **20** units" in text
-        and "**4/4** for **16**" in text
-        and "**0/4** of those" in text
-    )
+    assert "**0/4** for **20** units" in text and "**4/4** for **16**" in text and "**0/4** of those" in text
     assert triage_summary_frame(triage.read()).height == 4

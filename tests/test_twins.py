@@ -60,8 +60,13 @@ def test_slider_specs_build_the_matching_ipywidget() -> None:
 CACHE_SECTIONS = {
     "storyline picker": ("page.storyline_options()", "page.STORYLINE_LABEL", "page.run_storyline("),
     "downloads": ("page.downloads(",),
-    "ask a real model": ("page.REAL_MODEL)", "page.real_model_button()", "page.real_model_expectation()",
-                         "page.ask_real_model(on_progress=", "page.real_model_md("),
+    "ask a real model": (
+        "page.REAL_MODEL)",
+        "page.real_model_button()",
+        "page.real_model_expectation()",
+        "page.ask_real_model(on_progress=",
+        "page.real_model_md(",
+    ),
     "try your own patch": ("page.yours_html(",),
 }
 

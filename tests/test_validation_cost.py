@@ -24,9 +24,14 @@ PLAN = Plan()  # the simulated policy; every candidate is validated for real
 def _costs(events: list[dict[str, Any]]) -> tuple[float, float, int]:
     """(cost units on the run's VERIFY events, cost units its budget settled as verify, cached hits)."""
     verify = [e for e in events if e["kind"] == "verify" and e["role"] == "validator"]
-    settled = [e for e in events if e["kind"] == "verify" and e["role"] == "budget" and e["detail"].get("status") in SETTLED]
-    return (sum(e["cost_units"] for e in verify), sum(e["cost_units"] for e in settled),
-            sum(bool(e["detail"].get("cached")) for e in verify))  # fmt: skip
+    settled = [
+        e for e in events if e["kind"] == "verify" and e["role"] == "budget" and e["detail"].get("status") in SETTLED
+    ]
+    return (
+        sum(e["cost_units"] for e in verify),
+        sum(e["cost_units"] for e in settled),
+        sum(bool(e["detail"].get("cached")) for e in verify),
+    )
 
 
 def _cold(job: Job) -> JobResult:
@@ -86,7 +91,9 @@ def test_within_a_run_a_repeat_is_free_a_fresh_rerun_is_paid_and_a_resumed_run_k
 
     assert [paid(rec), paid(rec), paid(rec, fresh=True)] == [2.0, 0.0, 2.0]
     assert rec.usage.cost_units == 4.0 and checker.runs == 2  # the second was a cache hit
-    other = Recorder(run_id="s", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True)  # another run, same cache: pays its own
+    other = Recorder(
+        run_id="s", ledger=ledger, checker=checker, budget=None, validation_cost=2.0, simulated=True
+    )  # another run, same cache: pays its own
     assert paid(other) == 2.0 and checker.runs == 2
     verify = [e.cost_units for e in ledger.events("r") if e.kind == "verify"]
     assert verify == [2.0, 0.0, 2.0]  # the ledger holds what was charged

@@ -30,7 +30,9 @@ def test_same_user_hit():
 """
 ISO = "tests/test_cache.py::test_isolation"
 HIT = "tests/test_cache.py::test_same_user_hit"
-SUITE = AcceptanceSuite(name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(ISO,), pass_to_pass=(HIT,))
+SUITE = AcceptanceSuite(
+    name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(ISO,), pass_to_pass=(HIT,)
+)
 
 GOOD = """\
 class Cache:
@@ -84,7 +86,9 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
     after = v.retest(before, _cand(GOOD), SUITE)
     assert after.resolved
 
-    easier = AcceptanceSuite(name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(), pass_to_pass=(HIT,))
+    easier = AcceptanceSuite(
+        name="cache", tests={"tests/test_cache.py": TEST_CACHE}, fail_to_pass=(), pass_to_pass=(HIT,)
+    )
     with pytest.raises(ValidatorMismatch, match="changes the grader"):
         v.retest(before, _cand(GOOD), easier)
     longer = Validator(Limits(wall_seconds=600, memory_mb=512))
@@ -96,9 +100,7 @@ def test_retest_must_use_the_same_suite_and_validator() -> None:
 def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cache bookkeeping needs no subprocess: a stand-in run that passes GOOD and fails LEAKY."""
 
-    def run(
-        files: Mapping[str, str], protected: Mapping[str, str], *_: object, **__: object
-    ) -> SandboxRun:
+    def run(files: Mapping[str, str], protected: Mapping[str, str], *_: object, **__: object) -> SandboxRun:
         ok = files["cache.py"] == GOOD
         results: dict[str, Outcome] = {ISO: "passed" if ok else "failed", HIT: "passed"}
         return _run(results, 0 if ok else 1)
@@ -201,9 +203,7 @@ def test_ordinary_files_raise_no_alarm(path: str, text: str) -> None:
 
 
 def test_touches_protected_names_each_offence() -> None:
-    alarms = touches_protected(
-        ["cache.py", "./tests/test_cache.py", "tests/conftest.py", "pytest.ini"], SUITE
-    )
+    alarms = touches_protected(["cache.py", "./tests/test_cache.py", "tests/conftest.py", "pytest.ini"], SUITE)
     assert alarms == (
         "patch touches protected test tests/test_cache.py",
         "patch touches conftest.py: tests/conftest.py",
@@ -264,15 +264,15 @@ def test_a_module_collection_error_stands_in_for_its_tests() -> None:
 
 def test_a_function_id_covers_all_its_parametrisations() -> None:
     text = "import pytest\n@pytest.mark.parametrize('x', [1, 2])\ndef test_p(x): pass\n"
-    suite = AcceptanceSuite(name="p", tests={"tests/test_p.py": text}, fail_to_pass=("tests/test_p.py::test_p",), pass_to_pass=())
+    suite = AcceptanceSuite(
+        name="p", tests={"tests/test_p.py": text}, fail_to_pass=("tests/test_p.py::test_p",), pass_to_pass=()
+    )
     after = {"tests/test_p.py": digest(text)}
     one_bad: dict[str, Outcome] = {
         "tests/test_p.py::test_p[1]": "passed",
         "tests/test_p.py::test_p[2]": "failed",
     }
-    assert _judge(_run(one_bad, protected=after), suite).fail_to_fail == (
-        "tests/test_p.py::test_p",
-    )
+    assert _judge(_run(one_bad, protected=after), suite).fail_to_fail == ("tests/test_p.py::test_p",)
     all_good: dict[str, Outcome] = {
         "tests/test_p.py::test_p[1]": "passed",
         "tests/test_p.py::test_p[2]": "passed",
@@ -302,12 +302,8 @@ def test_exit_code_is_cross_checked_against_the_report() -> None:
 
 def test_protected_files_changed_during_the_run_are_alarmed() -> None:
     gone = _judge(_run({ISO: "passed", HIT: "passed"}, 0, protected={"tests/test_cache.py": None}))
-    assert gone.evidence.alarms == (
-        "protected test tests/test_cache.py was deleted during the run",
-    )
+    assert gone.evidence.alarms == ("protected test tests/test_cache.py was deleted during the run",)
     edited = {"tests/test_cache.py": digest("def test_isolation(): pass")}
     changed = _judge(_run({ISO: "passed", HIT: "passed"}, 0, protected=edited))
-    assert changed.evidence.alarms == (
-        "protected test tests/test_cache.py was modified during the run",
-    )
+    assert changed.evidence.alarms == ("protected test tests/test_cache.py was modified during the run",)
     assert not changed.resolved and changed.fail_to_pass == (ISO,)

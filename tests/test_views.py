@@ -106,8 +106,15 @@ def test_frame_html_lets_only_long_tokens_break_anywhere():
 
     from labkit.views.tables import frame_html
 
-    page = frame_html(pl.DataFrame({"why": ["tests/test_cache_hits.py::test_repeat_request_is_served_from_cache"],
-                                    "cost": [14.0], "status": ["invalid_environment"]}))  # fmt: skip
+    page = frame_html(
+        pl.DataFrame(
+            {
+                "why": ["tests/test_cache_hits.py::test_repeat_request_is_served_from_cache"],
+                "cost": [14.0],
+                "status": ["invalid_environment"],
+            }
+        )
+    )
     cells = page.split("<td ")[1:]
     assert "overflow-wrap:anywhere" in cells[0]  # a test id may break: the table fits its notebook
     assert not any("overflow-wrap" in c for c in cells[1:])  # numbers and words stay whole
@@ -131,8 +138,18 @@ def test_a_term_links_to_its_glossary_entry_at_its_first_use_only():
 def test_the_lessons_prose_links_each_of_its_terms_once_and_shows_their_entries():
     from labkit.views import lessons as page
 
-    prose = "".join([page.INTRO, page.COVERAGE, page.COVERAGE_CAPTION, page.TEST_CHANGE, page.BOUND,
-                     page.EFFECTS, page.METRICS, page.METRICS_CAPTION])  # fmt: skip
+    prose = "".join(
+        [
+            page.INTRO,
+            page.COVERAGE,
+            page.COVERAGE_CAPTION,
+            page.TEST_CHANGE,
+            page.BOUND,
+            page.EFFECTS,
+            page.METRICS,
+            page.METRICS_CAPTION,
+        ]
+    )
     for key in page.GLOSSARY:
         assert prose.count(f'data-term="{key}"') == 1, key
         assert f'id="labkit-glossary-{key}"' in page.glossary()
@@ -190,8 +207,11 @@ def test_judge_bias_links_the_scoring_rules_beta_and_the_first_token_to_its_glos
     _, sim = page.simulate(2.0, 1.0, 0.8, 0.5, 40)
     assert _terms(page.calibration_md(sim, 2.0, 1.0, 0.8, 0.5)) == ["beta"]
     pair = Pair(id="q", question="2+2?", output_1="4", output_2="5", label=1)
-    real = Swap(pair, Judgment(pair_id="q", order="12", pick="A", judge="m", simulated=False, probs=(0.7, 0.2, 0.1), mass=0.26),
-                Judgment(pair_id="q", order="21", pick="A", judge="m", simulated=False, probs=(0.6, 0.3, 0.1), mass=0.3))  # fmt: skip
+    real = Swap(
+        pair,
+        Judgment(pair_id="q", order="12", pick="A", judge="m", simulated=False, probs=(0.7, 0.2, 0.1), mass=0.26),
+        Judgment(pair_id="q", order="21", pick="A", judge="m", simulated=False, probs=(0.6, 0.3, 0.1), mass=0.3),
+    )
     card = cj.swap_html(real)
     assert _terms(card) == ["letter_mass"] and "letters held 26% of the" in card
     assert {"scoring_rules", "beta", "letter_mass"} <= set(shown)  # every link has its entry on the page
@@ -208,8 +228,9 @@ def test_diminishing_returns_links_net_protective_and_the_stop_rule_to_its_gloss
     chapter = accounting.read_rounds(accounting.CHAPTER_EXAMPLE)
     assert _terms(page.paradox_md(accounting.per_round(chapter, resamples=50))) == ["net"]
     assert _terms(page.cases_md(repair.load_cases())) == ["p2p"]
-    run = SimpleNamespace(strategy="simulated repairer", simulated=True,
-                          round_stats=lambda: accounting.round_stats(chapter))  # fmt: skip
+    run = SimpleNamespace(
+        strategy="simulated repairer", simulated=True, round_stats=lambda: accounting.round_stats(chapter)
+    )
     assert _terms(page.real_md(run, 0, True)) == ["stop_reasons"]  # type: ignore[arg-type]
     assert {"net", "p2p", "stop_reasons"} <= set(shown)
 
@@ -220,8 +241,16 @@ def test_reflection_worth_it_links_its_rollback_words_and_stops_to_its_glossary(
     from labkit.views import arms_page as page
 
     shown = _notebook_glossary("reflection_worth_it")
-    calm = pl.DataFrame({"arm": ["reflect"], "round": [1], "wrong → right": [1], "right → wrong": [0],
-                         "stayed right": [2], "stayed wrong": [0]})  # fmt: skip
+    calm = pl.DataFrame(
+        {
+            "arm": ["reflect"],
+            "round": [1],
+            "wrong → right": [1],
+            "right → wrong": [0],
+            "stayed right": [2],
+            "stayed wrong": [0],
+        }
+    )
     assert _terms(page.flips_md(calm)) == ["p2p", "decisions"]
     from labkit.views import arms_steps
 
@@ -237,9 +266,16 @@ def test_the_glossary_explains_each_term_the_class_asked_about():
     entry, and each entry is found from the words a notebook uses for it."""
     from labkit.views.glossary import TERMS, link_first_uses
 
-    for words, key in [("FastChat", "scoring_rules"), ("LLMBar", "scoring_rules"), ("JudgeBench", "scoring_rules"),
-                       ("F2P", "f2p"), ("1f/1h/2l", "patch_size"), ("stop rule", "stop_reasons"),
-                       ("report unknowns", "stop_reasons"), ("β̂", "beta")]:  # fmt: skip
+    for words, key in [
+        ("FastChat", "scoring_rules"),
+        ("LLMBar", "scoring_rules"),
+        ("JudgeBench", "scoring_rules"),
+        ("F2P", "f2p"),
+        ("1f/1h/2l", "patch_size"),
+        ("stop rule", "stop_reasons"),
+        ("report unknowns", "stop_reasons"),
+        ("β̂", "beta"),
+    ]:
         assert key in TERMS, key
         assert _terms(link_first_uses([f"the {words} here"], [key])[0]) == [key], words
 
@@ -256,8 +292,10 @@ def test_round_pages_draw_each_rounds_transition_counts_without_a_chart_renderer
     pages = rounds.chapter_pages(chapter)
     assert len(pages) == int(transitions["round"].max())  # type: ignore[arg-type]
     for r, page in enumerate(pages, start=1):
-        want = {f"{b} → {a}: {n}" for b, a, n in transitions.filter(transitions["round"] == r)
-                .select("before", "after", "count").iter_rows()}  # fmt: skip
+        want = {
+            f"{b} → {a}: {n}"
+            for b, a, n in transitions.filter(transitions["round"] == r).select("before", "after", "count").iter_rows()
+        }
         assert want <= set(re.findall(r"<title>([^<]*)</title>", page))
         assert page.count("<svg") == 1 and "round " + str(r) in charts_rounds.transitions_svg(transitions, r)
 
@@ -276,7 +314,9 @@ def test_tables_have_human_headers_whole_numbers_and_aligned_dashes():
     dash = next(c for c in cells if ">—<" in c)
     assert "text-align:right" in dash  # "—" lines up with the numbers of its column
     assert "text-align:right" not in cells[2]  # words stay left
-    assert estimate(Interval(0.0, 0.0, 0.0)) == "0.00" and estimate(Interval(0.5, 0.25, 0.75)) == "0.50 [0.25,\u00a00.75]"
+    assert (
+        estimate(Interval(0.0, 0.0, 0.0)) == "0.00" and estimate(Interval(0.5, 0.25, 0.75)) == "0.50 [0.25,\u00a00.75]"
+    )
 
 
 def test_the_stop_text_never_projects_a_round_the_example_does_not_have():

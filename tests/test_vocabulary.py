@@ -98,8 +98,12 @@ def test_the_ledger_refuses_an_undeclared_field_naming_role_kind_and_field() -> 
     with pytest.raises(LedgerError, match=r"'verify' events by role 'validator' \(VerifyDetail\) .*\['colour'\]"):
         led.record("r", 0, Role.VALIDATOR, Kind.VERIFY, detail={"resolved": True, "colour": "red"})
     with pytest.raises(LedgerError, match=r"record_many item 1: .*'decide' events by role 'decision'.*\['hidden'\]"):
-        led.record_many([dict(run_id="r", round=0, role=Role.DECISION, kind=Kind.DECIDE, detail={"decision": "keep"}),
-                         dict(run_id="r", round=0, role=Role.DECISION, kind=Kind.DECIDE, detail={"hidden": True})])  # fmt: skip
+        led.record_many(
+            [
+                dict(run_id="r", round=0, role=Role.DECISION, kind=Kind.DECIDE, detail={"decision": "keep"}),
+                dict(run_id="r", round=0, role=Role.DECISION, kind=Kind.DECIDE, detail={"hidden": True}),
+            ]
+        )
     with pytest.raises(LedgerError, match="declares no 'expand' events by role 'scorer'"):
         led.record("r", 0, Role.SCORER, Kind.EXPAND)  # a pair nobody declares, even with no detail
     with pytest.raises(LedgerError, match="declares no 'verify' events by role 'judge'"):
@@ -116,7 +120,9 @@ def test_a_kind_whose_meaning_depends_on_its_writer_has_one_shape_per_role() -> 
     from labkit.record.vocabulary import undeclared
 
     # a checkpointed sequence's step (DECISION) is not the control plane's restore point (CONTROL)
-    assert undeclared(Role.DECISION, Kind.CHECKPOINT, {"step": 1, "green": True, "code_version": "v"}) == ["code_version"]
+    assert undeclared(Role.DECISION, Kind.CHECKPOINT, {"step": 1, "green": True, "code_version": "v"}) == [
+        "code_version"
+    ]
     assert undeclared(Role.CONTROL, Kind.CHECKPOINT, {"code_version": "v", "pending": [], "green": True}) == ["green"]
     # the engine's proposal (REFLECTOR) is not a tool task's bound reflection (TOOL_REFLECTOR)
     assert undeclared(Role.REFLECTOR, Kind.REFLECT, {"children": 2, "next_trial": "x"}) == ["next_trial"]
@@ -188,8 +194,12 @@ def test_every_event_labkit_writes_is_declared() -> None:
         found += _declared_calls(path.read_text(), str(path.relative_to(ROOT.parent)), scanned)
     assert len(scanned) >= 40 and found == [], "\n".join(found)  # 45 writer calls when written
     # the scan does see an undeclared writer
-    bad = "rec.log(task, 0, Role.DECISION, Kind.CHECKPOINT, detail={'step': 1, 'pending': []})\n" \
-          "run.log(Kind.EXPAND, 1, state='s', colour='red')\nled.record(r, 0, Role.SCORER, Kind.EXPAND)\n"
+    bad = (
+        "rec.log(task, 0, Role.DECISION, Kind.CHECKPOINT, detail={'step': 1, 'pending': []})\n"
+        "run.log(Kind.EXPAND, 1, state='s', colour='red')\nled.record(r, 0, Role.SCORER, Kind.EXPAND)\n"
+    )
     assert [f.split(": ", 1)[1] for f in _declared_calls(bad, "x")] == [
-        "decision/checkpoint writes undeclared ['pending']", "search/expand writes undeclared ['colour']",
-        "scorer/expand writes undeclared ['<scorer/expand is not declared>']"]  # fmt: skip
+        "decision/checkpoint writes undeclared ['pending']",
+        "search/expand writes undeclared ['colour']",
+        "scorer/expand writes undeclared ['<scorer/expand is not declared>']",
+    ]

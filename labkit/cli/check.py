@@ -48,20 +48,12 @@ def check(
     hidden: Annotated[bool, typer.Option(help="also run the hidden tests")] = False,
     with_patches: Annotated[
         bool,
-        typer.Option(
-            "--patches", help="also validate each patch (visible and hidden tests) and decide it"
-        ),
+        typer.Option("--patches", help="also validate each patch (visible and hidden tests) and decide it"),
     ] = False,
-    wall: Annotated[
-        float, typer.Option(help="wall-clock limit of one test run, seconds", min=1)
-    ] = 60.0,
+    wall: Annotated[float, typer.Option(help="wall-clock limit of one test run, seconds", min=1)] = 60.0,
     memory: Annotated[int, typer.Option(help="memory limit of one test run, MB", min=64)] = 1024,
-    branch: Annotated[
-        str, typer.Option(help="transcript branch to check (the one `labkit run` replays)")
-    ] = "main",
-    all_branches: Annotated[
-        bool, typer.Option("--all-branches", help="check every transcript branch")
-    ] = False,
+    branch: Annotated[str, typer.Option(help="transcript branch to check (the one `labkit run` replays)")] = "main",
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="check every transcript branch")] = False,
 ) -> None:
     from labkit.core import patch as patches
     from labkit.grading.cases import load_case
@@ -101,13 +93,9 @@ def check(
     required = set(case.suite.required)
     uncollected = [i for ids in broken.values() for i in ids if i in required]
     if uncollected:
-        raise fail(
-            f"required tests cannot be collected on the start (error above): {', '.join(uncollected)}"
-        )
+        raise fail(f"required tests cannot be collected on the start (error above): {', '.join(uncollected)}")
     if verdict.pass_to_fail:
-        raise fail(
-            f"protective tests fail on the start candidate: {', '.join(verdict.pass_to_fail)}"
-        )
+        raise fail(f"protective tests fail on the start candidate: {', '.join(verdict.pass_to_fail)}")
     if verdict.fail_to_pass:
         out.print(f"note: already passing on the start: {', '.join(verdict.fail_to_pass)}")
     if with_patches:
@@ -168,11 +156,7 @@ def transcript_problems(case: Case, start: Verdict, branch: str | None = "main")
     keys = load(path)  # a malformed line is a TranscriptError here (exit 1, names the line)
     branches = sorted({k.split("/", 1)[0] for k in keys if "/" in k})
     out.print(f"transcript: {len(keys)} key(s), branches {branches}")
-    known = (
-        set(case.suite.required)
-        | {r.nodeid for r in start.evidence.results}
-        | {start.evidence.digest}
-    )
+    known = set(case.suite.required) | {r.nodeid for r in start.evidence.results} | {start.evidence.digest}
     problems: list[str] = []
     last: dict[str, Candidate] = {}
     chosen = [k for k in keys if branch is None or k.split("/", 1)[0] == branch]
@@ -220,8 +204,10 @@ def transcript_problems(case: Case, start: Verdict, branch: str | None = "main")
             continue
         last[key.split("/", 1)[0]] = applied
         s = patches.size(patch)
-        out.print(f"  {key}: record ok; diff applies to {where} ({s.files}f/{s.hunks}h/{s.lines}l)"
-                  + ("" if unknown else f"; {len(set(cited))} cited test id(s) known"))  # fmt: skip
+        out.print(
+            f"  {key}: record ok; diff applies to {where} ({s.files}f/{s.hunks}h/{s.lines}l)"
+            + ("" if unknown else f"; {len(set(cited))} cited test id(s) known")
+        )
     return problems
 
 

@@ -79,9 +79,7 @@ def run(
     budget: Annotated[
         float | None, typer.Option(help="cost units (one per validation and per reflection)", min=0)
     ] = None,
-    ledger: Annotated[
-        Path | None, typer.Option(help="append-only ledger (SQLite) to record to")
-    ] = None,
+    ledger: Annotated[Path | None, typer.Option(help="append-only ledger (SQLite) to record to")] = None,
     run_id: Annotated[str, typer.Option(help="run id in the ledger [default: a new one]")] = "",
     resume: Annotated[
         bool,
@@ -117,9 +115,13 @@ def run(
 
     rid = run_id or new_run_id(case.name)
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("round {task.completed:.0f}/{task.total:.0f}"),
-        TimeElapsedColumn(), console=err, transient=True,
-    ) as progress:  # fmt: skip
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("round {task.completed:.0f}/{task.total:.0f}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
         task = progress.add_task(f"{case.name}: validating the start", total=rounds)
         # Each decision is printed as it is recorded (to an in-memory ledger without --ledger).
         book = LiveLedger(ledger or ":memory:", lambda e: progress.console.print(describe(e)))
@@ -138,15 +140,26 @@ def run(
             name, simulated = model.name, model.simulated
 
             def reflect(self, situation: Situation) -> Proposal:
-                progress.update(task, completed=situation.round - 1,
-                                description=f"{case.name}: round {situation.round}, asking {model.name}")  # fmt: skip
+                progress.update(
+                    task,
+                    completed=situation.round - 1,
+                    description=f"{case.name}: round {situation.round}, asking {model.name}",
+                )
                 return model.reflect(situation)
 
         try:
             trace = run_loop(
-                case.start, case.suite, validator_for(wall, memory), Shown(), max_rounds=rounds,
-                patch_cap=dict(case.patch_cap), ledger=book, budget=money, run_id=rid, resume=resume,
-            )  # fmt: skip
+                case.start,
+                case.suite,
+                validator_for(wall, memory),
+                Shown(),
+                max_rounds=rounds,
+                patch_cap=dict(case.patch_cap),
+                ledger=book,
+                budget=money,
+                run_id=rid,
+                resume=resume,
+            )
         except (RunIdInUse, RunLeaseHeld) as exc:  # another process took the id meanwhile
             book.close()
             raise usage(str(exc)) from None
@@ -212,9 +225,7 @@ def _find_notebook(path: Path) -> Path:
 
 @app.command()
 def lab(
-    folder: Annotated[
-        Path | None, typer.Argument(help="notebooks folder [default: the repo's notebooks/]")
-    ] = None,
+    folder: Annotated[Path | None, typer.Argument(help="notebooks folder [default: the repo's notebooks/]")] = None,
     port: Annotated[int | None, typer.Option(help="port for marimo")] = None,
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = False,
 ) -> None:
@@ -281,19 +292,17 @@ def import_humaneval(
     failing = canonical_fails_visible(problem, Validator())  # HumanEval/47, /116: reported, kept
     written = import_problem(problem, folder, failing_examples=failing)
     if failing:
-        err.print(f"note: the canonical solution fails visible example(s) {', '.join(failing)}: "
-                  "the prompt's own example is wrong; kept as written (see case.json notes)")  # fmt: skip
+        err.print(
+            f"note: the canonical solution fails visible example(s) {', '.join(failing)}: "
+            "the prompt's own example is wrong; kept as written (see case.json notes)"
+        )
     out.print(f"wrote {written}; next: labkit check {folder}")
 
 
 @importer.command("swebench")
 def import_swebench(
-    record: Annotated[
-        Path, typer.Argument(exists=True, dir_okay=False, help="an instance record (.json)")
-    ],
-    repo: Annotated[
-        Path, typer.Argument(exists=True, file_okay=False, help="the repository at base_commit")
-    ],
+    record: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="an instance record (.json)")],
+    repo: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="the repository at base_commit")],
     folder: Annotated[Path, typer.Argument(help="where to write the case")],
 ) -> None:
     """A SWE-bench-style instance (FAIL_TO_PASS, PASS_TO_PASS, patch, test_patch) as a case."""

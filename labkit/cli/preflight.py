@@ -47,11 +47,7 @@ def transcript_problem(path: Path, branch: str, rounds: int) -> tuple[str | None
             f"(its branches: {', '.join(branches) or 'none'}); give --branch or another transcript"
         ), ""
     last = max(int(k.split("-", 1)[1]) for k in mine if k.startswith("round-") and k[6:].isdigit())
-    note = (
-        f"; it has replies up to round {last} of {rounds}: later rounds get no reply"
-        if last < rounds
-        else ""
-    )
+    note = f"; it has replies up to round {last} of {rounds}: later rounds get no reply" if last < rounds else ""
     return None, note
 
 
@@ -68,9 +64,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
     elif has_transcript:
         chosen, source = "replay:transcript.jsonl", "the case's transcript"
     else:
-        raise _usage(
-            f"no --reflector given, ${DEFAULT_ENV} is not set and the case has no transcript.jsonl"
-        )
+        raise _usage(f"no --reflector given, ${DEFAULT_ENV} is not set and the case has no transcript.jsonl")
     unused = f"; ${DEFAULT_ENV}={env} is not used: --reflector wins" if spec and env else ""
     if chosen.startswith("replay:") or chosen.startswith("labkit/replay:"):
         raw = chosen.split(":", 1)[1]
@@ -91,9 +85,7 @@ def reflector_for(spec: str, case: Case, branch: str, rounds: int) -> tuple[Mode
             ModelReflector,  # after the checks: it takes a while
         )
 
-        return ModelReflector(
-            model="labkit/replay", environment=case.environment, transcript=path, branch=branch
-        ), said
+        return ModelReflector(model="labkit/replay", environment=case.environment, transcript=path, branch=branch), said
     why = problem(chosen)
     if why:
         raise _usage(f"reflector {chosen!r} (from {source}) cannot be used: {why}")

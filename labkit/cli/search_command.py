@@ -37,18 +37,12 @@ def search(
         Path,
         typer.Argument(exists=True, file_okay=False, help="a search case folder (with case.json)"),
     ],
-    budget: Annotated[
-        float, typer.Option(help="total cost units, the reserve included", min=0)
-    ] = 15.0,
+    budget: Annotated[float, typer.Option(help="total cost units, the reserve included", min=0)] = 15.0,
     reserve: Annotated[
         float | None,
-        typer.Option(
-            help="cost units held for the final confirmation [default: its declared cost]", min=0
-        ),
+        typer.Option(help="cost units held for the final confirmation [default: its declared cost]", min=0),
     ] = None,
-    ledger: Annotated[
-        Path | None, typer.Option(help="append-only ledger (SQLite) to record to")
-    ] = None,
+    ledger: Annotated[Path | None, typer.Option(help="append-only ledger (SQLite) to record to")] = None,
     run_id: Annotated[str, typer.Option(help="run id in the ledger [default: a new one]")] = "",
 ) -> None:
     """Search a case's routes under a budget: each branch's cost and outcome, the sealed winner,
@@ -72,9 +66,7 @@ def search(
     with Ledger(ledger or ":memory:") as book:
         if book.events(rid):
             raise usage(f"run id {rid!r} is already in {book.path}: give a new --run-id")
-        result = run_search(
-            case, checker, baseline, total=budget, reserve=held, ledger=book, run_id=rid
-        )
+        result = run_search(case, checker, baseline, total=budget, reserve=held, ledger=book, run_id=rid)
         accounts = spend(book, rid, budget)
     order = {
         "label": "by label",
@@ -87,24 +79,22 @@ def search(
     )
     table = Table(title=f"search {rid}", title_justify="left")
     for col in ("expansion", "route", "outcome", "why", "cost units"):
-        table.add_column(
-            col, overflow="fold", justify="right" if col in ("expansion", "cost units") else "left"
-        )
+        table.add_column(col, overflow="fold", justify="right" if col in ("expansion", "cost units") else "left")
     for b in result.branches:
         table.add_row(str(b.expansion), b.name, b.outcome, readable(b.reason), f"{b.spent:g}")
     out.print(table)
     winner = result.winner.route if result.winner else "none"
     confirmed = {True: "passed", False: "failed", None: "not run"}[result.confirmed]
-    out.print(f"sealed: {', '.join(s.route for s in result.sealed) or 'none'} · winner: {winner} "
-              f"(rule {result.rule}) · confirmation on the sealed final tests: {confirmed}")  # fmt: skip
+    out.print(
+        f"sealed: {', '.join(s.route for s in result.sealed) or 'none'} · winner: {winner} "
+        f"(rule {result.rule}) · confirmation on the sealed final tests: {confirmed}"
+    )
     out.print(
         f"spent {accounts.search:g} on search + {accounts.confirmation:g} on confirmation = "
         f"{accounts.total:g} of {budget:g} cost units ({accounts.left:g} left)"
     )
     if ledger is not None:
         out.print(f"ledger: {ledger} (run {rid})")
-    out.print(
-        f"status: {result.status}; the search stopped: {WHY.get(result.reason, result.reason)}"
-    )
+    out.print(f"status: {result.status}; the search stopped: {WHY.get(result.reason, result.reason)}")
     if not result.success:
         raise fail(f"search incomplete: {result.reason}")

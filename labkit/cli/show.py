@@ -43,9 +43,15 @@ def verdict_table(verdict: Verdict, suite: AcceptanceSuite, title: str) -> Table
             table.add_row(bucket, nodeid, f"[{_STYLE[outcome]}]{outcome}[/]", message)
     a, n = verdict.score("acceptance")
     p, m = verdict.score("protective")
-    table.caption = f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}" + (
-        " · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else ""
-    ) + (f" · {verdict.status}: {', '.join(verdict.evidence.unchecked)}" if verdict.resolved and not verdict.cross_checked else "")
+    table.caption = (
+        f"acceptance (F2P) {a}/{n} · protective (P2P) {p}/{m}"
+        + (" · QUARANTINED: " + "; ".join(verdict.evidence.alarms) if verdict.quarantined else "")
+        + (
+            f" · {verdict.status}: {', '.join(verdict.evidence.unchecked)}"
+            if verdict.resolved and not verdict.cross_checked
+            else ""
+        )
+    )
     table.caption_justify = "left"
     return table
 
@@ -100,8 +106,11 @@ def patches_table(case: Case, validator: Validator, start: Verdict) -> Table:
         size = f"{a.size.files}f/{a.size.hunks}h/{a.size.lines}l" if a.size is not None else "-"
         table.add_row(
             f"{name} ({p.description})" if p.description != name else name,
-            size, *scores, a.decision.decision.value, a.decision.reason,
-        )  # fmt: skip
+            size,
+            *scores,
+            a.decision.decision.value,
+            a.decision.reason,
+        )
     return table
 
 
@@ -120,9 +129,7 @@ def _scores(v: Verdict | None) -> list[tuple[str, str]]:
 def rounds_table(trace: Trace) -> Table:
     """Each round: what the reflector proposed, the decision and why."""
     kind = "scripted" if trace.simulated else "model"
-    table = Table(
-        title=f"run {trace.run_id} · reflector {trace.reflector} ({kind})", title_justify="left"
-    )
+    table = Table(title=f"run {trace.run_id} · reflector {trace.reflector} ({kind})", title_justify="left")
     for col in ("round", "hypothesis / request", "F2P", "P2P", "decision", "why"):
         table.add_column(col, overflow="fold")
     for r in trace.rounds:
@@ -134,9 +141,13 @@ def rounds_table(trace: Trace) -> Table:
         a, n = after.score("acceptance")
         p, m = after.score("protective")
         table.add_row(
-            str(r.index), said[:160], f"{a}/{n}", f"{p}/{m}",
-            r.decision.decision.value, r.decision.reason,
-        )  # fmt: skip
+            str(r.index),
+            said[:160],
+            f"{a}/{n}",
+            f"{p}/{m}",
+            r.decision.decision.value,
+            r.decision.reason,
+        )
     return table
 
 
@@ -148,14 +159,26 @@ def ledger_tables(rounds: pl.DataFrame) -> list[Table]:
     tables = []
     for (run_id,), rows in rounds.group_by(["run_id"], maintain_order=True):
         t = Table(title=f"run {run_id}", title_justify="left")
-        for col, right in (("round", True), ("decision", False), ("why", False),
-                           ("cost units", True), ("tokens", True), ("seconds", True)):  # fmt: skip
+        for col, right in (
+            ("round", True),
+            ("decision", False),
+            ("why", False),
+            ("cost units", True),
+            ("tokens", True),
+            ("seconds", True),
+        ):
             t.add_column(col, overflow="fold", justify="right" if right else "left")
         stop = ""
         for row in rows.iter_rows(named=True):
             label = row["decision"] or ("start" if row["round"] == 0 else "")
-            t.add_row(str(row["round"]), label, readable(row["reason"]), f"{row['cost_units']:g}",
-                      str(row["tokens"]), f"{row['wall_seconds']:.1f}")  # fmt: skip
+            t.add_row(
+                str(row["round"]),
+                label,
+                readable(row["reason"]),
+                f"{row['cost_units']:g}",
+                str(row["tokens"]),
+                f"{row['wall_seconds']:.1f}",
+            )
             stop = row["stop"] or stop
         total = rows["cost_units"].sum()
         source = rows["counted_from"][0]

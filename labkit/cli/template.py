@@ -89,11 +89,7 @@ GUIDE = """# {name}: a labkit case
 
 
 def fix_diff() -> str:
-    return "".join(
-        difflib.unified_diff(
-            MODULE.splitlines(True), FIXED.splitlines(True), "a/limits.py", "b/limits.py"
-        )
-    )
+    return "".join(difflib.unified_diff(MODULE.splitlines(True), FIXED.splitlines(True), "a/limits.py", "b/limits.py"))
 
 
 def spec(name: str) -> dict[str, object]:

@@ -83,26 +83,32 @@ def _p(cls: ErrorClass, rule: str, *grants: Action) -> Permission:
     return Permission(cls, frozenset((*grants, Action.STOP)), rule)
 
 
-PERMISSIONS: Mapping[ErrorClass, Permission] = MappingProxyType({
-    ErrorClass.INVALID_ARGUMENT: _p(
-        ErrorClass.INVALID_ARGUMENT, "fix the arguments within a limit", Action.FIX_ARGUMENTS
-    ),
-    ErrorClass.TEST_FAILURE: _p(
-        ErrorClass.TEST_FAILURE, "needs new evidence or a new hypothesis", Action.NEW_HYPOTHESIS
-    ),
-    ErrorClass.POLICY_DENIED: _p(
-        ErrorClass.POLICY_DENIED, "only a legal authorisation change, or stop",
-        Action.CHANGE_AUTHORISATION,
-    ),
-    ErrorClass.INFRASTRUCTURE: _p(
-        ErrorClass.INFRASTRUCTURE, "the control plane retries under one uniform, billed rule",
-        Action.RETRY_UNCHANGED, Action.RECONCILE,
-    ),
-    ErrorClass.UNKNOWN_EFFECT: _p(
-        ErrorClass.UNKNOWN_EFFECT, "pause actions that may duplicate until reconciled",
-        Action.RECONCILE,
-    ),
-})  # fmt: skip
+PERMISSIONS: Mapping[ErrorClass, Permission] = MappingProxyType(
+    {
+        ErrorClass.INVALID_ARGUMENT: _p(
+            ErrorClass.INVALID_ARGUMENT, "fix the arguments within a limit", Action.FIX_ARGUMENTS
+        ),
+        ErrorClass.TEST_FAILURE: _p(
+            ErrorClass.TEST_FAILURE, "needs new evidence or a new hypothesis", Action.NEW_HYPOTHESIS
+        ),
+        ErrorClass.POLICY_DENIED: _p(
+            ErrorClass.POLICY_DENIED,
+            "only a legal authorisation change, or stop",
+            Action.CHANGE_AUTHORISATION,
+        ),
+        ErrorClass.INFRASTRUCTURE: _p(
+            ErrorClass.INFRASTRUCTURE,
+            "the control plane retries under one uniform, billed rule",
+            Action.RETRY_UNCHANGED,
+            Action.RECONCILE,
+        ),
+        ErrorClass.UNKNOWN_EFFECT: _p(
+            ErrorClass.UNKNOWN_EFFECT,
+            "pause actions that may duplicate until reconciled",
+            Action.RECONCILE,
+        ),
+    }
+)
 
 
 def permits(error_class: ErrorClass, action: Action) -> bool:
@@ -127,8 +133,7 @@ class Classified:
         if not permits(self.error_class, action):
             granted = ", ".join(sorted(a.value for a in self.permission.grants))
             raise PermissionRefused(
-                f"{self.error_class.value} ({self.reason}) does not permit {action.value!r}; "
-                f"it grants: {granted}"
+                f"{self.error_class.value} ({self.reason}) does not permit {action.value!r}; it grants: {granted}"
             )
 
     def relabel(self, to: ErrorClass, *, by: str) -> Classified:
@@ -138,9 +143,7 @@ class Classified:
         candidate's evidence: it is never relabelled as infrastructure, by anyone.
         """
         if to is ErrorClass.INFRASTRUCTURE and self.candidate_caused:
-            raise PermissionRefused(
-                f"{by} may not relabel a candidate-caused failure as infrastructure: {self.reason}"
-            )
+            raise PermissionRefused(f"{by} may not relabel a candidate-caused failure as infrastructure: {self.reason}")
         if not by or by == "candidate":
             raise PermissionRefused(f"only the control plane relabels a failure, not {by!r}")
         return replace(self, error_class=to, reason=f"{self.reason} (relabelled by {by})")

@@ -15,9 +15,7 @@ from types import ModuleType
 from typing import Any
 
 
-def attach(
-    package: str, names: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def attach(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """(`__getattr__`, `__dir__`) for `package`, whose public `names` live in the given modules."""
 
     def __getattr__(name: str) -> Any:
@@ -59,6 +57,7 @@ def defer_import(name: str, functions: Sequence[str]) -> bool:
 
     for function in functions:
         setattr(shim, function, proxy(function))
+
     def attribute(attr: str) -> Any:
         if attr.startswith("__"):  # the import system's own probes (__path__, ...): not a use
             raise AttributeError(attr)

@@ -68,9 +68,7 @@ def parse(diff: str) -> tuple[FilePatch, ...]:
             i += 1  # "diff --git", "index …" and prose between files are ignored
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("+++ "):
-            raise PatchError(
-                f"malformed diff: line {i + 1} '---' is not followed by a '+++' header"
-            )
+            raise PatchError(f"malformed diff: line {i + 1} '---' is not followed by a '+++' header")
         old_path, new_path = _strip_prefix(line[4:]), _strip_prefix(lines[i + 1][4:])
         name = new_path or old_path or "?"
         i += 2
@@ -161,21 +159,16 @@ def _apply_hunks(text: str, fp: FilePatch) -> str:
     pos = 0  # next unread line of src
     for n, h in enumerate(fp.hunks, start=1):
         want = h.old
-        start = (
-            h.old_start - 1 if h.old_len else h.old_start
-        )  # a pure insertion names the line before
+        start = h.old_start - 1 if h.old_len else h.old_start  # a pure insertion names the line before
         if src[start : start + len(want)] != want:
             # The header's line number may be stale; accept one exact match after pos, no fuzz.
-            matches = [
-                k for k in range(pos, len(src) - len(want) + 1) if src[k : k + len(want)] == want
-            ]
+            matches = [k for k in range(pos, len(src) - len(want) + 1) if src[k : k + len(want)] == want]
             if len(matches) != 1:
                 found = "not found" if not matches else f"found {len(matches)} times"
                 first = next((ln for ln in want if ln.strip()), "")
                 raise PatchError(
                     f"{fp.path}: hunk {n} (@@ -{h.old_start},{h.old_len}) does not apply: "
-                    f"its context is {found} in the file"
-                    + (f" (first line: {first!r})" if first else "")
+                    f"its context is {found} in the file" + (f" (first line: {first!r})" if first else "")
                 )
             start = matches[0]
         if start < pos:

@@ -53,9 +53,7 @@ def _secret_name(upper: bytes) -> bool:
     return b"KEY" in upper or b"TOKEN" in upper or b"SECRET" in upper or b"PASSWORD" in upper
 
 
-def redact(
-    text: str, extra: Iterable[str | None] = (), environ: Mapping[str, str] | None = None
-) -> str:
+def redact(text: str, extra: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> str:
     """`text` with every known secret replaced by "[redacted NAME]" (longest first)."""
     return redact_all([text], extra, environ)[0]
 

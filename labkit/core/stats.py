@@ -107,9 +107,7 @@ def interval(estimate: float, draws: npt.ArrayLike, level: float = 0.95) -> Inte
     return Interval(float(estimate), float(low), float(high), level)
 
 
-def bootstrap_mean(
-    values: npt.ArrayLike, resamples: int = 1000, level: float = 0.95, seed: int | None = 0
-) -> Interval:
+def bootstrap_mean(values: npt.ArrayLike, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> Interval:
     """Mean of `values` (1-D, one entry per unit, e.g. per case) with a bootstrap interval."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1 or x.size == 0:

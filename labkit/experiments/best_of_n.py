@@ -79,4 +79,13 @@ def simulate(
         selected.append(hit)
         ceiling.append(float(correct[:, :n].any(axis=1).mean()))
         cost.append(n * (generate_cost + verify_cost) / hit if hit else math.inf)
-    return BestOfN(ns=tuple(ns), selected=tuple(selected), ceiling=tuple(ceiling), cost_per_correct=tuple(cost), p=p, rho=rho, signal=signal, tasks=tasks)
+    return BestOfN(
+        ns=tuple(ns),
+        selected=tuple(selected),
+        ceiling=tuple(ceiling),
+        cost_per_correct=tuple(cost),
+        p=p,
+        rho=rho,
+        signal=signal,
+        tasks=tasks,
+    )

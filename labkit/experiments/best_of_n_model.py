@@ -81,10 +81,17 @@ class Adder(ModelRole):
     seed: int = 0
 
     def sample(self, t: int, a: int, b: int, i: int) -> Sample:
-        prompt = [{"role": "user", "content": f"{a} + {b} = ?"},
-                  {"role": "assistant", "content": f"{a} + {b} = "}]  # continued from here
-        reply = self.ask(prompt, max_tokens=4, temperature=self.temperature, grammar=_DIGITS,
-                         seed=self.seed * 100_003 + t * 1_009 + i)  # fmt: skip
+        prompt = [
+            {"role": "user", "content": f"{a} + {b} = ?"},
+            {"role": "assistant", "content": f"{a} + {b} = "},
+        ]  # continued from here
+        reply = self.ask(
+            prompt,
+            max_tokens=4,
+            temperature=self.temperature,
+            grammar=_DIGITS,
+            seed=self.seed * 100_003 + t * 1_009 + i,
+        )
         text = reply.text.strip()
         return Sample(Candidate({ANSWER_FILE: text}, label=f"sample-{i}"), reply.usage, text)
 
@@ -122,8 +129,18 @@ def run_model(
     each validated by that check and decided (keep="resolved"), and the engine holds the best.
     Every figure is read from what the engine recorded for each child, in sampling order."""
     problems = addition_tasks(tasks, seed, largest)
-    questions = [Question(id=f"add{t}", kind="arithmetic", text=f"{a} + {b} = ?", answer=str(a + b), working="", wrong_answer="", wrong_working="")
-                 for t, (a, b) in enumerate(problems)]  # fmt: skip
+    questions = [
+        Question(
+            id=f"add{t}",
+            kind="arithmetic",
+            text=f"{a} + {b} = ?",
+            answer=str(a + b),
+            working="",
+            wrong_answer="",
+            wrong_working="",
+        )
+        for t, (a, b) in enumerate(problems)
+    ]
     adder = Adder(model=model, temperature=temperature, seed=seed)
 
     def draw(s: Situation, i: int) -> Sample:
@@ -131,9 +148,13 @@ def run_model(
         return adder.sample(t, *problems[t], i)
 
     start = Candidate({ANSWER_FILE: ""}, label="no answer yet")
-    run = engine.run([Task(id=q.id, start=start, suite=hidden_suite(q)) for q in questions],
-                     BestOfN(draw, n, name=f"best of {n} ({model})", simulated=adder.simulated),
-                     AnswerCheck(), rounds=1, keep="resolved")  # fmt: skip
+    run = engine.run(
+        [Task(id=q.id, start=start, suite=hidden_suite(q)) for q in questions],
+        BestOfN(draw, n, name=f"best of {n} ({model})", simulated=adder.simulated),
+        AnswerCheck(),
+        rounds=1,
+        keep="resolved",
+    )
     answers: list[tuple[str, ...]] = []
     correct: list[list[bool]] = []
     usage = Usage()
@@ -154,5 +175,16 @@ def run_model(
             pick = next(j for j, x in enumerate(sampled[:k]) if counts[x] == top)  # ties: the earliest
             hits += ok[pick]
         major.append(hits / tasks)
-    return ModelBestOfN(model=model, label=choice.label(model), tasks=tuple(problems), answers=tuple(answers), ns=ns, hard_check=tuple(hard),
-                        majority=tuple(major), random=tuple(rand), rho=_icc(correct), usage=usage, engine=run)  # fmt: skip
+    return ModelBestOfN(
+        model=model,
+        label=choice.label(model),
+        tasks=tuple(problems),
+        answers=tuple(answers),
+        ns=ns,
+        hard_check=tuple(hard),
+        majority=tuple(major),
+        random=tuple(rand),
+        rho=_icc(correct),
+        usage=usage,
+        engine=run,
+    )

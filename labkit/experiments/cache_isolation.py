@@ -96,8 +96,14 @@ def compare(validator: Validator | None = None, ledger: Ledger | None = None) ->
     c = case()
     names = ("composite_key", "disable_cache", "five_changes")
     task = task_of(c)
-    out = run([task], Rivals(tuple((n, c.patch(n)) for n in names)), validator or Validator(), rounds=1,
-              ledger=ledger, run_id="cache-compare")  # fmt: skip
+    out = run(
+        [task],
+        Rivals(tuple((n, c.patch(n)) for n in names)),
+        validator or Validator(),
+        rounds=1,
+        ledger=ledger,
+        run_id="cache-compare",
+    )
     trace = out.traces[task.id]
     v1 = trace.start_verdict
     rows = [Row(c.start.label, v1, assess(v1), "")]
@@ -158,10 +164,7 @@ def table(c: Case, rows: list[Row]) -> pl.DataFrame:
             "failing tests alone": ["pass" if not r.verdict.fail_to_fail else "fail" for r in rows],
             "patch size": [r.size or "—" for r in rows],
             "decision": [
-                "reflect"
-                if r.decision.decision is Decision.INVESTIGATE
-                else r.decision.decision.value
-                for r in rows
+                "reflect" if r.decision.decision is Decision.INVESTIGATE else r.decision.decision.value for r in rows
             ],
             "why": [r.decision.reason for r in rows],
         }
@@ -210,7 +213,9 @@ def try_patch(
         c.start,
         c.suite,
         validator or Validator(),
-        HandWritten(hypothesis=hypothesis, diff=diff, refuted_if=refuted_if, phenomenon=PHENOMENON, environment=c.environment),
+        HandWritten(
+            hypothesis=hypothesis, diff=diff, refuted_if=refuted_if, phenomenon=PHENOMENON, environment=c.environment
+        ),
         max_rounds=1,
         patch_cap=dict(c.patch_cap),
         ledger=ledger,
@@ -224,9 +229,7 @@ NO_LESSON = "no verified correction, so no lesson"
 
 def lesson(trace: Trace, model: str | None = None, branch: str = "main") -> Experience | None:
     """The distilled lesson of a run that resolved, else None (show NO_LESSON): never an error."""
-    if not trace.final_verdict.resolved or not any(
-        r.decision.decision is Decision.KEEP for r in trace.rounds
-    ):
+    if not trace.final_verdict.resolved or not any(r.decision.decision is Decision.KEEP for r in trace.rounds):
         return None
     return distill(trace, model, branch)
 

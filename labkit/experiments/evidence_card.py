@@ -47,17 +47,23 @@ FIELDS = (
     "mutable objects", "observed signals", "attribution method", "candidate generation", "evaluation isolation",
     "gate criteria", "release method", "rollback granularity", "failure modes",
 )  # fmt: skip
-CLAIMED = dict(zip(FIELDS, (  # seed 002 §1, the in-task layer's card (SPEC §10's English)
-    "plan, candidate branches, temporary reflections, retrieval scope, allocated budget",
-    "tool errors, test diffs, environment state, review diagnostics, cost deltas",
-    "error classes, hypothesis→action→result chains, candidate comparison in a fixed environment",
-    "best-of-N, tree search, independent work units, minimal repair",
-    "dev diagnostics may flow back; sealed final tests never enter the repair context",
-    "required checks pass, budget and side-effect caps; failure sets are diagnostic only",
-    "the task's own artifact is selected; no global config change",
-    "branch, worktree, restorable checkpoint",
-    "endless retry, self-confirmation, wrong reflection, duplicated side effects, test leakage",
-), strict=True))  # fmt: skip
+CLAIMED = dict(
+    zip(
+        FIELDS,
+        (  # seed 002 §1, the in-task layer's card (SPEC §10's English)
+            "plan, candidate branches, temporary reflections, retrieval scope, allocated budget",
+            "tool errors, test diffs, environment state, review diagnostics, cost deltas",
+            "error classes, hypothesis→action→result chains, candidate comparison in a fixed environment",
+            "best-of-N, tree search, independent work units, minimal repair",
+            "dev diagnostics may flow back; sealed final tests never enter the repair context",
+            "required checks pass, budget and side-effect caps; failure sets are diagnostic only",
+            "the task's own artifact is selected; no global config change",
+            "branch, worktree, restorable checkpoint",
+            "endless retry, self-confirmation, wrong reflection, duplicated side effects, test leakage",
+        ),
+        strict=True,
+    )
+)
 NOT_SEEN = "no evidence in this ledger"
 
 
@@ -75,9 +81,7 @@ class Facts:
     keep_modes: tuple[str, ...]
     visible_suites: tuple[str, ...]
     sealed_suites: tuple[str, ...]
-    prompted_suites: tuple[
-        str, ...
-    ]  # suites whose verdict evidence reached a reflect event's input
+    prompted_suites: tuple[str, ...]  # suites whose verdict evidence reached a reflect event's input
     predictions: int  # experiments that carried a prediction written before them
     checkpoint_parts: tuple[tuple[str, ...], ...]  # per checkpoint event, the parts it recorded
     rollbacks: int
@@ -141,25 +145,12 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
             if e.input_hash in verdict_suite:  # and the suite of the verdict it was handed
                 prompted.add(verdict_suite[e.input_hash])
         elif e.kind == Kind.CHECKPOINT:
-            parts.append(
-                tuple(
-                    p
-                    for p in ("code_version", "dependency_image", "environment", "pending")
-                    if d.get(p)
-                )
-            )
+            parts.append(tuple(p for p in ("code_version", "dependency_image", "environment", "pending") if d.get(p)))
         elif e.kind == Kind.EXPAND:
             children = max(children, int(d.get("proposed") or 0))
         elif e.kind == Kind.STOP:
             search = e.role == Role.SEARCH
-            stops[
-                str(
-                    d.get("rule")
-                    or (d.get("reason") if search else "")
-                    or d.get("status")
-                    or "stop"
-                )
-            ] += 1
+            stops[str(d.get("rule") or (d.get("reason") if search else "") or d.get("status") or "stop")] += 1
             if search and d.get("winner"):
                 held.append(str(d["winner"]))
             if e.output_hash and e.role == Role.DECISION and e.run_id not in frontier:  # a search releases its winner
@@ -172,9 +163,24 @@ def facts(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = (
         rules[f"{decided.decision}: {decided.rule}"] += 1
         rollbacks += sum(c.decision == "roll back" for c in decided.each)
     budgeted = any(e.role == Role.BUDGET for e in events)
-    return Facts(runs=len(ids), files_changed=tuple(sorted(files)), kinds=dict(kinds), budgeted=budgeted, decide_rules=dict(rules), children_per_proposal=children, sequence=sequence,
-                 keep_modes=tuple(sorted(keep)), visible_suites=tuple(sorted(visible - {""})), sealed_suites=tuple(sorted(found - {""})),
-                 prompted_suites=tuple(sorted(prompted)), predictions=predictions, checkpoint_parts=tuple(parts), rollbacks=rollbacks, stop_rules=dict(stops), held=tuple(held))  # fmt: skip
+    return Facts(
+        runs=len(ids),
+        files_changed=tuple(sorted(files)),
+        kinds=dict(kinds),
+        budgeted=budgeted,
+        decide_rules=dict(rules),
+        children_per_proposal=children,
+        sequence=sequence,
+        keep_modes=tuple(sorted(keep)),
+        visible_suites=tuple(sorted(visible - {""})),
+        sealed_suites=tuple(sorted(found - {""})),
+        prompted_suites=tuple(sorted(prompted)),
+        predictions=predictions,
+        checkpoint_parts=tuple(parts),
+        rollbacks=rollbacks,
+        stop_rules=dict(stops),
+        held=tuple(held),
+    )
 
 
 def _counted(pairs: Sequence[tuple[str, int]]) -> str:
@@ -189,41 +195,49 @@ def derive(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = 
     mutable = [f"candidate files ({', '.join(f.files_changed)})" if f.files_changed else "",
                "search branches" if k(Kind.BRANCH) else "", "temporary reflections" if k(Kind.REFLECT) else "",
                "checkpointed state" if f.checkpoint_parts else "", "allocated budget" if f.budgeted else ""]  # fmt: skip
-    signals = _counted([("test verdicts", k(Kind.VERIFY, 0)), ("probe observations", k(Kind.EXPERIMENT, 0)),
-                        ("tool outcomes", k(Kind.TOOL, 0)), ("integrity alarms", k(Kind.ALARM, 0)),
-                        ("model errors", k(Kind.ERROR, 0)), ("sealed confirmations", k(Kind.CONFIRM, 0))])  # fmt: skip
+    signals = _counted(
+        [
+            ("test verdicts", k(Kind.VERIFY, 0)),
+            ("probe observations", k(Kind.EXPERIMENT, 0)),
+            ("tool outcomes", k(Kind.TOOL, 0)),
+            ("integrity alarms", k(Kind.ALARM, 0)),
+            ("model errors", k(Kind.ERROR, 0)),
+            ("sealed confirmations", k(Kind.CONFIRM, 0)),
+        ]
+    )
     if f.budgeted:
         signals += "; cost deltas (budget events)"
-    attribution = ("candidate compared on the same suite and validator, decided by rule: "
-                   + _counted(sorted(f.decide_rules.items())) if f.decide_rules else "")  # fmt: skip
+    attribution = (
+        "candidate compared on the same suite and validator, decided by rule: "
+        + _counted(sorted(f.decide_rules.items()))
+        if f.decide_rules
+        else ""
+    )
     if k(Kind.ERROR_DECISION) or k(Kind.TOOL):
         attribution += ("; " if attribution else "") + "error classes"
     if k(Kind.BRANCH):
-        attribution += (
-            "; " if attribution else ""
-        ) + "ΔF with severity per branch, on fixed checks"
+        attribution += ("; " if attribution else "") + "ΔF with severity per branch, on fixed checks"
     if k(Kind.EXPERIMENT):
-        attribution += (
-            f"; discriminating experiments ({f.predictions} with a prediction recorded first)"
-        )
+        attribution += f"; discriminating experiments ({f.predictions} with a prediction recorded first)"
     if k(Kind.EXPAND):
         generation = f"tree search: {k(Kind.EXPAND)} expansion(s), {k(Kind.BRANCH, 0)} branch(es), up to {f.children_per_proposal} per expansion"
     elif f.sequence:
         generation = "dependent steps, each on the last green checkpoint"
     elif f.children_per_proposal > 1:
-        generation = (
-            f"up to {f.children_per_proposal} rival candidates per proposal (best-of-N style)"
-        )
+        generation = f"up to {f.children_per_proposal} rival candidates per proposal (best-of-N style)"
     elif f.children_per_proposal == 1:
         generation = "one candidate per proposal (minimal repair)"
     else:
         generation = ""
-    isolation = (f"repair context saw {len(f.prompted_suites)} suite(s) {', '.join(f.prompted_suites) or '—'}; "
-                 f"sealed: {', '.join(f.sealed_suites) or 'none'}; ")  # fmt: skip
+    isolation = (
+        f"repair context saw {len(f.prompted_suites)} suite(s) {', '.join(f.prompted_suites) or '—'}; "
+        f"sealed: {', '.join(f.sealed_suites) or 'none'}; "
+    )
     if k(Kind.CONFIRM):
         isolation += f"sealed final set confirmed ×{k(Kind.CONFIRM)}, pass/fail only; "
-    isolation += (f"LEAK: sealed {', '.join(f.leaked)} reached a prompt" if f.leaked
-                  else "no sealed suite reached a prompt")  # fmt: skip
+    isolation += (
+        f"LEAK: sealed {', '.join(f.leaked)} reached a prompt" if f.leaked else "no sealed suite reached a prompt"
+    )
     gate = (f"keep mode {', '.join(f.keep_modes)}; " if f.keep_modes else "") + _counted(
         sorted((r, n) for r, n in f.decide_rules.items() if r.startswith("keep:"))
     )
@@ -233,8 +247,13 @@ def derive(ledger: Ledger, run_ids: Sequence[str] = (), sealed: Sequence[str] = 
     release = f"held at the end: {', '.join(dict.fromkeys(f.held))}" if f.held else ""
     if k(Kind.SEAL):
         release += ("; " if release else "") + f"{k(Kind.SEAL)} sealed candidate(s)"
-    rollback = _counted([("child rolled back", f.rollbacks), ("checkpoint recorded", len(f.checkpoint_parts)),
-                         ("branch run apart from its siblings", k(Kind.BRANCH, 0))])  # fmt: skip
+    rollback = _counted(
+        [
+            ("child rolled back", f.rollbacks),
+            ("checkpoint recorded", len(f.checkpoint_parts)),
+            ("branch run apart from its siblings", k(Kind.BRANCH, 0)),
+        ]
+    )
     if f.checkpoint_parts:
         recorded = sorted({p for ps in f.checkpoint_parts for p in ps})
         rollback += f" (parts recorded: {', '.join(recorded)})"
@@ -251,16 +270,12 @@ def check(card: Card) -> dict[str, str]:
     """Each claim of `CLAIMED` the ledger contradicts, with why (empty: none contradicted)."""
     f, out = card.facts, {}
     if f.leaked:
-        out["evaluation isolation"] = (
-            f"sealed suite(s) {', '.join(f.leaked)} reached the repair context"
-        )
+        out["evaluation isolation"] = f"sealed suite(s) {', '.join(f.leaked)} reached the repair context"
     if "always" in f.keep_modes:
         out["gate criteria"] = "children were kept without a visible gate (keep mode 'always')"
     partial = [p for p in f.checkpoint_parts if not {"dependency_image", "environment"} <= set(p)]
     if partial:
-        out["rollback granularity"] = (
-            f"{len(partial)} checkpoint(s) recorded no dependency image or environment"
-        )
+        out["rollback granularity"] = f"{len(partial)} checkpoint(s) recorded no dependency image or environment"
     return out
 
 

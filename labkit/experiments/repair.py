@@ -103,7 +103,11 @@ class SimulatedRepairer:
         if not situation.verdict.resolved:
             wrong = [p for p in case.patches if p.kind == "wrong" and p.name != situation.state]
             fix = [p for p in case.patches if p.kind == "fix"]
-            pick = fix[0] if fix and (u < self.p_fix(situation.round) or not wrong) else (rng.choice(wrong) if wrong else None)
+            pick = (
+                fix[0]
+                if fix and (u < self.p_fix(situation.round) or not wrong)
+                else (rng.choice(wrong) if wrong else None)
+            )
         else:
             tempt = [p for p in case.patches if p.kind == "tempt" and p.base == situation.state]
             pick = rng.choice(tempt) if tempt and u < self.p_break(situation.round) else None
@@ -116,7 +120,9 @@ class SimulatedRepairer:
 
 def ModelRepairer(model: str, max_tokens: int = 1024, temperature: float = 0.0, feedback: bool = True) -> Rewrite:
     """A model writes the new module from the code, the visible tests and their failures only."""
-    return Rewrite(model=model, feedback=feedback, max_tokens=max_tokens, temperature=temperature, name="model repairer")
+    return Rewrite(
+        model=model, feedback=feedback, max_tokens=max_tokens, temperature=temperature, name="model repairer"
+    )
 
 
 @dataclass(frozen=True)
@@ -194,11 +200,23 @@ def run(
         repairer = repairer.bind(cases)
     strategy = _KnownStates(repairer, {c.id: c for c in cases})
     out = engine.run(
-        [c.task for c in cases], strategy, checker or Checker(), rounds=rounds, rules=rules,
-        case_rules=case_rules, keep=keep, stop_at_green=False, observe=observe, recheck=recheck,
-        ledger=ledger, run_id=run_id or new_run_id("repair"), validation_cost=0.0, workers=workers,
-        resume=resume, on_alarm=on_alarm,
-    )  # fmt: skip
+        [c.task for c in cases],
+        strategy,
+        checker or Checker(),
+        rounds=rounds,
+        rules=rules,
+        case_rules=case_rules,
+        keep=keep,
+        stop_at_green=False,
+        observe=observe,
+        recheck=recheck,
+        ledger=ledger,
+        run_id=run_id or new_run_id("repair"),
+        validation_cost=0.0,
+        workers=workers,
+        resume=resume,
+        on_alarm=on_alarm,
+    )
     return RepairRun(**{f.name: getattr(out, f.name) for f in fields(out)}, cases=tuple(cases))
 
 
@@ -207,8 +225,12 @@ def ready(checker: Checker, case: RepairCase) -> bool:
     return checker.ready([(st.candidate, s) for st in case.states.values() for s in (case.visible, case.hidden)])
 
 
-def warm(checker: Checker, cases: Sequence[RepairCase], workers: int = 2,
-         on_progress: Callable[[int, int], None] | None = None) -> int:  # fmt: skip
+def warm(
+    checker: Checker,
+    cases: Sequence[RepairCase],
+    workers: int = 2,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Validate every reachable state of every case on both suites; returns new pytest runs."""
     jobs = [(st.candidate, s) for case in cases for st in case.states.values() for s in (case.visible, case.hidden)]
     return checker.warm(jobs, workers, on_progress)
@@ -246,7 +268,9 @@ def label(result: LedgerRun) -> str:
     return f"{result.strategy} ({'' if said else kind + '; '}validator and tests real)"
 
 
-def stability(checker: Checker, cases: Sequence[RepairCase], reruns: int = 2, flaky_reruns: int = 12) -> list[dict[str, object]]:
+def stability(
+    checker: Checker, cases: Sequence[RepairCase], reruns: int = 2, flaky_reruns: int = 12
+) -> list[dict[str, object]]:
     """Fix acceptance first: re-run each original uncached (a known-flaky case more often) and
     say per case whether the unstable-validator rule fires. Re-runs stop at the first disagreement."""
     rows: list[dict[str, object]] = []

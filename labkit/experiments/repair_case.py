@@ -112,7 +112,12 @@ class RepairCase:
     def patches(self) -> tuple[CasePatch, ...]:
         return tuple(
             CasePatch(
-                name=name, kind=cast(PatchKind, p.kind), base=p.base, patch=self.case.patch(name), effect=cast(Effect, p.effect), description=p.description
+                name=name,
+                kind=cast(PatchKind, p.kind),
+                base=p.base,
+                patch=self.case.patch(name),
+                effect=cast(Effect, p.effect),
+                description=p.description,
             )
             for name, p in self.case.spec.patches.items()
         )

@@ -65,15 +65,28 @@ class Setting:
     seed: int = 0
 
     def repairer(self) -> repair.SimulatedRepairer:
-        return repair.SimulatedRepairer(fix=self.p_fix, fix_decay=self.fix_decay, breaks=self.p_break, break_growth=self.break_growth, seed=int(self.seed))
+        return repair.SimulatedRepairer(
+            fix=self.p_fix,
+            fix_decay=self.fix_decay,
+            breaks=self.p_break,
+            break_growth=self.break_growth,
+            seed=int(self.seed),
+        )
 
     def rounded(self) -> Setting:
         """Without a slider's float noise (0.6000000000000001 is 0.6)."""
+
         def r(x: float) -> float:
             return round(float(x), 6)
 
-        return Setting(p_fix=r(self.p_fix), fix_decay=r(self.fix_decay), p_break=r(self.p_break), break_growth=r(self.break_growth), rounds=int(self.rounds),
-                       seed=int(self.seed))  # fmt: skip
+        return Setting(
+            p_fix=r(self.p_fix),
+            fix_decay=r(self.fix_decay),
+            p_break=r(self.p_break),
+            break_growth=r(self.break_growth),
+            rounds=int(self.rounds),
+            seed=int(self.seed),
+        )
 
 
 DEFAULT = Setting()
@@ -137,8 +150,9 @@ def _meta_path(path: Path) -> Path:
     return path.with_suffix(".json")
 
 
-def recorded(setting: Setting, cases: Sequence[repair.RepairCase], run_id: str = RUN_ID,
-             path: Path = RECORD) -> RecordedRepairRun | None:  # fmt: skip
+def recorded(
+    setting: Setting, cases: Sequence[repair.RepairCase], run_id: str = RUN_ID, path: Path = RECORD
+) -> RecordedRepairRun | None:
     """The recorded run `run_id` when it was recorded at exactly `setting` on exactly these cases
     (same fingerprints, same order); None otherwise (or when nothing is recorded): run it now."""
     meta_file = _meta_path(path)
@@ -153,7 +167,14 @@ def recorded(setting: Setting, cases: Sequence[repair.RepairCase], run_id: str =
     with Ledger(path, read_only=True) as ledger:
         frame, decided = ledger.frame(run_id), outcomes.decisions(ledger.events(run_id))
     return RecordedRepairRun(
-        run_id=run_id, cases=tuple(cases), rounds_run=run["rounds_run"], simulated=run["simulated"], strategy=run["strategy"], frame=frame, meta=meta, decided=decided
+        run_id=run_id,
+        cases=tuple(cases),
+        rounds_run=run["rounds_run"],
+        simulated=run["simulated"],
+        strategy=run["strategy"],
+        frame=frame,
+        meta=meta,
+        decided=decided,
     )
 
 
@@ -182,8 +203,9 @@ def record(out: Path, cases: Sequence[repair.RepairCase] | None = None, command:
     with Ledger(out) as ledger:
         for run_id, setting, on in ((RUN_ID, DEFAULT, cases), (OSCILLATION_RUN_ID, OSCILLATION, oscillating)):
             checker, t0 = repair.Checker(), time.perf_counter()
-            run = repair.run(on, setting.repairer(), rounds=setting.rounds, checker=checker, ledger=ledger,
-                             run_id=run_id, rules=())  # fmt: skip
+            run = repair.run(
+                on, setting.repairer(), rounds=setting.rounds, checker=checker, ledger=ledger, run_id=run_id, rules=()
+            )
             runs[run_id] = {
                 "setting": asdict(setting), "cases": {c.id: fingerprint(c) for c in on},
                 "rounds_run": run.rounds_run, "simulated": run.simulated, "strategy": run.strategy,
@@ -195,21 +217,30 @@ def record(out: Path, cases: Sequence[repair.RepairCase] | None = None, command:
         "versions": package_versions(DEPENDS_ON),
         "python": platform.python_version(),
         "runs": runs,
-        "stability": {"cases": {c.id: fingerprint(c) for c in flaky}, "rows": repair.stability(repair.Checker(), flaky)},
+        "stability": {
+            "cases": {c.id: fingerprint(c) for c in flaky},
+            "rows": repair.stability(repair.Checker(), flaky),
+        },
     }
     _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m labkit.experiments.repair_recording", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m labkit.experiments.repair_recording",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", type=Path, required=True, help="the ledger (.sqlite); its .json goes beside it")
     args = list(sys.argv[1:] if argv is None else argv)
     out = p.parse_args(args).out
     meta = record(out, command="python -m labkit.experiments.repair_recording " + " ".join(args))
-    print(json.dumps({run_id: {k: r[k] for k in ("rounds_run", "pytest_runs", "seconds")}
-                      for run_id, r in meta["runs"].items()}))  # fmt: skip
+    print(
+        json.dumps(
+            {run_id: {k: r[k] for k in ("rounds_run", "pytest_runs", "seconds")} for run_id, r in meta["runs"].items()}
+        )
+    )
     return 0
 
 

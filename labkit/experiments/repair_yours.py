@@ -67,8 +67,17 @@ def try_patch(
     be tested (decision "keep investigating")."""
     env = f"Python {platform.python_version()}, pytest; module {case.module}"
     mine = HandWritten(hypothesis=hypothesis, diff=diff, refuted_if=refuted_if, environment=env)
-    return repair.run([case], mine, rounds=1, checker=checker, ledger=ledger, rules=(), workers=1,
-                      run_id=run_id or f"repair-yours-{case.id}", on_alarm="stop")  # fmt: skip
+    return repair.run(
+        [case],
+        mine,
+        rounds=1,
+        checker=checker,
+        ledger=ledger,
+        rules=(),
+        workers=1,
+        run_id=run_id or f"repair-yours-{case.id}",
+        on_alarm="stop",
+    )
 
 
 @dataclass(frozen=True)
@@ -86,8 +95,10 @@ class Hidden:
             names = ", ".join(n.split("::")[-1] for n in failing)
             return "all pass (correct)" if correct else f"{len(failing)} fail ({names})"
 
-        return f"before your round: {says(self.correct_before, self.before_failing)}; " \
-               f"after the decision: {says(self.correct_after, self.after_failing)}"  # fmt: skip
+        return (
+            f"before your round: {says(self.correct_before, self.before_failing)}; "
+            f"after the decision: {says(self.correct_after, self.after_failing)}"
+        )
 
 
 def hidden(result: repair.RepairRun, case_id: str) -> Hidden:

@@ -83,9 +83,7 @@ class Speed:
 
     def tokens_within(self, limit: float) -> int:
         """How many reply tokens arrive before `limit` seconds at the measured speeds."""
-        return max(
-            0, min(self.reply_tokens, int((limit - self.reading_seconds) * self.reply_per_second))
-        )
+        return max(0, min(self.reply_tokens, int((limit - self.reading_seconds) * self.reply_per_second)))
 
 
 def round_one_messages() -> list[dict[str, str]]:
@@ -100,12 +98,16 @@ def send_round_one(max_tokens: int | None = None) -> dict[str, Any]:
     """Send round 1 to SmolLM2 as the button does (max_tokens: the reflector's unless given),
     with no time limit; llama.cpp's whole response, its `usage` and `timings` included."""
     reflector = cache_case.reflector(model=MODEL)
-    req = request(MODEL, round_one_messages(), max_tokens=max_tokens or reflector.max_tokens,
-                  temperature=0.0, json_schema=REPLY_SCHEMA, timeout=_NO_LIMIT)  # fmt: skip
-    backend = MODEL.partition("/")[2]
-    return smollm2.chat(
-        backend, [dict(m) for m in req.messages], dict(req.params), timeout=_NO_LIMIT
+    req = request(
+        MODEL,
+        round_one_messages(),
+        max_tokens=max_tokens or reflector.max_tokens,
+        temperature=0.0,
+        json_schema=REPLY_SCHEMA,
+        timeout=_NO_LIMIT,
     )
+    backend = MODEL.partition("/")[2]
+    return smollm2.chat(backend, [dict(m) for m in req.messages], dict(req.params), timeout=_NO_LIMIT)
 
 
 def measure() -> Speed:
@@ -146,9 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m labkit.experiments.smollm2_speed", description=__doc__.split("\n")[0]
     )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="write the recording here (default: print it)"
-    )
+    parser.add_argument("--out", type=Path, default=None, help="write the recording here (default: print it)")
     args = parser.parse_args(argv)
     missing = smollm2.available()
     if missing:

@@ -56,25 +56,19 @@ class AcceptanceSuite:
         for path in self.tests:
             p = PurePosixPath(path)
             if p.is_absolute() or ".." in p.parts or str(p) != path:
-                raise SuiteError(
-                    f"suite {self.name!r}: test path {path!r} must be relative and normalised"
-                )
+                raise SuiteError(f"suite {self.name!r}: test path {path!r} must be relative and normalised")
         required = self.fail_to_pass + self.pass_to_pass
         if not required:
             raise SuiteError(f"suite {self.name!r} names no FAIL_TO_PASS or PASS_TO_PASS tests")
         both = set(self.fail_to_pass) & set(self.pass_to_pass)
         if both:
-            raise SuiteError(
-                f"suite {self.name!r}: tests in both FAIL_TO_PASS and PASS_TO_PASS: {sorted(both)}"
-            )
+            raise SuiteError(f"suite {self.name!r}: tests in both FAIL_TO_PASS and PASS_TO_PASS: {sorted(both)}")
         for nodeid in required:
             self._check_nodeid(nodeid)
         for group, ids in self.groups.items():
             stray = [i for i in ids if i not in required]
             if stray:
-                raise SuiteError(
-                    f"suite {self.name!r}: group {group!r} names tests outside the suite: {stray}"
-                )
+                raise SuiteError(f"suite {self.name!r}: group {group!r} names tests outside the suite: {stray}")
 
     def _check_nodeid(self, nodeid: str) -> None:
         # A typo here would later look like a test "missing from the report": catch it now.
@@ -90,9 +84,7 @@ class AcceptanceSuite:
             bare = name.partition("[")[0]
             pattern = rf"^\s*((async\s+)?(def|class)\s+{re.escape(bare)}\b|{re.escape(bare)}\s*=)"
             if not re.search(pattern, text, re.M):
-                raise SuiteError(
-                    f"suite {self.name!r}: {nodeid!r}: no def, class or assignment of {bare!r} in {path}"
-                )
+                raise SuiteError(f"suite {self.name!r}: {nodeid!r}: no def, class or assignment of {bare!r} in {path}")
 
     @cached_property  # computed once per suite: every engine event names it
     def digest(self) -> str:
@@ -128,9 +120,7 @@ class AcceptanceSuite:
     def score(self, verdict: Verdict, group: str) -> tuple[int, int]:
         """(passed, total) for one display group. Quarantine is shown separately, not folded in."""
         if group not in self.groups:
-            raise SuiteError(
-                f"suite {self.name!r} has no group {group!r}; groups: {list(self.groups)}"
-            )
+            raise SuiteError(f"suite {self.name!r} has no group {group!r}; groups: {list(self.groups)}")
         passed = set(verdict.fail_to_pass) | set(verdict.pass_to_pass)
         ids = self.groups[group]
         return sum(i in passed for i in ids), len(ids)

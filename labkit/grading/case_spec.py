@@ -181,11 +181,7 @@ class CaseSpec(BaseModel):
         missing = [k for k in COST_KINDS if k not in value]
         if missing:
             raise ValueError(f"costs lacks {missing} (needs {COST_KINDS})")
-        bad = {
-            k: v
-            for k, v in value.items()
-            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0
-        }
+        bad = {k: v for k, v in value.items() if isinstance(v, bool) or not isinstance(v, int | float) or v < 0}
         if bad:
             raise ValueError(f"costs must be numbers >= 0, got {bad}")
         return value
@@ -228,9 +224,7 @@ class CaseSpec(BaseModel):
             out: dict[str, Any] = {}
             for i, entry in enumerate(value):
                 if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                    raise ValueError(
-                        f"entry {i} must be an object with a string 'name', got {_shown(entry)}"
-                    )
+                    raise ValueError(f"entry {i} must be an object with a string 'name', got {_shown(entry)}")
                 out[entry["name"]] = entry
             value = out
         if isinstance(value, dict):
@@ -255,9 +249,7 @@ def read_spec(path: str | Path) -> CaseSpec:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise CaseError(
-            f"{p}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
+        raise CaseError(f"{p}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
         raise CaseError(f"{p}: expected a JSON object at the top, got {_kind(data)}")
     try:
@@ -275,11 +267,7 @@ def _merge(field: str, texts: list[str]) -> str:
         return texts[0]
     wants = [t.split(": expected ", 1)[1].rsplit(", got ", 1) for t in texts if ": expected " in t]
     if len(wants) == len(texts):
-        return (
-            f"field {field!r}: expected "
-            + " or ".join(w[0] for w in wants)
-            + f", got {wants[0][-1]}"
-        )
+        return f"field {field!r}: expected " + " or ".join(w[0] for w in wants) + f", got {wants[0][-1]}"
     return "; ".join(texts)
 
 
@@ -319,8 +307,7 @@ def _explain(err: Any) -> str:
         return f"field {field!r} is not part of the case format (known fields: {known})"
     if field.startswith("patches.") and loc[-1] != "file" and kind in ("model_type", "dict_type"):
         return (
-            f"field {field!r}: expected an object like "
-            f'{{"file": "patches/{loc[1]}.diff", "label": "..."}}, got {got}'
+            f'field {field!r}: expected an object like {{"file": "patches/{loc[1]}.diff", "label": "..."}}, got {got}'
         )
     if kind == "literal_error":
         return f"field {field!r}: {err['msg']}, got {got}"

@@ -98,9 +98,7 @@ class Case:
         try:
             return self.patches[name]
         except KeyError:
-            raise CaseError(
-                f"case {self.name!r} has no patch {name!r}; it has {sorted(self.patches)}"
-            ) from None
+            raise CaseError(f"case {self.name!r} has no patch {name!r}; it has {sorted(self.patches)}") from None
 
     @property
     def patch_specs(self) -> Mapping[str, PatchSpec]:
@@ -143,14 +141,8 @@ def load_case(path: str | Path) -> Case:
             f"{where}: fields 'hidden' and 'final' both given: a case has one hidden suite "
             "(a search case's sealed final tests are it)"
         )
-    final_files = (
-        _globbed(root, [spec.final.pattern], where, "final.pattern", exclude=())
-        if spec.final
-        else []
-    )
-    protected_sources = (
-        set(visible_tests) | set(fixtures) | set(hidden_files.values()) | set(final_files)
-    )
+    final_files = _globbed(root, [spec.final.pattern], where, "final.pattern", exclude=()) if spec.final else []
+    protected_sources = set(visible_tests) | set(fixtures) | set(hidden_files.values()) | set(final_files)
     start = _start(root, spec, where, protected_sources)
 
     suite = _suite(
@@ -189,9 +181,7 @@ def load_case(path: str | Path) -> Case:
         _safe(where, f"patches.{name}.file", p.file)
         diff_path = root / p.file
         if not diff_path.is_file():
-            raise CaseError(
-                f"{where}: field 'patches.{name}.file': {p.file!r} does not exist under {root}"
-            )
+            raise CaseError(f"{where}: field 'patches.{name}.file': {p.file!r} does not exist under {root}")
         patches[name] = Patch(_text(diff_path, where, f"patches.{name}.file"), description=p.text)
     for name, p in spec.patches.items():
         if p.base not in START_BASES and p.base not in patches:
@@ -246,22 +236,14 @@ class _PatchedStates(Mapping[str, State]):
 def _safe(where: str, field_name: str, rel: str) -> None:
     p = PurePosixPath(rel)
     if not rel or p.is_absolute() or ".." in p.parts or "\\" in rel:
-        raise CaseError(
-            f"{where}: field {field_name!r}: expected a relative path inside the case, got {rel!r}"
-        )
+        raise CaseError(f"{where}: field {field_name!r}: expected a relative path inside the case, got {rel!r}")
 
 
 def _files(base: Path) -> list[Path]:
-    return [
-        p
-        for p in sorted(base.rglob("*"))
-        if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(base).parts))
-    ]
+    return [p for p in sorted(base.rglob("*")) if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(base).parts))]
 
 
-def _globbed(
-    root: Path, patterns: Iterable[str], where: str, field_name: str, exclude: Iterable[str]
-) -> list[str]:
+def _globbed(root: Path, patterns: Iterable[str], where: str, field_name: str, exclude: Iterable[str]) -> list[str]:
     skip = set(exclude)
     out: dict[str, None] = {}
     for pattern in patterns:
@@ -272,16 +254,12 @@ def _globbed(
             if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(root).parts))
         ]
         if not hits and field_name != "code":
-            raise CaseError(
-                f"{where}: field {field_name!r}: no files match {pattern!r} under {root}"
-            )
+            raise CaseError(f"{where}: field {field_name!r}: no files match {pattern!r} under {root}")
         out.update((h, None) for h in hits if h not in skip)
     return list(out)
 
 
-def _fixtures(
-    root: Path, spec: CaseSpec, tests: list[str], dirs: set[PurePosixPath], where: str
-) -> list[str]:
+def _fixtures(root: Path, spec: CaseSpec, tests: list[str], dirs: set[PurePosixPath], where: str) -> list[str]:
     if spec.fixtures is not None:
         return _globbed(root, spec.fixtures, where, "fixtures", exclude=tests)
     # Default: every non-Python file under the tests' own folders (not the case root itself).
@@ -301,19 +279,18 @@ def _hidden_files(root: Path, group: GroupSpec, where: str) -> dict[str, str]:
             _safe(where, "hidden.tests", lay)
             _safe(where, "hidden.tests", src)
             if not (root / src).is_file():
-                raise CaseError(
-                    f"{where}: field 'hidden.tests': {src!r} does not exist under {root}"
-                )
+                raise CaseError(f"{where}: field 'hidden.tests': {src!r} does not exist under {root}")
         return dict(group.tests)
     if group.tests is not None:
         return {p: p for p in _globbed(root, group.tests, where, "hidden.tests", exclude=())}
     base = root / "hidden"
     if not base.is_dir():
-        raise CaseError(
-            f"{where}: field 'hidden.tests': not given, and the default folder {base} does not exist"
-        )
-    return {"tests/" + p.relative_to(base).as_posix(): p.relative_to(root).as_posix()
-            for p in _files(base) if p.suffix == ".py"}  # fmt: skip
+        raise CaseError(f"{where}: field 'hidden.tests': not given, and the default folder {base} does not exist")
+    return {
+        "tests/" + p.relative_to(base).as_posix(): p.relative_to(root).as_posix()
+        for p in _files(base)
+        if p.suffix == ".py"
+    }
 
 
 def _start(root: Path, spec: CaseSpec, where: str, protected: set[str]) -> Candidate:
@@ -328,9 +305,7 @@ def _start(root: Path, spec: CaseSpec, where: str, protected: set[str]) -> Candi
         for pattern in spec.code:  # a plain path (the repair format's `module`) must exist
             if not any(c in pattern for c in "*?[") and not (root / pattern).is_file():
                 field_name = "module" if spec.module == pattern else "code"
-                raise CaseError(
-                    f"{where}: field {field_name!r}: cannot read {root / pattern}: no such file"
-                )
+                raise CaseError(f"{where}: field {field_name!r}: cannot read {root / pattern}: no such file")
         skip = protected | {"case.json"} | {p.file for p in spec.patches.values()}
         rels = [
             r

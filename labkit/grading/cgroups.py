@@ -66,16 +66,23 @@ def write(path: str, value: object) -> None:
 def cgroup_events(paths: list[str]) -> list[str]:
     hits = []
     for path in paths:
-        for fname, key, what in (("memory.failcnt", None, "memory"), ("memory.memsw.failcnt", None, "memory"),
-                                 ("memory.oom_control", "oom_kill", "memory"), ("memory.events", "max", "memory"),
-                                 ("pids.events", "max", "processes")):  # fmt: skip
+        for fname, key, what in (
+            ("memory.failcnt", None, "memory"),
+            ("memory.memsw.failcnt", None, "memory"),
+            ("memory.oom_control", "oom_kill", "memory"),
+            ("memory.events", "max", "memory"),
+            ("pids.events", "max", "processes"),
+        ):
             try:
                 with open(f"{path}/{fname}") as f:
                     text = f.read()
             except OSError:
                 continue
-            count = int(text.split()[0]) if key is None else int(dict(
-                line.split() for line in text.splitlines() if line.strip()).get(key, 0))  # fmt: skip
+            count = (
+                int(text.split()[0])
+                if key is None
+                else int(dict(line.split() for line in text.splitlines() if line.strip()).get(key, 0))
+            )
             if count:
                 hits.append(what)
     return sorted(set(hits))

@@ -36,7 +36,6 @@ _FAILING = ("failed", "error")
 _NOT_RUN = ("skipped", "missing")
 
 
-
 @dataclass(frozen=True)
 class Check:
     """One check: its id (a pytest node id), version (digest of its source) and severity."""
@@ -118,7 +117,11 @@ def _version(text: str | bytes, qualname: str) -> str:
     node: ast.stmt | None = None
     for part in parts:
         node = next(
-            (n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part),
+            (
+                n
+                for n in body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part
+            ),
             None,
         )
         if node is None:

@@ -61,9 +61,7 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
 def _loopback_up() -> None:
     """A fresh network namespace has only `lo`, and it is down: bring it up (tests bind 127.0.0.1)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        flags = struct.unpack(
-            "16sH22x", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0))
-        )[1]
+        flags = struct.unpack("16sH22x", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0)))[1]
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
 
 
@@ -75,8 +73,7 @@ def _mounts_under(top: str) -> list[str]:
     return [p for p in below if not any(p.startswith(q + "/") for q in below if q != p)]
 
 
-def child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: int,
-           groups: list[str]) -> None:  # fmt: skip
+def child(job: dict[str, Any], mode: str, uid: int, rep: int, err: int, ctl: int, groups: list[str]) -> None:
     """C: new namespaces, workspace, cgroups; fork P (PID 1 there) and wait for it."""
     for path in groups:  # join before anything is allocated, so all of it is counted
         cgroups.write(f"{path}/cgroup.procs", os.getpid())
@@ -172,8 +169,7 @@ def _put(ws: str, rel: str, data: str | dict[str, str], owner: int, mode: int) -
         os.close(fd)
 
 
-def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int,
-           grouped: bool) -> None:  # fmt: skip
+def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int, grouped: bool) -> None:
     """P: PID 1 of the run. Lock down, then run pytest, the harness or the probe, warm."""
     _ok(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
@@ -181,9 +177,12 @@ def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int
     mb = 1024 * 1024
     # With a pids cgroup, it is the bound that binds (and says so); the rlimit is a backstop.
     nproc = lim["processes"] + 8 if grouped else lim["processes"]
-    for res, value in ((resource.RLIMIT_AS, lim["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-                       (resource.RLIMIT_NPROC, nproc),
-                       (resource.RLIMIT_FSIZE, lim["file_mb"] * mb)):  # fmt: skip
+    for res, value in (
+        (resource.RLIMIT_AS, lim["memory_mb"] * mb),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, nproc),
+        (resource.RLIMIT_FSIZE, lim["file_mb"] * mb),
+    ):
         resource.setrlimit(res, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead
     null = os.open("/dev/null", os.O_RDWR)
@@ -204,9 +203,7 @@ def _inner(job: dict[str, Any], mode: str, uid: int, ws: str, rep: int, err: int
     os.chdir(ws)
     os.environ.clear()
     os.environ.update(job["env"])
-    os.environ.update(
-        {"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    )
+    os.environ.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     sys.dont_write_bytecode = True
     sys.path[:] = [p for p in sys.path if not p.startswith("/run/labkit")]
     roots = [os.path.join(ws, r) if r else ws for r in job["roots"]]

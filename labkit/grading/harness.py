@@ -68,14 +68,19 @@ def _genuine() -> dict[str, object]:
 
     found = {
         f"runner.{n}": getattr(_pytest.runner, n, None)
-        for n in ("runtestprotocol", "call_and_report", "call_runtest_hook", "check_interactive_exception",
-                  "pytest_runtest_makereport", "pytest_runtest_protocol", "show_test_item")
-    }  # fmt: skip
+        for n in (
+            "runtestprotocol",
+            "call_and_report",
+            "call_runtest_hook",
+            "check_interactive_exception",
+            "pytest_runtest_makereport",
+            "pytest_runtest_protocol",
+            "show_test_item",
+        )
+    }
     found["python.Function.runtest"] = _pytest.python.Function.runtest
     found["python.pytest_pyfunc_call"] = _pytest.python.pytest_pyfunc_call
-    found["reports.TestReport.from_item_and_call"] = _pytest.reports.TestReport.__dict__[
-        "from_item_and_call"
-    ]
+    found["reports.TestReport.from_item_and_call"] = _pytest.reports.TestReport.__dict__["from_item_and_call"]
     found["reports.TestReport.__init__"] = _pytest.reports.TestReport.__init__
     found["main.pytest_runtestloop"] = _pytest.main.pytest_runtestloop
     return {k: v for k, v in found.items() if v is not None}
@@ -97,8 +102,7 @@ class ReportPlugin:
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed or report.skipped:
             outcome = "error" if report.failed else "skipped"
-            emit(self.fd, k="collect", id=report.nodeid, outcome=outcome,
-                 msg=str(report.longrepr)[-_MESSAGE:])  # fmt: skip
+            emit(self.fd, k="collect", id=report.nodeid, outcome=outcome, msg=str(report.longrepr)[-_MESSAGE:])
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         outcome = report.outcome
@@ -112,9 +116,15 @@ class ReportPlugin:
                 msg = f"{msg}\n{str(report.longrepr)[-_TRACE:]}"
         elif hasattr(report, "wasxfail"):
             msg = f"xfail: {report.wasxfail}"
-        emit(self.fd, k="test", id=report.nodeid, when=report.when, outcome=outcome,
-             msg=msg[-_MESSAGE:] if outcome == "error" else msg[:_MESSAGE],
-             s=float(report.duration))  # fmt: skip
+        emit(
+            self.fd,
+            k="test",
+            id=report.nodeid,
+            when=report.when,
+            outcome=outcome,
+            msg=msg[-_MESSAGE:] if outcome == "error" else msg[:_MESSAGE],
+            s=float(report.duration),
+        )
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         now = _genuine()
@@ -127,9 +137,7 @@ class ReportPlugin:
         added += [  # plugin modules registered after start-up (conftests are registered at collection)
             p.__name__
             for p in self.config.pluginmanager.get_plugins()
-            if id(p) not in self.plugins
-            and isinstance(p, types.ModuleType)
-            and not p.__name__.endswith("conftest")
+            if id(p) not in self.plugins and isinstance(p, types.ModuleType) and not p.__name__.endswith("conftest")
         ]
         watch.import_hooks()
         emit(self.fd, k="end", exit=int(exitstatus), swapped=swapped, added=added)
@@ -263,9 +271,7 @@ def _grid(mark: Any) -> list[tuple[dict[str, Any], Any]]:
     return rows
 
 
-def _select(
-    grid: list[tuple[dict[str, Any], Any]], marks: list[Any], target: str
-) -> tuple[dict[str, Any], Any]:
+def _select(grid: list[tuple[dict[str, Any], Any]], marks: list[Any], target: str) -> tuple[dict[str, Any], Any]:
     """The one row of `grid` that pytest names `target`, by pytest's own id rules."""
     from _pytest.python import IdMaker
 
@@ -289,9 +295,7 @@ def _select(
     return chosen[0]
 
 
-def _bind(
-    func: Any, cls: type | None, kwargs: dict[str, Any], fixtures: list[str]
-) -> Callable[[], object]:
+def _bind(func: Any, cls: type | None, kwargs: dict[str, Any], fixtures: list[str]) -> Callable[[], object]:
     def call() -> object:
         import pytest
 

@@ -98,9 +98,7 @@ class _Runner:
 # runner ends, not the process. A runner first used from a worker thread (a marimo cell, a
 # thread pool) was SIGKILLed as soon as that thread finished, under the next caller's feet.
 # So every runner is forked from one daemon thread that lives exactly as long as the process.
-_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], Future[Any]]] = (
-    queue.SimpleQueue()
-)
+_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], Future[Any]]] = queue.SimpleQueue()
 _spawner: threading.Thread | None = None
 
 
@@ -135,9 +133,7 @@ _lock = threading.Lock()
 def _command(python: str) -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        raise IsolationUnavailable(
-            "bubblewrap is not installed (apt-get install bubblewrap, or .ci/install-system.sh)"
-        )
+        raise IsolationUnavailable("bubblewrap is not installed (apt-get install bubblewrap, or .ci/install-system.sh)")
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-add", "ALL",
            "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # fmt: skip
@@ -156,13 +152,32 @@ def _command(python: str) -> list[str]:
         cmd += ["--ro-bind", os.path.realpath(path), path]
     if _cgroup_writable():
         cmd += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
-    cmd += ["--ro-bind", str(_HERE / "zygote.py"), "/run/labkit/_labkit_zygote.py",
-            "--ro-bind", str(_HERE / "harness.py"), "/run/labkit/_labkit_harness.py",
-            "--ro-bind", str(_HERE / "cgroups.py"), "/run/labkit/_labkit_cgroups.py",
-            "--ro-bind", str(_HERE / "confine.py"), "/run/labkit/_labkit_confine.py",
-            "--ro-bind", str(_HERE / "kernel.py"), "/run/labkit/_labkit_kernel.py",
-            "--ro-bind", str(_HERE / "watch.py"), "/run/labkit/_labkit_watch.py",
-            "--chdir", "/", python, "-I", "-B", "/run/labkit/_labkit_zygote.py"]  # fmt: skip
+    cmd += [
+        "--ro-bind",
+        str(_HERE / "zygote.py"),
+        "/run/labkit/_labkit_zygote.py",
+        "--ro-bind",
+        str(_HERE / "harness.py"),
+        "/run/labkit/_labkit_harness.py",
+        "--ro-bind",
+        str(_HERE / "cgroups.py"),
+        "/run/labkit/_labkit_cgroups.py",
+        "--ro-bind",
+        str(_HERE / "confine.py"),
+        "/run/labkit/_labkit_confine.py",
+        "--ro-bind",
+        str(_HERE / "kernel.py"),
+        "/run/labkit/_labkit_kernel.py",
+        "--ro-bind",
+        str(_HERE / "watch.py"),
+        "/run/labkit/_labkit_watch.py",
+        "--chdir",
+        "/",
+        python,
+        "-I",
+        "-B",
+        "/run/labkit/_labkit_zygote.py",
+    ]
     return cmd
 
 
@@ -170,8 +185,14 @@ def _install_paths(python: str) -> list[str]:
     """The interpreter's installation (venv and base), to be bound read-only at the same paths."""
     code = "import sys, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix]))"
     try:
-        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True,
-                             timeout=30, check=True, env={"PATH": SANDBOX_PATH}).stdout  # fmt: skip
+        out = subprocess.run(
+            [python, "-I", "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+            env={"PATH": SANDBOX_PATH},
+        ).stdout
     except (OSError, subprocess.SubprocessError) as e:
         raise IsolationUnavailable(f"cannot start the test interpreter {python!r}: {e}") from e
     paths = {p for p in json.loads(out) if not p.startswith("/usr")}

@@ -162,9 +162,7 @@ class Mutator:
             used, x = self._ingredient(float, 0.5)
             if used:
                 return x
-            return (
-                value + r.uniform(-1, 1) if r.randint(0, 1) else value * (1 + r.uniform(-0.5, 0.5))
-            )
+            return value + r.uniform(-1, 1) if r.randint(0, 1) else value * (1 + r.uniform(-0.5, 0.5))
         if isinstance(value, str):
             return self._mutate_str(value)
         if isinstance(value, tuple):
@@ -236,9 +234,7 @@ class Mutator:
         return out
 
 
-def mutated_inputs(
-    seeds: Iterable[tuple[Any, ...]], count: int, seed: str
-) -> list[tuple[Any, ...]]:
+def mutated_inputs(seeds: Iterable[tuple[Any, ...]], count: int, seed: str) -> list[tuple[Any, ...]]:
     """Up to `count` new argument tuples mutated from `seeds` (none of them a seed), in the
     order made. Deterministic: the same seeds, count and seed string give the same list."""
     pool = [s for s in seeds if as_literal(s) is not None]

@@ -47,14 +47,15 @@ _swept = False
 
 
 def not_isolated(why: str) -> str:
-    return (f"NOT ISOLATED: process sandbox ({why}); same user and filesystem, network on, "
-            "no process or total-memory cap, no independent cross-check")  # fmt: skip
+    return (
+        f"NOT ISOLATED: process sandbox ({why}); same user and filesystem, network on, "
+        "no process or total-memory cap, no independent cross-check"
+    )
 
 
 def allowed_env(home: Path, tmp: Path, **extra: str) -> dict[str, str]:
     """A fallback child's whole environment: an allow-list, nothing of the caller's (no keys)."""
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp),
-            "LANG": "C.UTF-8", **extra}  # fmt: skip
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", **extra}
 
 
 def sweep() -> None:
@@ -265,9 +266,7 @@ def _read_report(path: Path, protected: Mapping[str, str | bytes]) -> tuple[Test
     for case in ET.parse(path).getroot().iter("testcase"):
         if not case.get("name"):  # pytest leaves an empty <testcase/> when a run is interrupted
             continue
-        nodeid = _nodeid(
-            case.get("classname", ""), case.get("name", ""), case.get("file"), protected
-        )
+        nodeid = _nodeid(case.get("classname", ""), case.get("name", ""), case.get("file"), protected)
         outcome: Outcome = "passed"
         message = ""
         for child in case:
@@ -287,9 +286,7 @@ def _read_report(path: Path, protected: Mapping[str, str | bytes]) -> tuple[Test
     return tuple(merged.values())
 
 
-def _nodeid(
-    classname: str, name: str, file: str | None, protected: Mapping[str, str | bytes]
-) -> str:
+def _nodeid(classname: str, name: str, file: str | None, protected: Mapping[str, str | bytes]) -> str:
     """Undo junit's mangling ('tests.test_a.TestC', 'test_m') -> 'tests/test_a.py::TestC::test_m'."""
     dotted = {p[:-3].replace("/", "."): p for p in protected if p.endswith(".py")}
     if not classname:  # a collection report: name is the dotted module path

@@ -45,11 +45,7 @@ def _problem(line: str) -> tuple[dict[str, Any], str]:
         if not isinstance(item.get("id"), str) or not isinstance(item.get("msg", ""), str):
             return {}, "id or message is not text"
         seconds = item.get("s", 0.0)
-        if (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, int | float)
-            or not math.isfinite(seconds)
-        ):
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
             return {}, "duration is not a finite number"
         if item.get("outcome") not in (*SEVERITY, "unsupported"):
             return {}, f"unknown outcome {str(item.get('outcome'))[:40]!r}"
@@ -78,9 +74,7 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
-def from_reply(
-    reply: dict[str, Any], protected: Mapping[str, str | bytes], limits: Limits, cgroup: str
-) -> SandboxRun:
+def from_reply(reply: dict[str, Any], protected: Mapping[str, str | bytes], limits: Limits, cgroup: str) -> SandboxRun:
     runs = {r["mode"]: r for r in reply["runs"]}
     main = runs["pytest"]
     timed_out = bool(reply["timed_out"])
@@ -117,9 +111,7 @@ def from_reply(
         problems.append(f"the report stream has {len(ends)} session ends: lines were forged")
     end = ends[-1] if ends and not corrupt else None
     if end is not None and exit_code is not None and end.get("exit") != exit_code:
-        problems.append(
-            f"pytest ended with status {end.get('exit')} but the process exited {exit_code}"
-        )
+        problems.append(f"pytest ended with status {end.get('exit')} but the process exited {exit_code}")
     if end is not None and end.get("swapped"):
         problems.append(f"pytest's own functions were replaced during the run: {end['swapped']}")
     if end is not None and end.get("added"):
@@ -137,9 +129,7 @@ def from_reply(
     if after is None and not timed_out and "report flood" not in main["flags"]:
         problems.append("the protected tests could not be read back after the run")
     if main["stderr_bytes"] > len(stderr.encode()):
-        notes.append(
-            f"[labkit] stderr: {main['stderr_bytes']} bytes written, last {len(stderr)} kept"
-        )
+        notes.append(f"[labkit] stderr: {main['stderr_bytes']} bytes written, last {len(stderr)} kept")
     tail = (stderr + ("\n" if notes else "") + "\n".join(notes))[-_TAIL:]
     return SandboxRun(
         results=tuple(merged.values()),
@@ -160,9 +150,13 @@ def from_reply(
 
 
 def _why_no_report(
-    corrupt: str, stderr: str, status: int | None, exit_code: int | None,
-    started: list[str], called: set[str],
-) -> str:  # fmt: skip
+    corrupt: str,
+    stderr: str,
+    status: int | None,
+    exit_code: int | None,
+    started: list[str],
+    called: set[str],
+) -> str:
     """Why pytest's report is incomplete, in the run's own terms (used only when it is)."""
     running = next((n for n in reversed(started) if n not in called), "")
     during = f" while running {running}" if running else ""
@@ -173,25 +167,17 @@ def _why_no_report(
     if status is not None and status >= 128:
         return f"the run died of signal {_signal_name(status - 128)}{during}"
     if exit_code == _RAISED:  # pytest itself raised, e.g. its saved output fds were closed under it
-        last = (
-            stderr.strip().splitlines()[-1][:300]
-            if stderr.strip()
-            else "no message (stderr was closed)"
-        )
+        last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else "no message (stderr was closed)"
         return f"pytest itself failed{during}: {last}"
     return f"pytest's report is missing or incomplete (exit code {exit_code}){during}"
 
 
-def _checks(
-    run: dict[str, Any] | None, problems: list[str]
-) -> tuple[dict[str, TestResult], tuple[str, ...], str, str]:
+def _checks(run: dict[str, Any] | None, problems: list[str]) -> tuple[dict[str, TestResult], tuple[str, ...], str, str]:
     """The independent runner's outcomes, the tests it could not run, and why it is incomplete."""
     if run is None:
         return {}, (), "", ""
     items, corrupt = _stream(run["lines"], ("check", "checked", "alarm"))
-    problems += [
-        f"tripwire in the independent run: {i['what']}" for i in items if i["k"] == "alarm"
-    ]
+    problems += [f"tripwire in the independent run: {i['what']}" for i in items if i["k"] == "alarm"]
     checks: dict[str, TestResult] = {}
     unchecked: list[str] = []
     for item in items:
@@ -200,14 +186,11 @@ def _checks(
         if item["outcome"] == "unsupported":
             unchecked.append(item["id"])
         else:
-            checks[item["id"]] = TestResult(
-                item["id"], item["outcome"], item.get("msg", "")[:_MESSAGE]
-            )
+            checks[item["id"]] = TestResult(item["id"], item["outcome"], item.get("msg", "")[:_MESSAGE])
     finished = any(i["k"] == "checked" for i in items)
     status = ""
     if not finished:
-        status = (f"the independent runner did not finish (exit {run['status']}): "
-                  f"{run['stderr'][-300:].strip()}")  # fmt: skip
+        status = f"the independent runner did not finish (exit {run['status']}): {run['stderr'][-300:].strip()}"
     if corrupt:  # written by the code under test: none of its outcomes is trusted
         checks, status = {}, f"{status}; its {corrupt[4:]}".lstrip("; ")
     note = f"; {len(checks)} required tests cross-checked by an independent runner"

@@ -84,11 +84,15 @@ def run_pytest(
         reply = isolation.call(job, python, limits.wall_seconds + isolation.GRACE_SECONDS)
     except isolation.RunnerTimeout:  # one wall limit for the whole validation, from outside too
         return SandboxRun(
-            results=(), exit_code=None, wall_seconds=limits.wall_seconds + isolation.GRACE_SECONDS,
-            timed_out=True, report_found=False, isolation=describe(isolation.cgroup_kind(python), limits),
+            results=(),
+            exit_code=None,
+            wall_seconds=limits.wall_seconds + isolation.GRACE_SECONDS,
+            timed_out=True,
+            report_found=False,
+            isolation=describe(isolation.cgroup_kind(python), limits),
             stderr_tail=f"[labkit] the runner did not answer within the wall limit of "
             f"{limits.wall_seconds:g}s (+{isolation.GRACE_SECONDS:g}s): killed from outside",
-        )  # fmt: skip
+        )
     except isolation.IsolationUnavailable as e:
         raise SandboxError(f"the isolated runner failed: {e}") from e
     return from_reply(reply, protected, limits, isolation.cgroup_kind(python))
@@ -118,12 +122,12 @@ def _job(
             "processes": limits.processes,
             "file_mb": limits.file_mb,
             "tmp_mb": 2 * limits.file_mb + 2 * size_mb + 16,
-        },  # fmt: skip
+        },
         "env": {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8",
             "USER": "sandbox",
             "LOGNAME": "sandbox",
-        },  # fmt: skip
+        },
         "modes": ["pytest", "check"] if required else ["pytest"],
     }

@@ -32,9 +32,7 @@ class Limits:
         if not self.wall_seconds > 0:
             raise SandboxError(f"wall_seconds must be positive, got {self.wall_seconds}")
         if self.memory_mb < 64:
-            raise SandboxError(
-                f"memory_mb must be at least 64 (pytest itself needs it), got {self.memory_mb}"
-            )
+            raise SandboxError(f"memory_mb must be at least 64 (pytest itself needs it), got {self.memory_mb}")
         if self.processes < 2:
             raise SandboxError(f"processes must be at least 2, got {self.processes}")
         if self.file_mb < 1:
@@ -53,9 +51,7 @@ class SandboxRun:
     stderr_tail: str
     # path -> digest of the protected file after the run, None if it was deleted
     protected_after: Mapping[str, str | None] = field(default_factory=dict)
-    isolation: str = (
-        ""  # how the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..."
-    )
+    isolation: str = ""  # how the run was contained, in words: "isolated: ..." or "NOT ISOLATED: ..."
     checks: Mapping[str, TestResult] = field(default_factory=dict)  # the independent runner's
     integrity: tuple[str, ...] = ()  # tampering the runner itself saw
     report_problem: str = ""  # why pytest's report is incomplete, where it is
@@ -88,8 +84,12 @@ def describe(cgroup: str, limits: Limits) -> str:
         memory = f"{limits.memory_mb} MB for all its processes together (cgroup {cgroup} memory)"
         procs = f"{limits.processes} processes (cgroup {cgroup} pids + RLIMIT_NPROC)"
     else:
-        memory = (f"{limits.memory_mb} MB per process (RLIMIT_AS; no writable cgroup, so all "
-                  f"processes together may use up to {limits.processes} x that)")  # fmt: skip
+        memory = (
+            f"{limits.memory_mb} MB per process (RLIMIT_AS; no writable cgroup, so all "
+            f"processes together may use up to {limits.processes} x that)"
+        )
         procs = f"{limits.processes} processes (RLIMIT_NPROC for a fresh uid)"
-    return (f"isolated: bubblewrap + namespaces (pid, mount, net, ipc, uts), fresh uid, private "
-            f"/tmp; caps: {procs}, {memory}, {limits.file_mb} MB per file")  # fmt: skip
+    return (
+        f"isolated: bubblewrap + namespaces (pid, mount, net, ipc, uts), fresh uid, private "
+        f"/tmp; caps: {procs}, {memory}, {limits.file_mb} MB per file"
+    )

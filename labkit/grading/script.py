@@ -80,9 +80,7 @@ def run_script(
     )
 
 
-def _subprocess(
-    files: Mapping[str, str | bytes], script: str, limits: Limits, python: str, why: str
-) -> ScriptRun:
+def _subprocess(files: Mapping[str, str | bytes], script: str, limits: Limits, python: str, why: str) -> ScriptRun:
     sweep()
     with tempfile.TemporaryDirectory(prefix=f"labkit-probe-{os.getpid()}-") as tmp:
         root = Path(tmp)
@@ -96,9 +94,15 @@ def _subprocess(
         # Output to files, not pipes: a child that escapes the group cannot hold the read open.
         with open(root / ".out", "w+b") as out_f, open(root / ".err", "w+b") as err_f:
             proc = subprocess.Popen(
-                [python, SCRIPT], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                stdout=out_f, stderr=err_f, start_new_session=True, preexec_fn=rlimits(limits),
-            )  # fmt: skip
+                [python, SCRIPT],
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out_f,
+                stderr=err_f,
+                start_new_session=True,
+                preexec_fn=rlimits(limits),
+            )
             try:
                 code, timed_out = proc.wait(timeout=limits.wall_seconds), False
             except subprocess.TimeoutExpired:
@@ -107,8 +111,14 @@ def _subprocess(
                 proc.wait()
                 code, timed_out = None, True
             out, err = redact_all([_head(out_f, 1024 * 1024), _head(err_f, 1024 * 1024)[-_ERR_TAIL:]])
-        return ScriptRun(stdout=out, stderr_tail=err[-_ERR_TAIL:], exit_code=code if code is None or code >= 0 else None,
-                         timed_out=timed_out, wall_seconds=time.monotonic() - t0, isolation=not_isolated(why))  # fmt: skip
+        return ScriptRun(
+            stdout=out,
+            stderr_tail=err[-_ERR_TAIL:],
+            exit_code=code if code is None or code >= 0 else None,
+            timed_out=timed_out,
+            wall_seconds=time.monotonic() - t0,
+            isolation=not_isolated(why),
+        )
 
 
 def _head(f: BinaryIO, cap: int) -> str:

@@ -31,7 +31,6 @@ from labkit.grading.validator import Validator
 __all__ = ["SealedCheckSet", "SearchCase", "load_search_case", "severity_marks"]
 
 
-
 class SealedCheckSet:
     """The final check set: `confirm(candidate)` returns a bool and nothing else."""
 
@@ -108,8 +107,13 @@ def severity_marks(tests: Mapping[str, str | bytes]) -> dict[str, Severity]:
 
     def mark(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, where: str) -> str | None:
         for dec in node.decorator_list:
-            if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "severity"
-                    and dec.args and isinstance(dec.args[0], ast.Constant)):  # fmt: skip
+            if (
+                isinstance(dec, ast.Call)
+                and isinstance(dec.func, ast.Attribute)
+                and dec.func.attr == "severity"
+                and dec.args
+                and isinstance(dec.args[0], ast.Constant)
+            ):
                 value = dec.args[0].value
                 if value not in SEVERITIES:
                     raise CaseError(f"{where}: @pytest.mark.severity({value!r}) is not one of {SEVERITIES}")

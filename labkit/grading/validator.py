@@ -26,9 +26,7 @@ from labkit.grading.sandbox import CORRUPT, SEVERITY, Limits, SandboxRun, run_py
 _PROTOCOL = "labkit-validator/2"  # bump when the way a run is judged changes: it changes the id
 
 # Modules that sit between pytest and its report; a candidate file by these names could replace them.
-_SHADOWED = frozenset(
-    {"pytest", "_pytest", "pluggy", "py", "iniconfig", "sitecustomize", "usercustomize"}
-)
+_SHADOWED = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "sitecustomize", "usercustomize"})
 _DEFAULT_LIMITS = Limits()
 _PYTEST_SECTION = {
     "tox.ini": re.compile(r"^\s*\[(pytest|tool:pytest)\]", re.M),
@@ -41,9 +39,11 @@ class Validator:
     """Runs an acceptance suite on candidates under fixed limits. Same settings, same `id`."""
 
     def __init__(
-        self, limits: Limits = _DEFAULT_LIMITS, python: str = sys.executable,
+        self,
+        limits: Limits = _DEFAULT_LIMITS,
+        python: str = sys.executable,
         require_cross_check: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.limits = limits
         self.python = python
         # Every required test must be confirmed by the independent runner: one it cannot run
@@ -130,9 +130,7 @@ class Validator:
             if section and section.search(text):
                 alarms.append(f"candidate sets pytest options in {path}")
             if "pytest11" in text:
-                alarms.append(
-                    f"candidate declares a pytest11 entry point (a pytest plugin) in {path}"
-                )
+                alarms.append(f"candidate declares a pytest11 entry point (a pytest plugin) in {path}")
             if p.suffix == ".py" and re.search(r"\bpytest_plugins\b", text):
                 alarms.append(f"candidate names pytest_plugins in {path}")
             shadowed = _shadows(p, import_roots)
@@ -273,16 +271,13 @@ def _run_alarms(
     bad = sum(r.outcome in ("failed", "error") for r in run.results)
     if run.exit_code in (0, 1) and (run.exit_code == 0) != (bool(run.results) and not bad):
         alarms.append(
-            f"exit code {run.exit_code} disagrees with the report "
-            f"({len(run.results)} results, {bad} failed or errored)"
+            f"exit code {run.exit_code} disagrees with the report ({len(run.results)} results, {bad} failed or errored)"
         )
     for r in required:
         if r.outcome == "skipped":
             alarms.append(f"required test skipped: {r.nodeid} ({r.message})")
         elif r.outcome == "missing":
-            alarms.append(
-                f"required test missing from the report: {r.nodeid} (exit code {run.exit_code})"
-            )
+            alarms.append(f"required test missing from the report: {r.nodeid} (exit code {run.exit_code})")
     return alarms
 
 
@@ -299,8 +294,10 @@ def _unconfirmed(run: SandboxRun, required: list[TestResult], uncheckable: set[s
         check = run.checks.get(r.nodeid)
         if check is None:
             why = run.check_status or "it reported no outcome for it"
-            alarms.append(f"integrity: pytest reported {r.nodeid} passed but the independent "
-                          f"runner did not confirm it: {why[:300]}")  # fmt: skip
+            alarms.append(
+                f"integrity: pytest reported {r.nodeid} passed but the independent "
+                f"runner did not confirm it: {why[:300]}"
+            )
         elif check.outcome != "passed":
             alarms.append(
                 f"integrity: pytest reported {r.nodeid} {r.outcome} but the independent runner "

@@ -49,9 +49,7 @@ def runtime(python: str) -> str:
         return f"{platform.python_version()}/{pytest.__version__}"
     code = "import platform, pytest; print(platform.python_version() + '/' + pytest.__version__)"
     try:
-        out = subprocess.run(
-            [python, "-c", code], capture_output=True, text=True, timeout=60, check=False
-        )
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     except OSError:
         return "unknown"
     return out.stdout.strip() or "unknown"
@@ -112,12 +110,18 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
     e = v.evidence
     return {
         "evidence": {
-            "candidate": e.candidate, "suite": e.suite, "validator": e.validator,
+            "candidate": e.candidate,
+            "suite": e.suite,
+            "validator": e.validator,
             "results": [[r.nodeid, r.outcome, r.message, r.seconds] for r in e.results],
-            "exit_code": e.exit_code, "wall_seconds": e.wall_seconds, "alarms": list(e.alarms),
-            "stderr_tail": e.stderr_tail, "timed_out": e.timed_out, "isolation": e.isolation,
+            "exit_code": e.exit_code,
+            "wall_seconds": e.wall_seconds,
+            "alarms": list(e.alarms),
+            "stderr_tail": e.stderr_tail,
+            "timed_out": e.timed_out,
+            "isolation": e.isolation,
             "unchecked": list(e.unchecked),
-        },  # fmt: skip
+        },
         "buckets": [list(v.fail_to_pass), list(v.fail_to_fail), list(v.pass_to_pass), list(v.pass_to_fail)],
     }
 
@@ -125,11 +129,18 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
 def verdict_from_json(d: Mapping[str, Any]) -> Verdict:
     e = d["evidence"]
     evidence = Evidence(
-        candidate=e["candidate"], suite=e["suite"], validator=e["validator"],
+        candidate=e["candidate"],
+        suite=e["suite"],
+        validator=e["validator"],
         results=tuple(TestResult(n, o, m, s) for n, o, m, s in e["results"]),
-        exit_code=e["exit_code"], wall_seconds=e["wall_seconds"], alarms=tuple(e["alarms"]), stderr_tail=e["stderr_tail"], timed_out=e["timed_out"],
-        isolation=e.get("isolation", ""), unchecked=tuple(e.get("unchecked", ())),
-    )  # fmt: skip
+        exit_code=e["exit_code"],
+        wall_seconds=e["wall_seconds"],
+        alarms=tuple(e["alarms"]),
+        stderr_tail=e["stderr_tail"],
+        timed_out=e["timed_out"],
+        isolation=e.get("isolation", ""),
+        unchecked=tuple(e.get("unchecked", ())),
+    )
     f2p, f2f, p2p, p2f = (tuple(b) for b in d["buckets"])
     return Verdict(evidence, f2p, f2f, p2p, p2f)
 

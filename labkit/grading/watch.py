@@ -72,8 +72,9 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 def install(fd: int, ws: str, protected: frozenset[str]) -> None:
     """Start watching (call it last, just before the run's own code imports anything)."""
-    _state.update(fd=fd, ws=ws.rstrip("/") + "/", protected=protected,
-                  hooks=(list(sys.meta_path), list(sys.path_hooks)))  # fmt: skip
+    _state.update(
+        fd=fd, ws=ws.rstrip("/") + "/", protected=protected, hooks=(list(sys.meta_path), list(sys.path_hooks))
+    )
     sys.addaudithook(_hook)
 
 
@@ -106,11 +107,7 @@ def _overrides_eq(x: object) -> str:
         return ""
     eq = owner.__dict__["__eq__"]
     code = getattr(eq, "__code__", None)
-    if (
-        hasattr(owner, "__dataclass_fields__")
-        and code is not None
-        and code.co_filename == "<string>"
-    ):
+    if hasattr(owner, "__dataclass_fields__") and code is not None and code.co_filename == "<string>":
         return ""  # dataclass-generated: compares fields
     return f"{cls.__qualname__} (from {where}) overrides == : {repr(x)[:80]}"
 
@@ -134,9 +131,14 @@ class _Equalities(ast.NodeTransformer):
             return node
         call = ast.Call(
             ast.Name("__labkit_eq__", ast.Load()),
-            [node.left, node.comparators[0], ast.Constant(isinstance(node.ops[0], ast.NotEq)),
-             ast.Constant(self.where)], [],
-        )  # fmt: skip
+            [
+                node.left,
+                node.comparators[0],
+                ast.Constant(isinstance(node.ops[0], ast.NotEq)),
+                ast.Constant(self.where),
+            ],
+            [],
+        )
         return ast.copy_location(call, node)
 
 

@@ -50,9 +50,7 @@ _PROTO = 1  # the channel to labkit; main() moves it off fd 1 so stray prints ar
 class Run:
     def __init__(self, job: dict[str, Any], mode: str, kind: str) -> None:
         self.mode = mode
-        self.uid = (
-            3_000_000 + int.from_bytes(os.urandom(4)) % 1_000_000
-        )  # fresh: its own NPROC count
+        self.uid = 3_000_000 + int.from_bytes(os.urandom(4)) % 1_000_000  # fresh: its own NPROC count
         lim = job["limits"]
         self.cgroups = cgroups.make_cgroups(kind, lim["memory_mb"], lim["processes"])
         rep_r, rep_w = os.pipe()
@@ -148,8 +146,16 @@ class Run:
         lines = self.report.decode("utf-8", "replace").splitlines()
         ctl = self.ctl.decode().splitlines()
         after = json.loads(ctl[1]) if len(ctl) > 1 else None
-        return {"mode": self.mode, "protected_after": after, "cpu": self.cpu, "status": self.status, "lines": lines, "flags": self.flags,
-                "stderr": self.err.decode("utf-8", "replace"), "stderr_bytes": self.err_bytes}  # fmt: skip
+        return {
+            "mode": self.mode,
+            "protected_after": after,
+            "cpu": self.cpu,
+            "status": self.status,
+            "lines": lines,
+            "flags": self.flags,
+            "stderr": self.err.decode("utf-8", "replace"),
+            "stderr_bytes": self.err_bytes,
+        }
 
 
 # -- one job --------------------------------------------------------------------------------
@@ -172,9 +178,7 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
             if r.kill_by is not None and now >= r.kill_by:
                 r.kill_now()
         waits = {fd: r for r in live for fd in r.open} | {r.pidfd: r for r in live}
-        wake = min(
-            [deadline if not timed_out else now + 0.25] + [r.kill_by for r in live if r.kill_by]
-        )
+        wake = min([deadline if not timed_out else now + 0.25] + [r.kill_by for r in live if r.kill_by])
         try:
             ready = select.select(list(waits), [], [], max(0.0, min(wake - now, 1.0)))[0]
         except InterruptedError:
@@ -186,8 +190,7 @@ def run_job(job: dict[str, Any], kind: str) -> dict[str, Any]:
                 live.remove(r)
             elif fd in r.open:
                 r.read(fd)
-    return {"runs": [r.result() for r in runs], "timed_out": timed_out,
-            "wall": time.monotonic() - start}  # fmt: skip
+    return {"runs": [r.result() for r in runs], "timed_out": timed_out, "wall": time.monotonic() - start}
 
 
 def _read_exact(fd: int, n: int) -> bytes:

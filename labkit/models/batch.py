@@ -95,9 +95,7 @@ class _State:
     stopped: str = ""
 
     def progress(self) -> Progress:
-        return Progress(
-            self.done, self.total, self.failed, self.cached, time.perf_counter() - self.t0
-        )
+        return Progress(self.done, self.total, self.failed, self.cached, time.perf_counter() - self.t0)
 
 
 async def arun(
@@ -129,9 +127,16 @@ async def arun(
                 return
             try:
                 outcomes[i] = await models.acomplete(
-                    model, [dict(m) for m in job.messages], ledger=ledger, run_id=run_id,
-                    round=job.round, role=role, budget=budget, cache=cache, **{**options, **job.params},
-                )  # fmt: skip
+                    model,
+                    [dict(m) for m in job.messages],
+                    ledger=ledger,
+                    run_id=run_id,
+                    round=job.round,
+                    role=role,
+                    budget=budget,
+                    cache=cache,
+                    **{**options, **job.params},
+                )
             except BudgetExhausted as e:
                 outcomes[i] = e
                 state.stopped = "budget exhausted"
@@ -157,9 +162,7 @@ async def arun(
     return BatchResult(tuple(outcomes), time.perf_counter() - state.t0, state.stopped)
 
 
-def run(
-    model: str, jobs: Sequence[Job | Sequence[Mapping[str, str]]], **kwargs: Any
-) -> BatchResult:
+def run(model: str, jobs: Sequence[Job | Sequence[Mapping[str, str]]], **kwargs: Any) -> BatchResult:
     """`arun` from ordinary (non-async) code; also works where an event loop is already running."""
     try:
         asyncio.get_running_loop()

@@ -48,6 +48,7 @@ def default_path() -> Path:
     user = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
     return Path(user) / "labkit" / FILE_NAME
 
+
 _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     key               TEXT PRIMARY KEY,
     model             TEXT NOT NULL,
@@ -59,7 +60,6 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     request           TEXT NOT NULL,
     stored_at         REAL NOT NULL
 ) WITHOUT ROWID"""
-
 
 
 @dataclass(frozen=True)
@@ -132,9 +132,7 @@ class ResponseCache:
         )
         try:
             with self._lock:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row
-                )
+                self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.Error as e:
             raise CacheError(f"cannot write to response cache {self.path}: {e}") from None
 

@@ -81,14 +81,8 @@ def request(
         raise ModelError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
     frozen = []
     for i, m in enumerate(messages):
-        if (
-            not isinstance(m, Mapping)
-            or not isinstance(m.get("role"), str)
-            or not isinstance(m.get("content"), str)
-        ):
-            raise ModelError(
-                f"messages[{i}] must be a dict with string 'role' and 'content', got {m!r}"
-            )
+        if not isinstance(m, Mapping) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            raise ModelError(f"messages[{i}] must be a dict with string 'role' and 'content', got {m!r}")
         frozen.append(MappingProxyType({str(k): v for k, v in m.items()}))
     if not isinstance(max_tokens, int) or max_tokens < 1:
         raise ModelError(f"max_tokens must be a positive int, got {max_tokens!r}")
@@ -107,9 +101,7 @@ def request(
         json_schema = schema_of(params["response_format"])
     elif json_schema is not None:
         if not isinstance(json_schema, Mapping):
-            raise ModelError(
-                f"json_schema must be a JSON Schema dict, got {type(json_schema).__name__}"
-            )
+            raise ModelError(f"json_schema must be a JSON Schema dict, got {type(json_schema).__name__}")
         sent["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": "reply", "schema": dict(json_schema), "strict": True},
@@ -149,18 +141,14 @@ def check_json(text: str, schema: Mapping[str, Any]) -> Any:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ReplyFormatError(
-            f"reply is not JSON ({e.msg} at char {e.pos}): {text[:80]!r}", reply=text
-        ) from None
+        raise ReplyFormatError(f"reply is not JSON ({e.msg} at char {e.pos}): {text[:80]!r}", reply=text) from None
     import jsonschema  # a litellm dependency; imported only when a schema is checked
 
     try:
         jsonschema.validate(value, dict(schema))
     except jsonschema.ValidationError as e:
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        raise ReplyFormatError(
-            f"reply JSON does not match the schema at {where}: {e.message}", reply=text
-        ) from None
+        raise ReplyFormatError(f"reply JSON does not match the schema at {where}: {e.message}", reply=text) from None
     except jsonschema.SchemaError as e:
         raise ModelError(f"json_schema is not a valid JSON Schema: {e.message}") from None
     return value
@@ -168,9 +156,7 @@ def check_json(text: str, schema: Mapping[str, Any]) -> Any:
 
 def _price(model: str, prompt: int, completion: int) -> float | None:
     try:
-        a, b = litellm().cost_per_token(
-            model=model, prompt_tokens=prompt, completion_tokens=completion
-        )
+        a, b = litellm().cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
     except Exception:
         return None
     usd = float(a) + float(b)

@@ -88,9 +88,18 @@ def complete(
     labkit providers replay_key=, transcript=, gguf=). A sampled call (temperature > 0)
     is cached under its parameters: pass seed=i to draw distinct samples.
     """
-    req = request(model, messages, max_tokens=max_tokens, temperature=temperature, timeout=timeout,
-                  logprobs=logprobs, top_logprobs=top_logprobs, json_schema=json_schema,
-                  grammar=grammar, **params)  # fmt: skip
+    req = request(
+        model,
+        messages,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        timeout=timeout,
+        logprobs=logprobs,
+        top_logprobs=top_logprobs,
+        json_schema=json_schema,
+        grammar=grammar,
+        **params,
+    )
     call = _Call.start(req, ledger, run_id, round, role, budget, cache)
     if call.hit is not None:
         return call.hit
@@ -197,10 +206,19 @@ class _Call:
     ) -> _Call:
         """Serve from the cache, or check the model and reserve the budget for a real call."""
         if ledger is not None and shape(role, Kind.GENERATE) is not ModelCallDetail:
-            raise InvalidSetting(f"role {role!r} is one of the engine's roles (labkit.record.events.Role): a model "
-                                 "call is recorded under its model-backed role's own name, e.g. 'model' or 'judge'")  # fmt: skip
-        call = cls(req=req, ledger=ledger, run_id=run_id or ADHOC_RUN, round=round, role=role, budget=budget,
-                   cache=None if is_simulated(req.model) else cache)  # fmt: skip
+            raise InvalidSetting(
+                f"role {role!r} is one of the engine's roles (labkit.record.events.Role): a model "
+                "call is recorded under its model-backed role's own name, e.g. 'model' or 'judge'"
+            )
+        call = cls(
+            req=req,
+            ledger=ledger,
+            run_id=run_id or ADHOC_RUN,
+            round=round,
+            role=role,
+            budget=budget,
+            cache=None if is_simulated(req.model) else cache,
+        )
         if not is_local(req.model):
             litellm()  # imported (once) before any clock starts
         if call.cache is not None and (entry := call.cache.get(req.key)) is not None:
@@ -224,11 +242,17 @@ class _Call:
         charge = Usage(stored.usage.tokens, stored.usage.calls, wall, stored.usage.cost_units)
         if self.budget is not None:
             self.budget.settle(self.budget.reserve(Kind.GENERATE, charge, round=self.round), charge)
-        reply = Reply(text=stored.text, model=self.req.model, usage=charge, simulated=False, cached=True,
-                      logprobs=stored.logprobs)  # fmt: skip
+        reply = Reply(
+            text=stored.text, model=self.req.model, usage=charge, simulated=False, cached=True, logprobs=stored.logprobs
+        )
         self._check_format(reply)
-        self._generated(reply, prompt_tokens, completion_tokens, usd=None,
-                        detail={"original_wall_seconds": stored.usage.wall_seconds})  # fmt: skip
+        self._generated(
+            reply,
+            prompt_tokens,
+            completion_tokens,
+            usd=None,
+            detail={"original_wall_seconds": stored.usage.wall_seconds},
+        )
         return reply
 
     @contextmanager
@@ -249,8 +273,9 @@ class _Call:
         used = carried if isinstance(carried, Usage) else None
         wall = time.perf_counter() - self.t0
         if self.budget is not None and self.reservation is not None:
-            self.budget.settle(self.reservation, None if used is None else _walled(used, wall),
-                               error=f"{type(err).__name__}: {err}")  # fmt: skip
+            self.budget.settle(
+                self.reservation, None if used is None else _walled(used, wall), error=f"{type(err).__name__}: {err}"
+            )
             self.reservation = None
         partial = getattr(err, "partial", "") or None  # a timed-out reply's text so far (its hash is kept)
         self._error(err, _walled(used or Usage(calls=1), wall), outputs=partial)
@@ -269,8 +294,13 @@ class _Call:
             self.budget.settle(self.reservation, usage)
             self.reservation = None
         if self.cache is not None:
-            self.cache.put(self.req.key, reply, prompt_tokens=prompt, completion_tokens=completion,
-                           request=json.dumps(self.req.kwargs() | {"api_key": None}, default=repr))  # fmt: skip
+            self.cache.put(
+                self.req.key,
+                reply,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                request=json.dumps(self.req.kwargs() | {"api_key": None}, default=repr),
+            )
         self._check_format(reply)
         self._generated(reply, prompt, completion, usd=usd)
         return reply
@@ -285,35 +315,65 @@ class _Call:
             self._error(e, reply.usage, outputs=reply.text)
             raise
 
-    def _generated(self, reply: Reply, prompt: int, completion: int, *, usd: float | None,
-                   detail: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    def _generated(
+        self, reply: Reply, prompt: int, completion: int, *, usd: float | None, detail: Mapping[str, Any] | None = None
+    ) -> None:
         recorder = replay.active_recorder()
         if recorder is not None:
-            recorder.add(self.req.model, self.req.messages, reply,
-                         key=str(self.req.params.get("replay_key", "")),
-                         prompt_tokens=prompt, completion_tokens=completion)  # fmt: skip
+            recorder.add(
+                self.req.model,
+                self.req.messages,
+                reply,
+                key=str(self.req.params.get("replay_key", "")),
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+            )
         if self.ledger is None:
             return
         self.ledger.record(
-            self.run_id, self.round, self.role, Kind.GENERATE,
-            inputs=_messages_text(self.req), outputs=reply.text, usage=reply.usage,
-            started_at=self.started_at, ended_at=self.started_at + reply.usage.wall_seconds,
-            detail={"model": self.req.model, "simulated": reply.simulated, "cached": reply.cached,
-                    "prompt_tokens": prompt, "completion_tokens": completion, "usd": usd,
-                    "key": self.req.key, "params": _shown_params(self.req), **(detail or {})},
-        )  # fmt: skip
+            self.run_id,
+            self.round,
+            self.role,
+            Kind.GENERATE,
+            inputs=_messages_text(self.req),
+            outputs=reply.text,
+            usage=reply.usage,
+            started_at=self.started_at,
+            ended_at=self.started_at + reply.usage.wall_seconds,
+            detail={
+                "model": self.req.model,
+                "simulated": reply.simulated,
+                "cached": reply.cached,
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "usd": usd,
+                "key": self.req.key,
+                "params": _shown_params(self.req),
+                **(detail or {}),
+            },
+        )
 
     def _error(self, err: BaseException, usage: Usage, outputs: str | None = None) -> None:
         if self.ledger is None:
             return
         self.ledger.record(
-            self.run_id, self.round, self.role, Kind.ERROR,
-            inputs=_messages_text(self.req), outputs=outputs, usage=usage,
-            started_at=self.started_at, ended_at=max(time.time(), self.started_at),
-            detail={"model": self.req.model, "error": type(err).__name__, "message": str(err),
-                    "key": self.req.key, "params": _shown_params(self.req)},
-        )  # fmt: skip
-
+            self.run_id,
+            self.round,
+            self.role,
+            Kind.ERROR,
+            inputs=_messages_text(self.req),
+            outputs=outputs,
+            usage=usage,
+            started_at=self.started_at,
+            ended_at=max(time.time(), self.started_at),
+            detail={
+                "model": self.req.model,
+                "error": type(err).__name__,
+                "message": str(err),
+                "key": self.req.key,
+                "params": _shown_params(self.req),
+            },
+        )
 
 
 # -- recording --------------------------------------------------------------------------------

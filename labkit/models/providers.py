@@ -53,18 +53,28 @@ def _provider(lib: Any) -> Any:
     """The litellm CustomLLM that routes labkit/<backend> models to their modules."""
 
     class LabkitProvider(lib.CustomLLM):
-        def completion(self, model: str, messages: list[dict[str, str]], *args: Any,
-                       optional_params: dict[str, Any] | None = None, timeout: Any = None,
-                       **kwargs: Any) -> Any:  # fmt: skip
+        def completion(
+            self,
+            model: str,
+            messages: list[dict[str, str]],
+            *args: Any,
+            optional_params: dict[str, Any] | None = None,
+            timeout: Any = None,
+            **kwargs: Any,
+        ) -> Any:
             return _serve(lib, model, messages, optional_params or {}, timeout)
 
-        async def acompletion(self, model: str, messages: list[dict[str, str]], *args: Any,
-                              optional_params: dict[str, Any] | None = None, timeout: Any = None,
-                              **kwargs: Any) -> Any:  # fmt: skip
+        async def acompletion(
+            self,
+            model: str,
+            messages: list[dict[str, str]],
+            *args: Any,
+            optional_params: dict[str, Any] | None = None,
+            timeout: Any = None,
+            **kwargs: Any,
+        ) -> Any:
             if model.startswith(("smollm2", "gguf")):  # blocking engine call: keep the loop free
-                return await asyncio.to_thread(
-                    _serve, lib, model, messages, optional_params or {}, timeout
-                )
+                return await asyncio.to_thread(_serve, lib, model, messages, optional_params or {}, timeout)
             return _serve(lib, model, messages, optional_params or {}, timeout)
 
     return LabkitProvider()
@@ -89,9 +99,7 @@ def serve_local(model: str, messages: list[dict[str, str]], params: dict[str, An
     raise UnknownModel(f"{model!r} is not a local labkit backend ({', '.join(LOCAL)})")
 
 
-def _serve(
-    lib: Any, model: str, messages: list[dict[str, str]], params: dict[str, Any], timeout: Any
-) -> Any:
+def _serve(lib: Any, model: str, messages: list[dict[str, str]], params: dict[str, Any], timeout: Any) -> Any:
     backend = model.partition(":")[0]
     seconds = float(getattr(timeout, "read", None) or timeout or 60.0)
     try:

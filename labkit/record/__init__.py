@@ -2,16 +2,19 @@
 
 from labkit.core.lazy import attach
 
-__getattr__, __dir__ = attach(__name__, {
-    "Budget": "labkit.record.budget",
-    "Charge": "labkit.record.budget",
-    "Event": "labkit.record.ledger",
-    "Ledger": "labkit.record.ledger",
-    "Operation": "labkit.record.budget",
-    "Reservation": "labkit.record.budget",
-    "limits": "labkit.record.budget",
-    "new_run_id": "labkit.record.ledger",
-})  # fmt: skip
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        "Budget": "labkit.record.budget",
+        "Charge": "labkit.record.budget",
+        "Event": "labkit.record.ledger",
+        "Ledger": "labkit.record.ledger",
+        "Operation": "labkit.record.budget",
+        "Reservation": "labkit.record.budget",
+        "limits": "labkit.record.budget",
+        "new_run_id": "labkit.record.ledger",
+    },
+)
 
 __all__ = [
     "Budget",

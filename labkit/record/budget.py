@@ -139,9 +139,7 @@ class Budget:
                 "use labkit.record.budget.limits(...) to leave dimensions unlimited"
             )
         if not confirmation.fits_in(limit):
-            raise ValueError(
-                f"confirmation reserve {confirmation} does not fit in the limit {show_limit(limit)}"
-            )
+            raise ValueError(f"confirmation reserve {confirmation} does not fit in the limit {show_limit(limit)}")
         if ledger is not None and not run_id:
             raise ValueError("a Budget that records to a ledger needs a run_id")
         self.limit = limit
@@ -187,9 +185,7 @@ class Budget:
     def held(self) -> Usage:
         """The part of the confirmation reserve not yet used by confirmation actions."""
         with self._lock:
-            confirming = self._spent_confirming + total(
-                r.upper for r in self._open.values() if r.from_reserve
-            )
+            confirming = self._spent_confirming + total(r.upper for r in self._open.values() if r.from_reserve)
         return clip(self.confirmation - confirming)
 
     @property
@@ -213,9 +209,7 @@ class Budget:
 
     # -- the verbs -----------------------------------------------------------------------
 
-    def reserve(
-        self, kind: str, upper: Usage, *, for_confirmation: bool = False, round: int = 0
-    ) -> Reservation:
+    def reserve(self, kind: str, upper: Usage, *, for_confirmation: bool = False, round: int = 0) -> Reservation:
         """Set `upper` aside for one action, or raise BudgetExhausted naming what does not fit."""
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"kind must be a non-empty str, got {kind!r}")
@@ -234,9 +228,7 @@ class Budget:
             self._record(kind, round, NONE, {"status": BudgetStatus.REFUSED, "short": short, **detail})
             raise BudgetExhausted(refusal)
         try:  # recorded before the action runs, so a crash mid-action is known on resume
-            self._record(
-                kind, round, NONE, {"status": BudgetStatus.RESERVED, "reservation": reservation.id, **detail}
-            )
+            self._record(kind, round, NONE, {"status": BudgetStatus.RESERVED, "reservation": reservation.id, **detail})
         except BaseException:
             with self._lock:
                 del self._open[reservation.id]
@@ -251,9 +243,7 @@ class Budget:
         """
         return self._settle(reservation, actual, error, stacklevel=3)
 
-    def _settle(
-        self, reservation: Reservation, actual: Usage | None, error: str, stacklevel: int
-    ) -> Charge:
+    def _settle(self, reservation: Reservation, actual: Usage | None, error: str, stacklevel: int) -> Charge:
         if actual is not None:
             check_usage(actual, "actual usage")
         with self._lock:
@@ -276,17 +266,30 @@ class Budget:
                 BudgetOverrun,
                 stacklevel=stacklevel,
             )
-        status = BudgetStatus.UNKNOWN if actual is None else BudgetStatus.OVERRUN if overrun != NONE else BudgetStatus.SETTLED
-        self._record(reservation.kind, reservation.round, charged, {
-            "status": status, "reservation": reservation.id, "upper": upper.as_dict(),
-            "actual": None if actual is None else actual.as_dict(), "overrun": overrun.as_dict(),
-            "from_reserve": reservation.from_reserve, "error": error,
-        })  # fmt: skip
+        status = (
+            BudgetStatus.UNKNOWN
+            if actual is None
+            else BudgetStatus.OVERRUN
+            if overrun != NONE
+            else BudgetStatus.SETTLED
+        )
+        self._record(
+            reservation.kind,
+            reservation.round,
+            charged,
+            {
+                "status": status,
+                "reservation": reservation.id,
+                "upper": upper.as_dict(),
+                "actual": None if actual is None else actual.as_dict(),
+                "overrun": overrun.as_dict(),
+                "from_reserve": reservation.from_reserve,
+                "error": error,
+            },
+        )
         return charge
 
-    def paid(
-        self, kind: str, op: Operation[T], *, for_confirmation: bool = False, round: int = 0
-    ) -> T:
+    def paid(self, kind: str, op: Operation[T], *, for_confirmation: bool = False, round: int = 0) -> T:
         """Reserve `op.upper`, run `op`, settle its measured usage (also if it raises), return its result.
 
         `paid` does not interrupt a running function: one that outlives its declared wall
@@ -308,9 +311,7 @@ class Budget:
             error = f"{type(exc).__name__}: {exc}"
             self._settle(reservation, with_wall(usage, wall), error, stacklevel=3)
             raise
-        self._settle(
-            reservation, with_wall(measured, time.perf_counter() - start), "", stacklevel=3
-        )
+        self._settle(reservation, with_wall(measured, time.perf_counter() - start), "", stacklevel=3)
         return result
 
     # -- plumbing ------------------------------------------------------------------------
@@ -332,18 +333,9 @@ class Budget:
                 charged[d], overrun[d] = u, (0 * a if fits(a, u) else a - u)
         return Usage(**charged), Usage(**overrun)
 
-    def _refusal(
-        self, kind: str, upper: Usage, room: Usage, short: list[str], for_confirmation: bool
-    ) -> str:
-        parts = [
-            f"{d} needs {num(getattr(upper, d))} but {num(max(getattr(room, d), 0))} is left"
-            for d in short
-        ]
-        held = (
-            ""
-            if for_confirmation or self.held == NONE
-            else f"; {show(self.held)} held for confirmation"
-        )
+    def _refusal(self, kind: str, upper: Usage, room: Usage, short: list[str], for_confirmation: bool) -> str:
+        parts = [f"{d} needs {num(getattr(upper, d))} but {num(max(getattr(room, d), 0))} is left" for d in short]
+        held = "" if for_confirmation or self.held == NONE else f"; {show(self.held)} held for confirmation"
         return (
             f"{kind} does not fit the budget: {'; '.join(parts)} (limit {show_limit(self.limit)}; "
             f"spent {show(self._spent)}; reserved {show(self.reserved)}{held})"
@@ -372,10 +364,15 @@ class Budget:
                 continue
             unsettled.pop(res.id, None)
             actual = event.detail.get("actual")
-            self._history.append(Charge(
-                res, None if actual is None else Usage(**actual), event.usage,
-                Usage(**event.detail.get("overrun", {})), str(event.detail.get("error", "")),
-            ))  # fmt: skip
+            self._history.append(
+                Charge(
+                    res,
+                    None if actual is None else Usage(**actual),
+                    event.usage,
+                    Usage(**event.detail.get("overrun", {})),
+                    str(event.detail.get("error", "")),
+                )
+            )
             self._spent = self._spent + event.usage
             if res.from_reserve:
                 self._spent_confirming = self._spent_confirming + event.usage
@@ -395,6 +392,4 @@ _SETTLED = (BudgetStatus.SETTLED, BudgetStatus.UNKNOWN, BudgetStatus.OVERRUN)
 
 def _reservation(event: Event) -> Reservation:
     d = event.detail
-    return Reservation(
-        int(d["reservation"]), event.kind, Usage(**d["upper"]), bool(d["from_reserve"]), event.round
-    )
+    return Reservation(int(d["reservation"]), event.kind, Usage(**d["upper"]), bool(d["from_reserve"]), event.round)

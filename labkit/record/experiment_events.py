@@ -58,9 +58,7 @@ class SelectDetail(CaseDetail, total=False):
     passed: bool
     reason: str
     scores: dict[str, float]  # the reviewer's mean rubric score per blinded order
-    disagreements: list[
-        str
-    ]  # pairs whose reviewer verdict flipped with the order (kept, not averaged)
+    disagreements: list[str]  # pairs whose reviewer verdict flipped with the order (kept, not averaged)
 
 
 class PlanDetail(CaseDetail, total=False):

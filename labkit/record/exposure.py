@@ -21,21 +21,24 @@ __all__ = ["EXPOSURES", "exposure_of", "record_exposure", "refuse_exposed"]
 EXPOSURES = "exposures"
 
 
-def record_exposure(
-    ledger: Ledger, final_set: str, *, authorised_by: str, reason: str, label: str
-) -> Event:
+def record_exposure(ledger: Ledger, final_set: str, *, authorised_by: str, reason: str, label: str) -> Event:
     """Record that the final set `final_set` (a suite digest) is now development material."""
     if not authorised_by.strip() or not reason.strip():
         raise ExposedFinalSet("an authorisation names who authorised it and why")
-    return ledger.record(EXPOSURES, 0, Role.HUMAN, Kind.EXPOSE,
-                         detail={"final_set": final_set, "authorised_by": authorised_by, "reason": reason,
-                                 "label": label})  # fmt: skip
+    return ledger.record(
+        EXPOSURES,
+        0,
+        Role.HUMAN,
+        Kind.EXPOSE,
+        detail={"final_set": final_set, "authorised_by": authorised_by, "reason": reason, "label": label},
+    )
 
 
 def exposure_of(ledger: Ledger, final_set: str) -> Event | None:
     """The authorisation that exposed `final_set`, if any."""
-    return next((e for e in ledger.events(EXPOSURES) if e.kind == Kind.EXPOSE
-                 and e.detail.get("final_set") == final_set), None)  # fmt: skip
+    return next(
+        (e for e in ledger.events(EXPOSURES) if e.kind == Kind.EXPOSE and e.detail.get("final_set") == final_set), None
+    )
 
 
 def refuse_exposed(ledger: Ledger, final_set: str, case: str) -> None:

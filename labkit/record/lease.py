@@ -100,9 +100,7 @@ class Lease:
         what = f"releasing the lease of run {self.run_id!r}"
         # A full or closed ledger: the lease stays, and its owner's death frees it anyway.
         with suppress(LedgerError), self.ledger._transaction(what):
-            self.ledger._db.execute(
-                "UPDATE leases SET released_at = ? WHERE token = ?", (time.time(), self.token)
-            )
+            self.ledger._db.execute("UPDATE leases SET released_at = ? WHERE token = ?", (time.time(), self.token))
 
     def __enter__(self) -> Lease:
         return self

@@ -107,11 +107,9 @@ class Ledger(LedgerFile):
         """
         row, blobs = prepare_row(
             run_id, round, role, kind, inputs, outputs, evidence, usage, started_at, ended_at, detail
-        )  # fmt: skip
+        )
         if self.read_only:
-            raise LedgerError(
-                f"ledger {self.path} was opened read-only: {describe(row)} was not recorded"
-            )
+            raise LedgerError(f"ledger {self.path} was opened read-only: {describe(row)} was not recorded")
         with self._lock:  # one transaction, inlined: this is the hot path of every run
             db = self._db
             try:
@@ -165,9 +163,7 @@ class Ledger(LedgerFile):
             return []
         what = f"{len(rows)} events ({describe(rows[0])} ...)"
         with self._transaction(what):
-            first = (
-                int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]) + 1
-            )
+            first = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]) + 1
             self._put(blobs)
             self._db.executemany(INSERT, rows)
         self._remember(blobs)
@@ -197,17 +193,11 @@ class Ledger(LedgerFile):
         for h, text in blobs.items():
             if h in self._stored:  # this connection saw it committed; blobs are never deleted
                 continue
-            cur = self._db.execute(
-                "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", (h, text)
-            )
+            cur = self._db.execute("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", (h, text))
             if cur.rowcount == 0:  # stored earlier: make sure it is the same text, not a collision
-                (stored,) = self._db.execute(
-                    "SELECT text FROM blobs WHERE hash = ?", (h,)
-                ).fetchone()
+                (stored,) = self._db.execute("SELECT text FROM blobs WHERE hash = ?", (h,)).fetchone()
                 if stored != text:
-                    raise LedgerError(
-                        f"content hash collision on {h}: two different texts, one hash"
-                    )
+                    raise LedgerError(f"content hash collision on {h}: two different texts, one hash")
 
     def _put_many(self, blobs: Mapping[str, str]) -> None:
         """`_put` for many blobs: look up the stored ones in chunks, insert the rest at once."""
@@ -218,13 +208,9 @@ class Ledger(LedgerFile):
             sql = f"SELECT hash, text FROM blobs WHERE hash IN ({marks})"
             for h, stored in self._db.execute(sql, chunk).fetchall():
                 if stored != blobs[h]:
-                    raise LedgerError(
-                        f"content hash collision on {h}: two different texts, one hash"
-                    )
+                    raise LedgerError(f"content hash collision on {h}: two different texts, one hash")
         # Those found above are the same texts: INSERT OR IGNORE leaves them as they are.
-        self._db.executemany(
-            "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", blobs.items()
-        )
+        self._db.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", blobs.items())
 
     # -- reading -------------------------------------------------------------------------
 

@@ -30,9 +30,7 @@ class LedgerFile:
     path: str
     read_only: bool
 
-    def _open(
-        self, path: str, read_only: bool, durable: bool, max_bytes: int | None, busy_timeout: float
-    ) -> None:
+    def _open(self, path: str, read_only: bool, durable: bool, max_bytes: int | None, busy_timeout: float) -> None:
         self.path = path
         self.read_only = read_only
         self._lock = threading.Lock()  # one connection, shared by threads (e.g. notebook cells)
@@ -104,10 +102,7 @@ class LedgerFile:
         try:
             version, tables = self._read_header()
         except sqlite3.OperationalError as exc:
-            if not (
-                self.read_only
-                and sqlite_code(exc).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
-            ):
+            if not (self.read_only and sqlite_code(exc).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))):
                 raise self._error(exc, "opening") from exc
             self._reopen_immutable(exc)
             try:
@@ -132,8 +127,7 @@ class LedgerFile:
     def _read_header(self) -> tuple[int, int]:
         # One statement, so one snapshot: another process may be creating the schema meanwhile.
         version, tables = self._db.execute(
-            "SELECT (SELECT user_version FROM pragma_user_version),"
-            " (SELECT COUNT(*) FROM sqlite_master)"
+            "SELECT (SELECT user_version FROM pragma_user_version), (SELECT COUNT(*) FROM sqlite_master)"
         ).fetchone()
         return int(version), int(tables)
 
@@ -160,9 +154,7 @@ class LedgerFile:
             if self.path != ":memory:":
                 mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
-                    raise LedgerError(
-                        f"ledger {self.path}: could not switch to WAL mode (got {mode})"
-                    )
+                    raise LedgerError(f"ledger {self.path}: could not switch to WAL mode (got {mode})")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
             if max_bytes is not None:
                 page = self._db.execute("PRAGMA page_size").fetchone()[0]
@@ -178,8 +170,7 @@ class LedgerFile:
                 return  # another process created it while we waited for the lock
             if tables:
                 raise LedgerError(
-                    f"{self.path} is an SQLite database but not a labkit ledger; "
-                    "refusing to add tables to it"
+                    f"{self.path} is an SQLite database but not a labkit ledger; refusing to add tables to it"
                 )
             for statement in SCHEMA:
                 self._db.execute(statement)
@@ -221,13 +212,9 @@ class LedgerFile:
             return LedgerError(f"ledger {self.path} is closed: {what} failed")
         if code == "SQLITE_FULL":
             why = "the disk is full or the ledger reached its max_bytes cap"
-            return LedgerError(
-                f"ledger {self.path} is full ({why}): {what} was not recorded; {kept}"
-            )
+            return LedgerError(f"ledger {self.path} is full ({why}): {what} was not recorded; {kept}")
         if code.startswith("SQLITE_READONLY"):
-            return LedgerError(
-                f"ledger {self.path} is read-only ({exc}): {what} was not recorded; {kept}"
-            )
+            return LedgerError(f"ledger {self.path} is read-only ({exc}): {what} was not recorded; {kept}")
         if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
             return LedgerError(
                 f"ledger {self.path} stayed locked by another writer past the busy timeout: "
@@ -238,11 +225,7 @@ class LedgerFile:
         if code.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_PERM")):
             if what == "opening":
                 return LedgerError(f"cannot open ledger {self.path} ({exc}); it was not changed")
-            return LedgerError(
-                f"cannot write ledger {self.path} ({exc}): {what} was not recorded; {kept}"
-            )
+            return LedgerError(f"cannot write ledger {self.path} ({exc}): {what} was not recorded; {kept}")
         if code == "SQLITE_NOTADB":
             return LedgerError(f"{self.path} is not a ledger (not an SQLite database): {exc}")
-        return LedgerError(
-            f"ledger {self.path}: {what} failed: {exc} ({code or type(exc).__name__})"
-        )
+        return LedgerError(f"ledger {self.path}: {what} failed: {exc} ({code or type(exc).__name__})")

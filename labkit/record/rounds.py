@@ -87,7 +87,7 @@ def rounds_frame(events: list[Event]) -> pl.DataFrame:
                 "wall_seconds": r.usage.wall_seconds,
                 "cost_units": r.usage.cost_units,
                 "counted_from": r.counted_from,
-            }  # fmt: skip
+            }
             for r in round_rows(events)
         ],
         schema={
@@ -101,5 +101,5 @@ def rounds_frame(events: list[Event]) -> pl.DataFrame:
             "wall_seconds": pl.Float64,
             "cost_units": pl.Float64,
             "counted_from": pl.Utf8,
-        },  # fmt: skip
+        },
     )

@@ -90,12 +90,7 @@ def prepare_row(
     if not isinstance(usage, Usage):
         raise LedgerError(f"usage must be a labkit.core.types.Usage, got {type(usage).__name__}")
     tokens, calls, wall, cost = usage.tokens, usage.calls, usage.wall_seconds, usage.cost_units
-    if not (
-        0 <= tokens < math.inf
-        and 0 <= calls < math.inf
-        and 0 <= wall < math.inf
-        and 0 <= cost < math.inf
-    ):
+    if not (0 <= tokens < math.inf and 0 <= calls < math.inf and 0 <= wall < math.inf and 0 <= cost < math.inf):
         bad = {k: v for k, v in usage.as_dict().items() if not 0 <= v < math.inf}
         raise LedgerError(f"usage must be finite and >= 0 in every dimension, got {bad}")
     blobs: dict[str, str] = {}

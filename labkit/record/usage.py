@@ -17,10 +17,7 @@ NONE = Usage()
 
 def show(u: Usage) -> str:
     """Usage as its non-zero dimensions, e.g. "cost_units=12, wall_seconds=0.3"."""
-    return (
-        ", ".join(f"{d}={num(getattr(u, d))}" for d in DIMENSIONS if getattr(u, d) > 0)
-        or "nothing"
-    )
+    return ", ".join(f"{d}={num(getattr(u, d))}" for d in DIMENSIONS if getattr(u, d) > 0) or "nothing"
 
 
 def show_limit(u: Usage) -> str:

@@ -108,16 +108,28 @@ def sim_plan(calls: int, **sim: float) -> Plan:
 
 
 @functools.lru_cache(maxsize=24)
-def simulated_sweep(calls: int = 3, p_fix_evidence: float = 0.6, p_fix_blind: float = 0.3, p_break: float = 0.15,
-                    critic_accuracy: float = 0.7, rho: float = 0.9) -> Ledger:  # fmt: skip
+def simulated_sweep(
+    calls: int = 3,
+    p_fix_evidence: float = 0.6,
+    p_fix_blind: float = 0.3,
+    p_break: float = 0.15,
+    critic_accuracy: float = 0.7,
+    rho: float = 0.9,
+) -> Ledger:
     """SIMULATED: every arm on SIM_CASES × SIM_SEEDS under a budget of `calls` calls; an in-memory ledger.
 
     Cached per setting: a slider that returns to a setting shows it at once.
     """
     from labkit.experiments.arms.run import jobs_for, merge, sweep
 
-    plan = sim_plan(calls, p_fix_evidence=p_fix_evidence, p_fix_blind=p_fix_blind, p_break=p_break,
-                    critic_accuracy=critic_accuracy, rho=rho)  # fmt: skip
+    plan = sim_plan(
+        calls,
+        p_fix_evidence=p_fix_evidence,
+        p_fix_blind=p_fix_blind,
+        p_break=p_break,
+        critic_accuracy=critic_accuracy,
+        rho=rho,
+    )
     results = sweep(plan, jobs_for("repair", SIM_CASES, ARM_ORDER, SIM_SEEDS), workers=1)
     ledger = Ledger()
     merge(ledger, results)
@@ -137,8 +149,14 @@ def _rounded(plan: Plan) -> Plan:
 def _recorded_plan(meta: dict[str, Any]) -> Plan:
     """The plan a recording's .json says it ran (see `python -m labkit.experiments.arms`)."""
     limit = meta["limit"]
-    return budget_plan(int(limit["calls"]), tokens_per_call=int(limit["tokens"]) // int(limit["calls"]),
-                       wall=float(limit["wall_seconds"]), stronger=meta["stronger"], sim=meta["sim"], n=int(meta["n"]))  # fmt: skip
+    return budget_plan(
+        int(limit["calls"]),
+        tokens_per_call=int(limit["tokens"]) // int(limit["calls"]),
+        wall=float(limit["wall_seconds"]),
+        stronger=meta["stronger"],
+        sim=meta["sim"],
+        n=int(meta["n"]),
+    )
 
 
 def recorded_default(folder: Path | None = None) -> tuple[Ledger, dict[str, Any], Plan] | None:
@@ -154,8 +172,12 @@ def _recorded_at(path: Path) -> tuple[Ledger, dict[str, Any], Plan] | None:
     if not path.is_file():
         return None
     meta = _meta(path)
-    same_jobs = (meta.get("suite"), tuple(meta.get("cases", ())), tuple(meta.get("arms", ())), str(meta.get("seeds"))) == (
-        "repair", SIM_CASES, ARM_ORDER, ",".join(map(str, SIM_SEEDS)))  # fmt: skip
+    same_jobs = (
+        meta.get("suite"),
+        tuple(meta.get("cases", ())),
+        tuple(meta.get("arms", ())),
+        str(meta.get("seeds")),
+    ) == ("repair", SIM_CASES, ARM_ORDER, ",".join(map(str, SIM_SEEDS)))
     if not same_jobs or meta.get("model") != "simulated" or meta.get("ran") != meta.get("jobs"):
         return None
     return Ledger(path, read_only=True), meta, _recorded_plan(meta)
@@ -207,12 +229,17 @@ def arms_frame(ledger: Ledger) -> pl.DataFrame:
     are not a single point)."""
     rows = []
     for r in _ordered(metrics.ledger_table(ledger)):
-        rows.append({
-            "arm": arm_name(r.arm), "jobs": r.jobs, "solved on hidden tests [95% CI]": r.status or estimate(r.success),
-            "passes visible tests": estimate(r.visible), "visible − hidden": estimate(r.gap),
-            "right after round 1, wrong at end": estimate(r.broken_first),
-            COVERAGE: estimate(r.coverage),
-        })  # fmt: skip
+        rows.append(
+            {
+                "arm": arm_name(r.arm),
+                "jobs": r.jobs,
+                "solved on hidden tests [95% CI]": r.status or estimate(r.success),
+                "passes visible tests": estimate(r.visible),
+                "visible − hidden": estimate(r.gap),
+                "right after round 1, wrong at end": estimate(r.broken_first),
+                COVERAGE: estimate(r.coverage),
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -232,20 +259,26 @@ def spend_frame(ledger: Ledger) -> pl.DataFrame:
     for r in table:
         s, na = r.spend or {}, r.status or None
         out = round((r.incomplete.estimate if r.incomplete else 0.0) * r.jobs)
-        rows.append({
-            "arm": arm_name(r.arm), "rounds worked, mean": na or _mean(r.rounds.estimate if r.rounds else 0.0),
-            "out of budget": na or f"{out} of {r.jobs}",
-            calls: na or f"{_mean(s['calls_mean'])}, {s['calls_max']:.0f}",
-            tokens: na or f"{s['tokens_mean']:.0f}, {s['tokens_max']:.0f}",
-            "tokens per success": na or (f"{r.tokens_per_success.estimate:.0f}" if r.tokens_per_success else "—"),
-        })  # fmt: skip
+        rows.append(
+            {
+                "arm": arm_name(r.arm),
+                "rounds worked, mean": na or _mean(r.rounds.estimate if r.rounds else 0.0),
+                "out of budget": na or f"{out} of {r.jobs}",
+                calls: na or f"{_mean(s['calls_mean'])}, {s['calls_max']:.0f}",
+                tokens: na or f"{s['tokens_mean']:.0f}, {s['tokens_max']:.0f}",
+                "tokens per success": na or (f"{r.tokens_per_success.estimate:.0f}" if r.tokens_per_success else "—"),
+            }
+        )
     return pl.DataFrame(rows)
 
 
 def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
     """Hidden-test success per arm with its 95% bootstrap interval (arms not available are left out)."""
-    rows = [{"arm": arm_name(r.arm), "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
-            for r in _ordered(metrics.ledger_table(ledger)) if r.success is not None]  # fmt: skip
+    rows = [
+        {"arm": arm_name(r.arm), "solved": r.success.estimate, "low": r.success.low, "high": r.success.high}
+        for r in _ordered(metrics.ledger_table(ledger))
+        if r.success is not None
+    ]
     frame = pl.DataFrame(rows)
     order = [str(r["arm"]) for r in rows]
     y = alt.Y("arm:N", sort=order, title=None)
@@ -253,8 +286,10 @@ def arms_chart(ledger: Ledger, title: str) -> alt.LayerChart:
     bar = alt.Chart(frame).mark_rule(strokeWidth=2, color="#4c78a8")
     rule = bar.encode(y=y, x=alt.X("low:Q", scale=scale, title=axis), x2="high:Q")
     tip = ["arm", "solved", "low", "high"]
-    dot = alt.Chart(frame).mark_point(filled=True, size=80, color="#1f4e79").encode(
-        y=y, x=alt.X("solved:Q", scale=scale, title=axis), tooltip=tip
+    dot = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=80, color="#1f4e79")
+        .encode(y=y, x=alt.X("solved:Q", scale=scale, title=axis), tooltip=tip)
     )
     return (rule + dot).properties(width=460, height=24 * max(1, len(rows)), title=title)
 
@@ -269,10 +304,20 @@ def flip_frame(ledger: Ledger) -> pl.DataFrame:
         except ValueError:  # not available: no scored job
             continue
         for rnd in t["round"].unique(maintain_order=True).to_list():
-            cell = {(b, a): int(c) for b, a, c in t.filter(pl.col("round") == rnd).select("before", "after", "count").iter_rows()}
-            out.append({"arm": arm_name(arm), "round": rnd, "wrong → right": cell.get(("wrong", "right"), 0),
-                        "right → wrong": cell.get(("right", "wrong"), 0), "stayed right": cell.get(("right", "right"), 0),
-                        "stayed wrong": cell.get(("wrong", "wrong"), 0)})  # fmt: skip
+            cell = {
+                (b, a): int(c)
+                for b, a, c in t.filter(pl.col("round") == rnd).select("before", "after", "count").iter_rows()
+            }
+            out.append(
+                {
+                    "arm": arm_name(arm),
+                    "round": rnd,
+                    "wrong → right": cell.get(("wrong", "right"), 0),
+                    "right → wrong": cell.get(("right", "wrong"), 0),
+                    "stayed right": cell.get(("right", "right"), 0),
+                    "stayed wrong": cell.get(("wrong", "wrong"), 0),
+                }
+            )
     return pl.DataFrame(out)
 
 
@@ -281,10 +326,13 @@ def flips_md(frame: pl.DataFrame) -> str:
     broke = int(frame["right → wrong"].sum()) if frame.height else 0
     fixed = int(frame["wrong → right"].sum()) if frame.height else 0
     where = ", ".join(sorted(set(frame.filter(pl.col("right → wrong") > 0)["arm"]))) if broke else ""
-    said = (f"{broke} right answer(s) broke, in {where}" if broke else
-            "no right answer broke here: a break that fails a visible protective test is rolled back, and a right "
-            "answer is only revised blind when a critique wrongly rejects it (lower the critic's accuracy and raise "
-            "P(break) to see breaks)")  # fmt: skip
+    said = (
+        f"{broke} right answer(s) broke, in {where}"
+        if broke
+        else "no right answer broke here: a break that fails a visible protective test is rolled back, and a right "
+        "answer is only revised blind when a critique wrongly rejects it (lower the critic's accuracy and raise "
+        "P(break) to see breaks)"
+    )
     return link_first_uses([f"{fixed} wrong answer(s) were fixed; {said}."], ["p2p", "decisions"])[0]
 
 
@@ -294,12 +342,21 @@ def budget_md(ledger: Ledger, calls: int, label: str = "SIMULATED") -> str:
     rows = {r.arm: r for r in metrics.ledger_table(ledger) if r.success is not None}
     best = max(rows.values(), key=lambda r: r.success.estimate if r.success else 0.0)
     direct, reflect = rows.get("direct"), rows.get("reflect")
-    said = (f"reflect on failing tests solves **{estimate(reflect.success)}**, one draft **{estimate(direct.success)}**"
-            if direct and reflect and direct.success and reflect.success else "")  # fmt: skip
+    said = (
+        f"reflect on failing tests solves **{estimate(reflect.success)}**, one draft **{estimate(direct.success)}**"
+        if direct and reflect and direct.success and reflect.success
+        else ""
+    )
     n_jobs = sum(r.jobs for r in rows.values())
     recorded = recorded_default() if label == RECORDED_LABEL else None
-    how = (f" Recorded in {recorded[1]['seconds']:.0f} s (the command is under *How these runs were recorded* below); "
-           "any other setting is computed when chosen (tens of seconds the first time)." if recorded else "")  # fmt: skip
-    return (f"**{label}**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{arm_name(best.arm)}** "
-            f"({estimate(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
-            f"each validated for real; intervals are 95% bootstraps over jobs.{how}")
+    how = (
+        f" Recorded in {recorded[1]['seconds']:.0f} s (the command is under *How these runs were recorded* below); "
+        "any other setting is computed when chosen (tens of seconds the first time)."
+        if recorded
+        else ""
+    )
+    return (
+        f"**{label}**, {calls} call{'s' if calls != 1 else ''} ({1024 * calls} tokens) per job: {said}; highest: **{arm_name(best.arm)}** "
+        f"({estimate(best.success)}). {n_jobs} jobs: {len(SIM_CASES)} repair cases × {len(SIM_SEEDS)} seeds per arm, "
+        f"each validated for real; intervals are 95% bootstraps over jobs.{how}"
+    )

@@ -56,8 +56,11 @@ def real_md(suite: str, ledger: Ledger) -> str:
     cases, label = jobs["case"].n_unique(), SUITES.get(suite, suite)
     if not is_control(ledger):
         solved = jobs.filter(pl.col("correct"))
-        where = (f" ({solved['case'].n_unique()} of {cases} problems in some arm)" if solved.height
-                 else f": no arm solved any of the {cases} problems")  # fmt: skip
+        where = (
+            f" ({solved['case'].n_unique()} of {cases} problems in some arm)"
+            if solved.height
+            else f": no arm solved any of the {cases} problems"
+        )
         return f"**{label}** ({cases} problems): solved **{solved.height} of {jobs.height}** jobs{where}."
     calls = jobs.group_by("arm").agg(
         pl.col("calls").sum(), pl.len().alias("jobs"), (pl.col("rounds") > 0).sum().alias("rewrote")
@@ -66,14 +69,20 @@ def real_md(suite: str, ledger: Ledger) -> str:
     silent = [arm_name(a) for a, c in zip(calls["arm"], calls["calls"], strict=True) if c == 0]
     asked = calls.filter(pl.col("calls") > 0)
     broken = int((~jobs["correct"]).sum())
-    said = (f" {_sentence(_listed(silent))} made **0 calls**: the start already passes the visible tests, so the engine stops "
-            "before asking the model." if silent else "")  # fmt: skip
+    said = (
+        f" {_sentence(_listed(silent))} made **0 calls**: the start already passes the visible tests, so the engine stops "
+        "before asking the model."
+        if silent
+        else ""
+    )
     if asked.height:
         names = _listed([arm_name(a) for a in asked["arm"]])
         kept = int(asked["jobs"].sum()) - int(asked["rewrote"].sum())
-        said += (f" {_sentence(names)} called {REAL_MODEL} ({int(asked['calls'].sum())} calls in all) and no rewrite replaced the "
-                 f"start in {kept} of {int(asked['jobs'].sum())} of their jobs; a critic that accepts everything is no "
-                 "evidence that self-critique is safe.")  # fmt: skip
+        said += (
+            f" {_sentence(names)} called {REAL_MODEL} ({int(asked['calls'].sum())} calls in all) and no rewrite replaced the "
+            f"start in {kept} of {int(asked['jobs'].sum())} of their jobs; a critic that accepts everything is no "
+            "evidence that self-critique is safe."
+        )
     return (
         f"**{label}** ({cases} problems): every job **starts from the canonical solution**, so this suite measures "
         f"whether an arm **breaks a right answer**, not whether it solves one; {REAL_MODEL} solved nothing here. "
@@ -85,21 +94,25 @@ def real_intro(real: Real) -> str:
     """The section's heading and one line per suite, in `SUITES` order."""
     suites = [s for s in SUITES if s in real] + [s for s in real if s not in SUITES]
     lines = [f"- {real_md(s, real[s][0])}" for s in suites]
-    unsolved = all(
-        not _jobs(real[s][0])["correct"].any() for s in suites if not is_control(real[s][0])
-    )
+    unsolved = all(not _jobs(real[s][0])["correct"].any() for s in suites if not is_control(real[s][0]))
     limit = next((m["limit"] for _, m in real.values() if "limit" in m), None)
-    budget = (
-        f" under one budget per job ({limit['calls']} calls, {limit['tokens']} tokens)"
-        if limit
+    budget = f" under one budget per job ({limit['calls']} calls, {limit['tokens']} tokens)" if limit else ""
+    stronger = (
+        " The stronger arm had no second model: **not available**, never stood in for."
+        if any(m.get("stronger") == "not available" for _, m in real.values())
         else ""
     )
-    stronger = (" The stronger arm had no second model: **not available**, never stood in for."
-                if any(m.get("stronger") == "not available" for _, m in real.values()) else "")  # fmt: skip
-    moral = (" A 135M model cannot answer the question; the table shows the machinery (same budget, spend beside "
-             "the limit, jobs out of budget counted), not a difference between arms." if unsolved else "")  # fmt: skip
-    return (f"## REAL runs: {REAL_MODEL}, recorded\n\nEvery arm on three suites{budget}:\n\n" + "\n".join(lines)
-            + f"\n\n{moral.strip()}{stronger}")  # fmt: skip
+    moral = (
+        " A 135M model cannot answer the question; the table shows the machinery (same budget, spend beside "
+        "the limit, jobs out of budget counted), not a difference between arms."
+        if unsolved
+        else ""
+    )
+    return (
+        f"## REAL runs: {REAL_MODEL}, recorded\n\nEvery arm on three suites{budget}:\n\n"
+        + "\n".join(lines)
+        + f"\n\n{moral.strip()}{stronger}"
+    )
 
 
 def _per_job(jobs: pl.DataFrame, arm: str, column: str) -> str:
@@ -113,16 +126,12 @@ def real_table(real: Real) -> pl.DataFrame:
     suites = [s for s in SUITES if s in real]
     frames = {s: metrics.runs(real[s][0]) for s in suites}
     short = " / ".join(_SHORT[s] for s in suites)
-    limit = next(
-        (m["limit"] for _, m in real.values() if "limit" in m), {"calls": "?", "tokens": "?"}
-    )
+    limit = next((m["limit"] for _, m in real.values() if "limit" in m), {"calls": "?", "tokens": "?"})
     rows: list[dict[str, str]] = []
     for arm in (a for a in ARM_ORDER if any(a in set(f["arm"]) for f in frames.values())):
         row: dict[str, str] = {"arm": arm_name(arm)}
         ran = {s: _jobs(real[s][0]) for s in suites}
-        if not any(
-            ran[s].filter(pl.col("arm") == arm).height for s in suites
-        ):  # said once, not in every cell
+        if not any(ran[s].filter(pl.col("arm") == arm).height for s in suites):  # said once, not in every cell
             rows.append(
                 {
                     **row,
@@ -134,23 +143,21 @@ def real_table(real: Real) -> pl.DataFrame:
         for s in suites:
             jobs = _jobs(real[s][0]).filter(pl.col("arm") == arm)
             head = f"{_SHORT[s]}: {'still right (started right)' if is_control(real[s][0]) else 'solved'}"
-            row[head] = (
-                f"{int(jobs['correct'].sum())} of {jobs.height}" if jobs.height else "not available"
-            )
+            row[head] = f"{int(jobs['correct'].sum())} of {jobs.height}" if jobs.height else "not available"
         available = all(ran[s].filter(pl.col("arm") == arm).height for s in suites)
         row[f"calls per job, mean ({short}; limit {limit['calls']})"] = (
-            " / ".join(_per_job(ran[s], arm, "calls") for s in suites)
-            if available
-            else "not available"
+            " / ".join(_per_job(ran[s], arm, "calls") for s in suites) if available else "not available"
         )
         row[f"tokens per job, mean ({short}; limit {limit['tokens']})"] = (
-            " / ".join(_per_job(ran[s], arm, "tokens") for s in suites)
+            " / ".join(_per_job(ran[s], arm, "tokens") for s in suites) if available else "not available"
+        )
+        row[f"jobs out of budget ({short})"] = (
+            " / ".join(
+                str(ran[s].filter((pl.col("arm") == arm) & (pl.col("status") == "incomplete")).height) for s in suites
+            )
             if available
             else "not available"
         )
-        row[f"jobs out of budget ({short})"] = (" / ".join(
-            str(ran[s].filter((pl.col("arm") == arm) & (pl.col("status") == "incomplete")).height) for s in suites)
-            if available else "not available")  # fmt: skip
         rows.append(row)
     return pl.DataFrame(rows)
 
@@ -162,10 +169,7 @@ def commands_html(real: Real) -> str:
     recorded = recorded_default()
     if recorded is not None:
         runs["SIMULATED, the sliders' default setting"] = recorded[1]
-    took = {
-        label: f" ({meta['seconds']:.0f} s)" if "seconds" in meta else ""
-        for label, meta in runs.items()
-    }
+    took = {label: f" ({meta['seconds']:.0f} s)" if "seconds" in meta else "" for label, meta in runs.items()}
     items = "".join(
         f"<li>{html.escape(label)}{took[label]}:"
         f"<pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:0.2em 0 0.6em'>{html.escape(meta['command'])}</pre></li>"

@@ -29,7 +29,7 @@ from labkit.views.tables import frame_html
 __all__ = ["case_pages", "case_stepper", "calls_of", "stepper_cases"]
 
 _PROMPT = re.compile(r"<prompt>\n(.*?)\n</prompt>\n?", re.S)
-_PRE = "background:#f6f6f6;border:1px solid #ddd;padding:0.4em;white-space:pre-wrap;word-break:break-word;max-height:18em;overflow:auto;margin:0.2em 0"  # fmt: skip
+_PRE = "background:#f6f6f6;border:1px solid #ddd;padding:0.4em;white-space:pre-wrap;word-break:break-word;max-height:18em;overflow:auto;margin:0.2em 0"
 _DECISION = {"keep": "#2e7d32", "roll back": "#c62828", "keep investigating": "#ef6c00", "stop": "#455a64"}
 
 
@@ -73,30 +73,56 @@ def _code(ledger: Ledger, e: Event) -> str:
 def _visible(e: Event) -> list[dict[str, Any]]:
     ev = e.evidence_value or {}
     results = ((ev.get("verdict") or {}).get("evidence") or {}).get("results") or []
-    return [{"id": str(r[0]), "test": str(r[0]).split("::")[-1], "outcome": str(r[1]), "message": str(r[2])[:300]} for r in results]
+    return [
+        {"id": str(r[0]), "test": str(r[0]).split("::")[-1], "outcome": str(r[1]), "message": str(r[2])[:300]}
+        for r in results
+    ]
 
 
-def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event], before: list[Event], limit: dict[str, Any], simulated: bool) -> str:  # fmt: skip
+def _round_page(
+    ledger: Ledger,
+    arm: str,
+    case: str,
+    rnd: int,
+    evs: list[Event],
+    before: list[Event],
+    limit: dict[str, Any],
+    simulated: bool,
+) -> str:
     e = html.escape
     at = [x for x in evs if x.round == rnd]
     settled = [x for x in at if x.role == Role.BUDGET and x.calls + x.tokens + x.cost_units + x.wall_seconds > 0]
     so_far = [x for x in before if x.role == Role.BUDGET] + settled
     n_calls = sum(x.calls for x in settled)
-    spend = (f"<b>spend this round</b>: {n_calls} call{'' if n_calls == 1 else 's'}, {sum(x.tokens for x in settled)} tokens, "
-             f"{sum(x.wall_seconds for x in settled):.1f} s · <b>so far</b>: {sum(x.calls for x in so_far)} of "
-             f"{limit.get('calls', '?')} calls, {sum(x.tokens for x in so_far)} of {limit.get('tokens', '?')} tokens")  # fmt: skip
+    spend = (
+        f"<b>spend this round</b>: {n_calls} call{'' if n_calls == 1 else 's'}, {sum(x.tokens for x in settled)} tokens, "
+        f"{sum(x.wall_seconds for x in settled):.1f} s · <b>so far</b>: {sum(x.calls for x in so_far)} of "
+        f"{limit.get('calls', '?')} calls, {sum(x.tokens for x in so_far)} of {limit.get('tokens', '?')} tokens"
+    )
     who = "SIMULATED policy" if simulated else "real model"
-    parts = [f"<h4 style='margin:0 0 4px'>{e(arm_name(arm))} · round {rnd} · {e(case)} <span style='color:#666;font-weight:normal'>({who})</span></h4>",
-             f"<p style='margin:2px 0'>{spend}</p>"]  # fmt: skip
-    calls = [c for x in at if x.role == Role.REFLECTOR and x.kind == Kind.REFLECT for c in calls_of(_text(ledger, x.output_hash))]
+    parts = [
+        f"<h4 style='margin:0 0 4px'>{e(arm_name(arm))} · round {rnd} · {e(case)} <span style='color:#666;font-weight:normal'>({who})</span></h4>",
+        f"<p style='margin:2px 0'>{spend}</p>",
+    ]
+    calls = [
+        c
+        for x in at
+        if x.role == Role.REFLECTOR and x.kind == Kind.REFLECT
+        for c in calls_of(_text(ledger, x.output_hash))
+    ]
     notes = [str(x.detail.get("failure") or x.detail.get("note") or "") for x in at if x.role == Role.REFLECTOR]
     if notes and any(notes):
         parts.append(f"<p style='margin:2px 0'><b>arm says</b>: {e('; '.join(n for n in notes if n))}</p>")
     for k, (prompt, reply) in enumerate(calls, 1):
         head = f"call {k}" if len(calls) > 1 else "the call"
-        asked = (f"<details><summary>{head}: the prompt as sent ({len(prompt)} characters; visible tests and their "
-                 f"results only)</summary><pre style='{_PRE}'>{e(prompt)}</pre></details>") if prompt else \
-            f"<p style='margin:2px 0'>{head}: no prompt (a simulated policy picks among the case's measured states)</p>"  # fmt: skip
+        asked = (
+            (
+                f"<details><summary>{head}: the prompt as sent ({len(prompt)} characters; visible tests and their "
+                f"results only)</summary><pre style='{_PRE}'>{e(prompt)}</pre></details>"
+            )
+            if prompt
+            else f"<p style='margin:2px 0'>{head}: no prompt (a simulated policy picks among the case's measured states)</p>"
+        )
         parts.append(asked + f"<div style='margin:2px 0'><b>reply</b></div><pre style='{_PRE}'>{e(reply[:4000])}</pre>")
     if not calls:
         parts.append("<p style='margin:2px 0'>no model call this round</p>")
@@ -112,22 +138,45 @@ def _round_page(ledger: Ledger, arm: str, case: str, rnd: int, evs: list[Event],
         hidden = scored.get(cand)
         name = str(g.detail.get("proposal") or cand[:8])
         d = decided.get(name)
-        rows.append({"candidate": name, "visible passed": f"{passed}/{n_tests}" if vis else "—",
-                     "hidden": ("pass" if hidden.correct else "fail") if hidden else "— (not kept)",
-                     "decision": d.decision if d else "—", "why": d.reason if d else ""})  # fmt: skip
-        table = frame_html(pl.DataFrame(vis).drop("id"), colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}}) if vis else ""
-        details.append(f"<details><summary>{e(rows[-1]['candidate'])}: code and visible test results</summary>"
-                       f"<pre style='{_PRE}'>{e(_code(ledger, g))}</pre>{table}</details>")  # fmt: skip
+        rows.append(
+            {
+                "candidate": name,
+                "visible passed": f"{passed}/{n_tests}" if vis else "—",
+                "hidden": ("pass" if hidden.correct else "fail") if hidden else "— (not kept)",
+                "decision": d.decision if d else "—",
+                "why": d.reason if d else "",
+            }
+        )
+        table = (
+            frame_html(
+                pl.DataFrame(vis).drop("id"),
+                colours={"outcome": {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828"}},
+            )
+            if vis
+            else ""
+        )
+        details.append(
+            f"<details><summary>{e(rows[-1]['candidate'])}: code and visible test results</summary>"
+            f"<pre style='{_PRE}'>{e(_code(ledger, g))}</pre>{table}</details>"
+        )
     if rows:
-        parts.append(frame_html(pl.DataFrame(rows), colours={"hidden": {"pass": "#2e7d32", "fail": "#c62828"},
-                                                             "decision": _DECISION}) + "".join(details))  # fmt: skip
+        parts.append(
+            frame_html(
+                pl.DataFrame(rows), colours={"hidden": {"pass": "#2e7d32", "fail": "#c62828"}, "decision": _DECISION}
+            )
+            + "".join(details)
+        )
     for h in scored.values():
         held = "pass" if h.correct else "fail"
-        parts.append(f"<p style='margin:2px 0'><b>held after this round</b>: {e(h.state)} · "
-                     f"visible {'pass' if h.visible else 'fail'} · <b>hidden {held}</b></p>")  # fmt: skip
+        parts.append(
+            f"<p style='margin:2px 0'><b>held after this round</b>: {e(h.state)} · "
+            f"visible {'pass' if h.visible else 'fail'} · <b>hidden {held}</b></p>"
+        )
     for s in (x for x in at if x.kind == Kind.STOP):
-        parts.append(f"<p style='margin:2px 0'><b>{term_link('stop_reasons', 'stop')}</b>: "
-                     f"{e(str(s.detail.get('reason', '')))}</p>")  # fmt: skip
+        parts.append(
+            f"<p style='margin:2px 0'><b>{term_link('stop_reasons', 'stop')}</b>: "
+            f"{e(str(s.detail.get('reason', '')))}</p>"
+        )
     return "<div class='labkit-arms-step' style='line-height:1.4'>" + "".join(parts) + "</div>"
 
 
@@ -141,19 +190,25 @@ def case_pages(ledger: Ledger, case: str | None = None, seed: int = 0) -> tuple[
         raise ValueError(f"the ledger has no arms job on case {case!r}; it has {cases}")
     labels: list[str] = []
     pages: list[str] = []
-    for rid in (r for r in ledger.runs() if r.startswith("arms/") and r.split("/")[2] == case and r.endswith(f"/{seed}")):
+    for rid in (
+        r for r in ledger.runs() if r.startswith("arms/") and r.split("/")[2] == case and r.endswith(f"/{seed}")
+    ):
         arm = rid.split("/")[3]
         evs = list(ledger.events(rid))
         define = next((x for x in evs if x.role == Role.EXPERIMENT and x.kind == Kind.DEFINE), None)
         if define is None:
             labels.append(arm_name(arm))
             reason = next((str(x.detail.get("reason", "")) for x in evs if x.kind == Kind.STOP), "")
-            pages.append(f"<h4 style='margin:0'>{html.escape(arm_name(arm))} · {html.escape(case)}</h4><p><b>not available</b>: {html.escape(reason)}</p>")
+            pages.append(
+                f"<h4 style='margin:0'>{html.escape(arm_name(arm))} · {html.escape(case)}</h4><p><b>not available</b>: {html.escape(reason)}</p>"
+            )
             continue
         limit, simulated = dict(define.detail.get("limit") or {}), bool(define.detail.get("simulated"))
         for rnd in sorted({x.round for x in evs if x.round > 0}):
             labels.append(f"{arm_name(arm)}, round {rnd}")
-            pages.append(_round_page(ledger, arm, case, rnd, evs, [x for x in evs if 0 < x.round < rnd], limit, simulated))
+            pages.append(
+                _round_page(ledger, arm, case, rnd, evs, [x for x in evs if 0 < x.round < rnd], limit, simulated)
+            )
     if not pages:
         raise ValueError(f"no arms job on case {case!r} with seed {seed}")
     return labels, pages

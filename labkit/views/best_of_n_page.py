@@ -41,8 +41,11 @@ is a **coin flip**, signal 3 a good external verifier. **Simulated** (labkit.exp
 
 def grid(tasks: int = 4000, seed: int = 0) -> dict[tuple[str, float], BestOfN]:
     """Every (selector, rho) of the page, simulated with the same seed."""
-    return {(name, rho): simulate(NS, p=BASE_RATE, rho=rho, signal=signal, tasks=tasks, seed=seed)
-            for name, signal in SELECTORS.items() for rho in RHOS}  # fmt: skip
+    return {
+        (name, rho): simulate(NS, p=BASE_RATE, rho=rho, signal=signal, tasks=tasks, seed=seed)
+        for name, signal in SELECTORS.items()
+        for rho in RHOS
+    }
 
 
 def _long(g: dict[tuple[str, float], BestOfN]) -> pl.DataFrame:
@@ -65,16 +68,16 @@ def best_of_n_chart(g: dict[tuple[str, float], BestOfN]) -> alt.FacetChart:
     """Share of tasks whose selected sample is correct vs N (solid), and the ceiling (dashed), per selector."""
     import altair as alt
 
-    data = _long(g).unpivot(
-        index=["selector", "rho", "N"], variable_name="what", value_name="share"
-    )
+    data = _long(g).unpivot(index=["selector", "rho", "N"], variable_name="what", value_name="share")
     base = alt.Chart(data).encode(
         x=alt.X("N:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=list(NS)), title="N samples"),
         y=alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of tasks"),
         color=alt.Color("rho:N", legend=alt.Legend(orient="top", title=None)),
-        strokeDash=alt.StrokeDash("what:N", sort=["selected correct", "any correct"], legend=alt.Legend(orient="top", title=None)),
+        strokeDash=alt.StrokeDash(
+            "what:N", sort=["selected correct", "any correct"], legend=alt.Legend(orient="top", title=None)
+        ),
         tooltip=[*map(alt.Tooltip, ["selector:N", "rho:N", "N:Q", "what:N"]), alt.Tooltip("share:Q", format=".3f")],
-    )  # fmt: skip
+    )
     return (
         base.mark_line(point=True)
         .properties(width=170, height=170)
@@ -87,15 +90,25 @@ def best_of_n_html(g: dict[tuple[str, float], BestOfN]) -> str:
     """Per selector and rho: selected correct at N = 1 and at the largest N, the gain, the ceiling
     at the largest N, and the cost per correct answer there (N generations + N checks per task)."""
     big = NS[-1]
-    rows = [{"selector": name, "rho": f"{rho:g}", "selected correct, N = 1": round(r.selected[0], 3),
-             f"selected correct, N = {big}": round(r.selected[-1], 3), "gain": round(r.gain(), 3),
-             f"any correct, N = {big}": round(r.ceiling[-1], 3),
-             f"cost units per correct, N = {big}": round(r.cost_per_correct[-1])}
-            for (name, rho), r in g.items()]  # fmt: skip
-    return "".join([
-        f"<p><b>SIMULATED: what N = {big} buys over N = 1</b> (base rate {BASE_RATE}; cost: 1 unit per generation "
-        "and 1 per check)</p>", frame_html(pl.DataFrame(rows)),
-        "<p style='font-size:90%'>A coin flip keeps the base rate at every N although good samples were there "
-        "(the ceiling rises); with a good verifier, correlation caps the gain, and the cost per correct answer "
-        "grows with N either way.</p>",
-    ])  # fmt: skip
+    rows = [
+        {
+            "selector": name,
+            "rho": f"{rho:g}",
+            "selected correct, N = 1": round(r.selected[0], 3),
+            f"selected correct, N = {big}": round(r.selected[-1], 3),
+            "gain": round(r.gain(), 3),
+            f"any correct, N = {big}": round(r.ceiling[-1], 3),
+            f"cost units per correct, N = {big}": round(r.cost_per_correct[-1]),
+        }
+        for (name, rho), r in g.items()
+    ]
+    return "".join(
+        [
+            f"<p><b>SIMULATED: what N = {big} buys over N = 1</b> (base rate {BASE_RATE}; cost: 1 unit per generation "
+            "and 1 per check)</p>",
+            frame_html(pl.DataFrame(rows)),
+            "<p style='font-size:90%'>A coin flip keeps the base rate at every N although good samples were there "
+            "(the ceiling rises); with a good verifier, correlation caps the gain, and the cost per correct answer "
+            "grows with N either way.</p>",
+        ]
+    )

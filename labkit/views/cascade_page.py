@@ -39,16 +39,18 @@ def tiers_frame(rec: Mapping[str, Any] | None = None) -> pl.DataFrame:
     rows = []
     for t in rec["tiers"]:
         scores = t["reviewer"]
-        rows.append({
-            "candidate": t["name"],
-            "hard check failed": t["failed"] or "none",
-            "why": t["reason"],
-            "changed lines": t["lines"],
-            "reviewer, order 1 (of 5)": round(scores[0], 2) if scores else None,
-            "reviewer, order 2 (of 5)": round(scores[1], 2) if scores else None,
-            "reached": t["reached"],
-            "selected": "yes" if t["name"] == rec["winner"] else "",
-        })  # fmt: skip
+        rows.append(
+            {
+                "candidate": t["name"],
+                "hard check failed": t["failed"] or "none",
+                "why": t["reason"],
+                "changed lines": t["lines"],
+                "reviewer, order 1 (of 5)": round(scores[0], 2) if scores else None,
+                "reviewer, order 2 (of 5)": round(scores[1], 2) if scores else None,
+                "reached": t["reached"],
+                "selected": "yes" if t["name"] == rec["winner"] else "",
+            }
+        )
     return pl.DataFrame(rows)
 
 

@@ -24,9 +24,7 @@ def who(name: str, simulated: bool) -> str:
     return f"{name} (simulated)" if simulated and "simulated" not in name else name
 
 
-def _rows(
-    series: str, items: Sequence[tuple[str, Interval]], **extra: str
-) -> list[dict[str, object]]:
+def _rows(series: str, items: Sequence[tuple[str, Interval]], **extra: str) -> list[dict[str, object]]:
     return [
         {
             "series": series,
@@ -53,9 +51,7 @@ def _bars(
         raise ValueError(f"two series share a name in {title!r}: give each judge its own name")
     enc: dict[str, Any] = {
         "y": alt.Y("metric:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
-        "color": alt.Color(
-            "series:N", sort=series, legend=alt.Legend(orient="top", title=None, labelLimit=400)
-        ),
+        "color": alt.Color("series:N", sort=series, legend=alt.Legend(orient="top", title=None, labelLimit=400)),
     }
     if len(series) > 1:  # side-by-side bars per metric (a one-value offset breaks the layout)
         enc["yOffset"] = alt.YOffset("series:N", sort=series)
@@ -83,9 +79,7 @@ def _bars(
             .mark_rule(strokeDash=[4, 4], color="gray")
             .encode(x=alt.X("ref:Q"))
         )
-    return cast(
-        alt.LayerChart, alt.layer(*layers).properties(title=title, width=300, height=alt.Step(14))
-    )
+    return cast(alt.LayerChart, alt.layer(*layers).properties(title=title, width=300, height=alt.Step(14)))
 
 
 def position_chart(reports: Sequence[PositionReport]) -> alt.LayerChart:
@@ -133,9 +127,7 @@ def share_chart(reports: Sequence[SideReport]) -> alt.LayerChart:
                 (f"{r.what}: shown second", r.shown_second),
             ],
         )
-    return _bars(
-        pl.DataFrame(rows), "Verbosity and self-preference", "share of verdicts", reference=0.5
-    )
+    return _bars(pl.DataFrame(rows), "Verbosity and self-preference", "share of verdicts", reference=0.5)
 
 
 def winrate_chart(lc: LengthControl) -> alt.LayerChart:
@@ -148,9 +140,7 @@ def winrate_chart(lc: LengthControl) -> alt.LayerChart:
     return _bars(pl.DataFrame(rows), title, "win rate", reference=0.5)
 
 
-def accuracy_chart(
-    published: Sequence[PublishedPoint], lab: Mapping[str, Sequence[Interval]]
-) -> alt.LayerChart:
+def accuracy_chart(published: Sequence[PublishedPoint], lab: Mapping[str, Sequence[Interval]]) -> alt.LayerChart:
     """Accuracy by self-correction round: the published table beside the lab's own runs.
 
     `lab` maps a series name (say so if simulated) to per-round accuracies (0..1).
@@ -184,9 +174,7 @@ def accuracy_chart(
     )
     data = pl.concat([pub, mine]) if mine.height else pub
     base = alt.Chart(data).encode(
-        x=alt.X(
-            "round:O", title="self-correction round (0 = first answer)", axis=alt.Axis(labelAngle=0)
-        ),
+        x=alt.X("round:O", title="self-correction round (0 = first answer)", axis=alt.Axis(labelAngle=0)),
         color=alt.Color("series:N", legend=alt.Legend(orient="right", title=None, labelLimit=400)),
     )
     lines = base.mark_line(point=True).encode(
@@ -197,9 +185,7 @@ def accuracy_chart(
     whiskers = base.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
     return cast(
         alt.LayerChart,
-        alt.layer(lines, whiskers).properties(
-            title="Intrinsic self-correction: no oracle", width=320, height=240
-        ),
+        alt.layer(lines, whiskers).properties(title="Intrinsic self-correction: no oracle", width=320, height=240),
     )
 
 
@@ -229,9 +215,7 @@ def transitions_chart(transitions: Sequence[Transition], title: str) -> alt.Char
         .mark_bar()
         .encode(
             x=alt.X("round:N", title=None, axis=alt.Axis(labelAngle=0)),
-            y=alt.Y(
-                "share:Q", title="share of questions", stack="zero", scale=alt.Scale(domain=[0, 1])
-            ),
+            y=alt.Y("share:Q", title="share of questions", stack="zero", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color(
                 "transition:N",
                 sort=[k for k, _ in kinds],
@@ -239,16 +223,18 @@ def transitions_chart(transitions: Sequence[Transition], title: str) -> alt.Char
                 legend=alt.Legend(orient="right", title=None),
             ),
             order=alt.Order("order:Q"),
-            tooltip=[alt.Tooltip("round:N"), alt.Tooltip("transition:N"), alt.Tooltip("share:Q", format=".3f"),
-                     alt.Tooltip("n:Q")],
+            tooltip=[
+                alt.Tooltip("round:N"),
+                alt.Tooltip("transition:N"),
+                alt.Tooltip("share:Q", format=".3f"),
+                alt.Tooltip("n:Q"),
+            ],
         )
         .properties(title=title, width=alt.Step(60), height=200)
     )
 
 
-def stopping_chart(
-    no_oracle: Sequence[Interval], oracle: Sequence[Interval], title: str
-) -> alt.LayerChart:
+def stopping_chart(no_oracle: Sequence[Interval], oracle: Sequence[Interval], title: str) -> alt.LayerChart:
     """Accuracy per round with no oracle against stopping when correct (which needs the oracle)."""
     rows = _rows("no oracle", [(f"round {r}", iv) for r, iv in enumerate(no_oracle)])
     rows += _rows("oracle stopping", [(f"round {r}", iv) for r, iv in enumerate(oracle)])
@@ -264,11 +250,7 @@ def swap_html(swap: Swap) -> str:
         j = swap.first if order == "12" else swap.second
         a, b = shown(p, "12" if order == "12" else "21")
         pick = j.pick or "no verdict"
-        won = (
-            {1: "output 1", 2: "output 2", 0: "a tie"}.get(j.winner, "nothing")
-            if j.winner is not None
-            else "nothing"
-        )
+        won = {1: "output 1", 2: "output 2", 0: "a tie"}.get(j.winner, "nothing") if j.winner is not None else "nothing"
         probs = f" · P(A)={j.probs[0]:.2f}, P(B)={j.probs[1]:.2f}" if j.probs else ""
         if j.mass is not None:
             probs += f" (letters held {j.mass:.0%} of the first token)"
@@ -285,9 +267,7 @@ def swap_html(swap: Swap) -> str:
         else "the verdict held in both orders"
     )
     gold = (
-        {1: "output 1", 2: "output 2", 0: "equal quality"}.get(p.label, "unknown")
-        if p.label is not None
-        else "unknown"
+        {1: "output 1", 2: "output 2", 0: "equal quality"}.get(p.label, "unknown") if p.label is not None else "unknown"
     )
     judge = who(swap.first.judge, swap.first.simulated)
     sides = link_first_uses([side("12") + side("21")], ["letter_mass"])[0]  # "first token" -> glossary

@@ -18,9 +18,7 @@ def _repair_rounds(table: pl.DataFrame) -> pl.DataFrame:
     return table.filter(pl.col("round") > 0)
 
 
-def cumulative_chart(
-    table: pl.DataFrame, title: str = "Cumulative: it keeps going up"
-) -> alt.LayerChart:
+def cumulative_chart(table: pl.DataFrame, title: str = "Cumulative: it keeps going up") -> alt.LayerChart:
     """Fixes ever made (only rises) and cases right now (falls when a round breaks more), with intervals."""
     long = pl.concat(
         [
@@ -59,9 +57,7 @@ def cumulative_chart(
     return (band + line).properties(title=title, width=260, height=220)
 
 
-def marginal_chart(
-    table: pl.DataFrame, title: str = "Marginal: each round's net"
-) -> alt.LayerChart:
+def marginal_chart(table: pl.DataFrame, title: str = "Marginal: each round's net") -> alt.LayerChart:
     """Per round: fixed (up), broken (down) and net with its bootstrap interval."""
     rounds = _repair_rounds(table)
     bars = pl.concat(
@@ -117,11 +113,7 @@ def marginal_chart(
             alt.Tooltip("net_high:Q", format=".0f"),
         ],
     )
-    zero = (
-        alt.Chart(pl.DataFrame({"y": [0]}))
-        .mark_rule(color="#999", strokeDash=[4, 3])
-        .encode(y=alt.Y("y:Q"))
-    )
+    zero = alt.Chart(pl.DataFrame({"y": [0]})).mark_rule(color="#999", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
     return (bar + zero + rule + point).properties(title=title, width=260, height=220)
 
 
@@ -131,18 +123,21 @@ def paradox_chart(table: pl.DataFrame, title: str = "") -> alt.HConcatChart:
     return both.resolve_scale(color="independent").properties(title=title)
 
 
-def rates_chart(
-    table: pl.DataFrame, title: str = "Fix rate falls, break rate rises"
-) -> alt.LayerChart:
+def rates_chart(table: pl.DataFrame, title: str = "Fix rate falls, break rate rises") -> alt.LayerChart:
     """Fix rate (of cases wrong going in) and break rate (of cases right going in), with intervals."""
     rounds = _repair_rounds(table)
     long = pl.concat(
         [
-            rounds.select("round", pl.lit(name).alias("rate"), pl.col(col).alias("value"),
-                          pl.col(f"{col}_low").alias("low"), pl.col(f"{col}_high").alias("high"))
+            rounds.select(
+                "round",
+                pl.lit(name).alias("rate"),
+                pl.col(col).alias("value"),
+                pl.col(f"{col}_low").alias("low"),
+                pl.col(f"{col}_high").alias("high"),
+            )
             for col, name in (("fix_rate", "fix rate"), ("break_rate", "break rate"))
         ]
-    )  # fmt: skip
+    )
     base = alt.Chart(long).encode(
         x=alt.X("round:O", axis=alt.Axis(labelAngle=0)),
         color=alt.Color(
@@ -163,8 +158,10 @@ def rates_chart(
 def transitions_svg(transitions: pl.DataFrame, round: int, title: str = "") -> str:
     """One round's 2x2 transition matrix as inline SVG: before (rows) -> after (columns), counts in
     the cells (fixed green, broken red). Drawn directly: four rectangles need no chart renderer."""
-    counts = {(b, a): int(n) for b, a, n in transitions.filter(pl.col("round") == round)
-              .select("before", "after", "count").iter_rows()}  # fmt: skip
+    counts = {
+        (b, a): int(n)
+        for b, a, n in transitions.filter(pl.col("round") == round).select("before", "after", "count").iter_rows()
+    }
     colour = {("wrong", "right"): _FIXED, ("right", "wrong"): _BROKEN}
     states, cell, left, top = ("wrong", "right"), 80, 84, 62
     parts = [
@@ -174,7 +171,9 @@ def transitions_svg(transitions: pl.DataFrame, round: int, title: str = "") -> s
         f'transform="rotate(-90 14 {top + cell})">before the round</text>',
     ]
     for j, after in enumerate(states):
-        parts.append(f'<text x="{left + cell * j + cell // 2}" y="{top - 8}" font-size="11" text-anchor="middle">{after}</text>')
+        parts.append(
+            f'<text x="{left + cell * j + cell // 2}" y="{top - 8}" font-size="11" text-anchor="middle">{after}</text>'
+        )
     for i, before in enumerate(states):
         y = top + cell * i
         parts.append(f'<text x="{left - 8}" y="{y + cell // 2 + 4}" font-size="11" text-anchor="end">{before}</text>')
@@ -187,13 +186,13 @@ def transitions_svg(transitions: pl.DataFrame, round: int, title: str = "") -> s
                 f'text-anchor="middle">{n}</text>'
             )
     width, height = left + 2 * cell + 4, top + 2 * cell + 4
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="sans-serif">{"".join(parts)}</svg>')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif">{"".join(parts)}</svg>'
+    )
 
 
-def slices_chart(
-    per_slice: pl.DataFrame, by: str = "slice", title: str = "Net per round, by slice"
-) -> alt.Chart:
+def slices_chart(per_slice: pl.DataFrame, by: str = "slice", title: str = "Net per round, by slice") -> alt.Chart:
     """Net per round for each slice, with intervals (resampling cases within the slice)."""
     rounds = _repair_rounds(per_slice)
     base = alt.Chart(rounds).encode(

@@ -34,7 +34,12 @@ def ipywidget(spec: Slider) -> Any:
 
     cls = w.IntSlider if spec.integer else w.FloatSlider
     return cls(
-        min=spec.start, max=spec.stop, value=spec.value, step=spec.step, description=spec.label,
-        continuous_update=False, style={"description_width": "initial"},
+        min=spec.start,
+        max=spec.stop,
+        value=spec.value,
+        step=spec.step,
+        description=spec.label,
+        continuous_update=False,
+        style={"description_width": "initial"},
         layout=w.Layout(width="460px"),
-    )  # fmt: skip
+    )

@@ -87,23 +87,33 @@ def triage_md(outcomes: tuple[Outcome, ...]) -> str:
     patches, probe = summarise(outcomes, ("data", "environment"))
     code_patches, code_probe = summarise(outcomes, ("code",))
     return _TRIAGE_RESULT.format(
-        n=patches.cases, patches_correct=patches.correct, patches_spent=patches.spent,
-        patches_green=patches.visible_green - patches.correct, probe_correct=probe.correct,
-        probe_spent=probe.spent, held=probe.predictions_held, made=probe.predictions, m=code_patches.cases,
-        code_patches=code_patches.correct, code_probe=code_probe.correct,
-    )  # fmt: skip
+        n=patches.cases,
+        patches_correct=patches.correct,
+        patches_spent=patches.spent,
+        patches_green=patches.visible_green - patches.correct,
+        probe_correct=probe.correct,
+        probe_spent=probe.spent,
+        held=probe.predictions_held,
+        made=probe.predictions,
+        m=code_patches.cases,
+        code_patches=code_patches.correct,
+        code_probe=code_probe.correct,
+    )
 
 
 def triage_summary_frame(outcomes: tuple[Outcome, ...]) -> pl.DataFrame:
-    rows = [
-        s for causes in (("data", "environment"), ("code",)) for s in summarise(outcomes, causes)
-    ]
-    return pl.DataFrame({
-        "cause": [" or ".join(s.causes) for s in rows], "arm": [s.arm for s in rows], "cases": [s.cases for s in rows],
-        "correct (hidden check)": [s.correct for s in rows], "green for the loop": [s.visible_green for s in rows],
-        "cost units spent": [s.spent for s in rows],
-        "predictions held": [f"{s.predictions_held}/{s.predictions}" if s.predictions else "—" for s in rows],
-    })  # fmt: skip
+    rows = [s for causes in (("data", "environment"), ("code",)) for s in summarise(outcomes, causes)]
+    return pl.DataFrame(
+        {
+            "cause": [" or ".join(s.causes) for s in rows],
+            "arm": [s.arm for s in rows],
+            "cases": [s.cases for s in rows],
+            "correct (hidden check)": [s.correct for s in rows],
+            "green for the loop": [s.visible_green for s in rows],
+            "cost units spent": [s.spent for s in rows],
+            "predictions held": [f"{s.predictions_held}/{s.predictions}" if s.predictions else "—" for s in rows],
+        }
+    )
 
 
 def triage_cases_frame(outcomes: tuple[Outcome, ...]) -> pl.DataFrame:
@@ -112,57 +122,69 @@ def triage_cases_frame(outcomes: tuple[Outcome, ...]) -> pl.DataFrame:
     cases = list(dict.fromkeys(o.case for o in outcomes))
 
     def said(o: Outcome) -> str:
-        right = (
-            "correct"
-            if o.correct
-            else "green for the loop, wrong"
-            if o.visible_green
-            else "not fixed"
-        )
+        right = "correct" if o.correct else "green for the loop, wrong" if o.visible_green else "not fixed"
         return f"{o.held if o.held != 'failing' else 'nothing kept'} ({right})"
 
     three, probe = ARMS
-    return pl.DataFrame({
-        "case (scripted)": cases, f"{three}": [said(by[(three, c)]) for c in cases],
-        f"{probe}": [said(by[(probe, c)]) for c in cases],
-        "prediction 'the code' held": ["yes" if by[(probe, c)].prediction_held else "no" for c in cases],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "case (scripted)": cases,
+            f"{three}": [said(by[(three, c)]) for c in cases],
+            f"{probe}": [said(by[(probe, c)]) for c in cases],
+            "prediction 'the code' held": ["yes" if by[(probe, c)].prediction_held else "no" for c in cases],
+        }
+    )
 
 
 def plan_frame(s: Story) -> pl.DataFrame:
-    return pl.DataFrame({
-        "route (from checkpoint C0)": [r for r, _, _ in s.plan_decisions],
-        "engine's decision": [d for _, d, _ in s.plan_decisions], "why": [w for _, _, w in s.plan_decisions],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "route (from checkpoint C0)": [r for r, _, _ in s.plan_decisions],
+            "engine's decision": [d for _, d, _ in s.plan_decisions],
+            "why": [w for _, _, w in s.plan_decisions],
+        }
+    )
 
 
 def plan_state_md(s: Story) -> str:
     return _PLAN_RESULT.format(
-        plan_audit=_parts(s.plan_audit), up_decision=s.upgrade_decision, up_reason=s.upgrade_reason,
+        plan_audit=_parts(s.plan_audit),
+        up_decision=s.upgrade_decision,
+        up_reason=s.upgrade_reason,
         upgraded=_parts(s.upgraded_parts),
-    )  # fmt: skip
+    )
 
 
 def restores_frame(s: Story) -> pl.DataFrame:
-    return pl.DataFrame({
-        "restore": [r.name for r in s.restores], "parts put back": [_parts(r.parts) for r in s.restores],
-        "parts still different from C0": [_parts(r.left_different) for r in s.restores],
-        "engine's decision on route B (the right fix)": [r.decision for r in s.restores],
-        "why": [r.reason for r in s.restores],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "restore": [r.name for r in s.restores],
+            "parts put back": [_parts(r.parts) for r in s.restores],
+            "parts still different from C0": [_parts(r.left_different) for r in s.restores],
+            "engine's decision on route B (the right fix)": [r.decision for r in s.restores],
+            "why": [r.reason for r in s.restores],
+        }
+    )
 
 
 def restores_caption(s: Story) -> str:
     partial = s.restores[0]
-    return _PLAN_CAPTION.format(left=_parts(partial.left_different), failure=partial.failure.removeprefix("E   "),
-                                decision="rolls back" if partial.decision == "roll back" else partial.decision)  # fmt: skip
+    return _PLAN_CAPTION.format(
+        left=_parts(partial.left_different),
+        failure=partial.failure.removeprefix("E   "),
+        decision="rolls back" if partial.decision == "roll back" else partial.decision,
+    )
 
 
 def checkpoints_frame(ledger: Ledger, run_id: str) -> pl.DataFrame:
     """The checkpoint events as the ledger holds them: each part's digest and the event position."""
     cps = [e.detail for e in ledger.events(run_id) if e.kind == Kind.CHECKPOINT]
-    return pl.DataFrame({
-        "checkpoint": [str(d["reason"]) for d in cps], "code version": [str(d["code_version"]) for d in cps],
-        "dependency image": [str(d["dependency_image"]) for d in cps],
-        "environment": [str(d["environment"]) for d in cps], "event position": [int(d["position"]) for d in cps],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "checkpoint": [str(d["reason"]) for d in cps],
+            "code version": [str(d["code_version"]) for d in cps],
+            "dependency image": [str(d["dependency_image"]) for d in cps],
+            "environment": [str(d["environment"]) for d in cps],
+            "event position": [int(d["position"]) for d in cps],
+        }
+    )

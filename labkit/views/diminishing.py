@@ -75,7 +75,9 @@ def paradox_md(table: pl.DataFrame) -> str:
     """The chapter's paradox in words, every number read from the per-round table."""
     r = table.filter(pl.col("round") > 0)
     cum, ok = r["cumulative_fixed"].to_list(), table["correct"].to_list()
-    return link_first_uses([f"""## The paradox: cumulative success up, marginal net negative
+    return link_first_uses(
+        [
+            f"""## The paradox: cumulative success up, marginal net negative
 
 {r["wrong_before"][0]} first-round failures (and {table["correct"][0]} cases that were right from
 the start). Rounds 1–3 fix **{", ".join(map(str, r["fixed"]))}** and break
@@ -85,7 +87,10 @@ Count the fixes and the loop looks healthy — {" → ".join(map(str, cum))} cas
 still rising at round 3. Count the cases that are right *now*: {" → ".join(map(str, ok))}.
 Round 3 made things worse, and the cumulative curve hides it. (Computed by
 `labkit.loop.engine.accounting` from per-case data built to match the chapter's table; intervals are
-95% bootstraps over cases.)"""], ["net"])[0]  # the page's first use of "net" links to the glossary
+95% bootstraps over cases.)"""
+        ],
+        ["net"],
+    )[0]  # the page's first use of "net" links to the glossary
 
 
 def _arrows(text: str) -> str:
@@ -100,25 +105,33 @@ def stop_md(threshold: float, project: bool, stats: Sequence[RoundStats]) -> str
     if fired is None:
         when = f"never fires on these {len(stats)} rounds"
     elif fired[0] == last and "projected round" in fired[1].reason:
-        when = (f"fires **after round {last}**, the last round here, on a projection of a round {last + 1} this "
-                f"example does not have — {_arrows(fired[1].reason)}. Round {last} had already run")  # fmt: skip
+        when = (
+            f"fires **after round {last}**, the last round here, on a projection of a round {last + 1} this "
+            f"example does not have — {_arrows(fired[1].reason)}. Round {last} had already run"
+        )
     else:
         when = f"fires **after round {fired[0]}** — {_arrows(fired[1].reason)}"
     if len(stats) < 3:  # a projection before the last round needs two rounds before it
         return f"`MarginalNet(threshold={threshold:g}, project={project})` {when}."
     fix, brk = stopping.project(list(stats[:-1]))  # what the rates said before the last round ran
     if fired is not None and fired[0] < last and "projected round" not in fired[1].reason:
-        said = (f"It stopped **before round {last}** ran, on round {fired[0]}'s observed net; the projection from the fix "
-                f"and break *rates* would have put round {last}'s net at **{fix - brk:+.1f}**.")  # fmt: skip
+        said = (
+            f"It stopped **before round {last}** ran, on round {fired[0]}'s observed net; the projection from the fix "
+            f"and break *rates* would have put round {last}'s net at **{fix - brk:+.1f}**."
+        )
     elif fired is not None and fired[0] < last:
-        said = (f"It stopped **before round {last}** ran: projecting the last two rounds' fix and break *rates* (fix "
-                f"rate falling, break rate rising) put round {last}'s net at **{fix - brk:+.1f}** — the chapter's "
-                f"point: the third round should not run by default.")  # fmt: skip
+        said = (
+            f"It stopped **before round {last}** ran: projecting the last two rounds' fix and break *rates* (fix "
+            f"rate falling, break rate rising) put round {last}'s net at **{fix - brk:+.1f}** — the chapter's "
+            f"point: the third round should not run by default."
+        )
     else:
-        said = (f"Round {last} ran before anything stopped it. Observed nets alone only show the damage after round "
-                f"{last} has run; before it, the projection from the fix and break *rates* put its net at "
-                f"**{fix - brk:+.1f}**, so a threshold at or above that, with projection on, stops before round {last} "
-                f"— the chapter's point: the third round should not run by default.")  # fmt: skip
+        said = (
+            f"Round {last} ran before anything stopped it. Observed nets alone only show the damage after round "
+            f"{last} has run; before it, the projection from the fix and break *rates* put its net at "
+            f"**{fix - brk:+.1f}**, so a threshold at or above that, with projection on, stops before round {last} "
+            f"— the chapter's point: the third round should not run by default."
+        )
     return f"""`MarginalNet(threshold={threshold:g}, project={project})` {when}.
 
 {said}"""
@@ -130,7 +143,9 @@ def chapter_stepper(chapter: pl.DataFrame, stats: Sequence[RoundStats]) -> Stepp
 
 
 def cases_md(cases: Sequence[repair.RepairCase]) -> str:
-    return link_first_uses([f"""## Beyond the table: {len(cases)} real repair cases
+    return link_first_uses(
+        [
+            f"""## Beyond the table: {len(cases)} real repair cases
 
 Each case in `data/repair_cases/` is a small module — buggy, or ({sum(c.initially_correct for c in cases)}
 of them) already correct — with visible tests, hidden tests and real patches: the fix,
@@ -138,7 +153,10 @@ plausible wrong patches, and tempting "improvements". The repairer below is **si
 picks among those real patches with the fix and break probabilities you set. Every case runs
 through labkit's one engine. The validator
 (a real pytest run per candidate) and the tests are real. The loop keeps a change only if the
-visible failures do not grow and no protective test breaks; the hidden tests score the result."""], ["p2p"])[0]
+visible failures do not grow and no protective test breaks; the hidden tests score the result."""
+        ],
+        ["p2p"],
+    )[0]
 
 
 def verdict_checker(build: Path | None = None) -> repair.Checker:
@@ -150,12 +168,27 @@ def verdict_checker(build: Path | None = None) -> repair.Checker:
 ShownRun = repair.RepairRun | recording.RecordedRepairRun
 
 
-def real_run(cases: Sequence[repair.RepairCase], checker: repair.Checker, p_fix: float, fix_decay: float,
-             p_break: float, break_growth: float, n_rounds: int, seed: int) -> ShownRun:  # fmt: skip
+def real_run(
+    cases: Sequence[repair.RepairCase],
+    checker: repair.Checker,
+    p_fix: float,
+    fix_decay: float,
+    p_break: float,
+    break_growth: float,
+    n_rounds: int,
+    seed: int,
+) -> ShownRun:
     """The repair run at the sliders' setting: at the defaults, the recorded run (read, not run:
     RECORDED_AT); at any other setting, or once a case changed, run now through the engine (every
     verdict a real pytest run, cached by `checker`)."""
-    setting = recording.Setting(p_fix=p_fix, fix_decay=fix_decay, p_break=p_break, break_growth=break_growth, rounds=int(n_rounds), seed=int(seed))
+    setting = recording.Setting(
+        p_fix=p_fix,
+        fix_decay=fix_decay,
+        p_break=p_break,
+        break_growth=break_growth,
+        rounds=int(n_rounds),
+        seed=int(seed),
+    )
     shown = recording.recorded(setting, cases)
     if shown is not None:
         return shown
@@ -170,10 +203,12 @@ def real_md(result: ShownRun, threshold: float, project: bool) -> str:
     text = f"### {repair.label(result)}\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}."
     if isinstance(result, recording.RecordedRepairRun):
         m, run = result.meta, result.meta["runs"][result.run_id]
-        text = (f"### {repair.label(result)}: {recording.RECORDED_NOTE}\n\n_Read from `{RECORDED_AT}`, recorded by "
-                f"`{m['command']}` ({run['pytest_runs']} real pytest runs, {run['seconds']:.0f} s; Python {m['python']}, "
-                f"pytest {m['versions']['pytest']}). Any other setting runs now, every verdict a real pytest run, "
-                f"cached in build/._\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}.")  # fmt: skip
+        text = (
+            f"### {repair.label(result)}: {recording.RECORDED_NOTE}\n\n_Read from `{RECORDED_AT}`, recorded by "
+            f"`{m['command']}` ({run['pytest_runs']} real pytest runs, {run['seconds']:.0f} s; Python {m['python']}, "
+            f"pytest {m['versions']['pytest']}). Any other setting runs now, every verdict a real pytest run, "
+            f"cached in build/._\n\nOn the hidden-test accounting, the stop rule {_arrows(when)}."
+        )
     return link_first_uses([text], ["stop_reasons"])[0]
 
 

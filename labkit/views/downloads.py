@@ -41,9 +41,7 @@ def steps_frame(trace: Trace, suite: AcceptanceSuite) -> pl.DataFrame:
             "decision": rnd.decision.decision.value if rnd else "reflect",
             "why": rnd.decision.reason if rnd else "",
             "what_changed": what_changed(trace, step),
-            "hypothesis": rnd.reflection.record.hypothesis.cause
-            if rnd and rnd.reflection.record
-            else "",
+            "hypothesis": rnd.reflection.record.hypothesis.cause if rnd and rnd.reflection.record else "",
             "diff": rnd.reflection.patch.diff if rnd and rnd.reflection.patch else "",
             "raw_reply": rnd.reflection.raw if rnd else "",
             "cost_so_far": rnd.usage.cost_units if rnd else 0.0,

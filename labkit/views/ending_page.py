@@ -50,7 +50,8 @@ def _text(key: str, value: Any) -> str:
 def _words(frame: pl.DataFrame) -> pl.DataFrame:
     """The recording's words as a class reads them: no "budget_exhausted", arrows as arrows."""
     return frame.with_columns(
-        pl.col(pl.Utf8).str.replace_all("budget_exhausted", "out of budget", literal=True)
+        pl.col(pl.Utf8)
+        .str.replace_all("budget_exhausted", "out of budget", literal=True)
         .str.replace_all(" -> ", " → ", literal=True)
     )
 
@@ -58,34 +59,63 @@ def _words(frame: pl.DataFrame) -> pl.DataFrame:
 def candidates_html(rec: Mapping[str, Any] | None = None) -> str:
     """Both runs' experience candidates, field by field."""
     rec = rec if rec is not None else recorded()
-    frame = pl.DataFrame({
-        "field": list(_FIELDS),
-        "budget 15 (success)": [_text(k, rec["success"][k]) for k in _FIELDS],
-        "budget 13 (incomplete)": [_text(k, rec["incomplete"][k]) for k in _FIELDS],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "field": list(_FIELDS),
+            "budget 15 (success)": [_text(k, rec["success"][k]) for k in _FIELDS],
+            "budget 13 (incomplete)": [_text(k, rec["incomplete"][k]) for k in _FIELDS],
+        }
+    )
     return frame_html(_words(frame))
 
 
 def exposure_html(rec: Mapping[str, Any] | None = None) -> str:
     """Every attempt to turn material into a skill/example, and what each derived artifact carries."""
     rec = rec if rec is not None else recorded()
-    rows = [{"attempt": r["attempt"], "outcome": "refused", "exposure label": "—", "why": r["why"]}
-            for r in rec["refusals"]]  # fmt: skip
-    rows.append({"attempt": "successful task -> skill", "outcome": "made", "why": rec["skill"]["text"],
-                 "exposure label": _text("exposure", rec["skill"]["exposure"])})  # fmt: skip
+    rows = [
+        {"attempt": r["attempt"], "outcome": "refused", "exposure label": "—", "why": r["why"]} for r in rec["refusals"]
+    ]
+    rows.append(
+        {
+            "attempt": "successful task -> skill",
+            "outcome": "made",
+            "why": rec["skill"]["text"],
+            "exposure label": _text("exposure", rec["skill"]["exposure"]),
+        }
+    )
     for d in rec["derived"]:
-        rows.append({"attempt": f"authorised sealed material -> {d['kind']}", "outcome": "made", "why": d["text"],
-                     "exposure label": _text("exposure", d["exposure"])})  # fmt: skip
-    rows.append({"attempt": "search again, same final set", "outcome": rec["exposed_confirmation"].split(":")[0],
-                 "exposure label": f"final set {rec['final_set']}", "why": rec["exposed_confirmation"]})  # fmt: skip
+        rows.append(
+            {
+                "attempt": f"authorised sealed material -> {d['kind']}",
+                "outcome": "made",
+                "why": d["text"],
+                "exposure label": _text("exposure", d["exposure"]),
+            }
+        )
+    rows.append(
+        {
+            "attempt": "search again, same final set",
+            "outcome": rec["exposed_confirmation"].split(":")[0],
+            "exposure label": f"final set {rec['final_set']}",
+            "why": rec["exposed_confirmation"],
+        }
+    )
     r = rec["replaced"]
-    rows.append({"attempt": "search again, replaced final test data", "outcome": f"{r['status']} ({'confirmed' if r['confirmed'] else 'not confirmed'})",
-                 "exposure label": f"final set {r['final_set']}", "why": "data/ending_task/test_final_v2.py"})  # fmt: skip
+    rows.append(
+        {
+            "attempt": "search again, replaced final test data",
+            "outcome": f"{r['status']} ({'confirmed' if r['confirmed'] else 'not confirmed'})",
+            "exposure label": f"final set {r['final_set']}",
+            "why": "data/ending_task/test_final_v2.py",
+        }
+    )
     return frame_html(_words(pl.DataFrame(rows).select("attempt", "outcome", "exposure label", "why")))
 
 
 def summary_md(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    return (f"{len(rec['refusals'])} refusals, {len(rec['derived'])} derived artifacts all labelled with the "
-            f"sealed final set {rec['final_set']}; the exposed set refused to confirm, the replaced one "
-            f"({rec['replaced']['final_set']}) confirmed. Regenerate: `{rec['command']}`.")  # fmt: skip
+    return (
+        f"{len(rec['refusals'])} refusals, {len(rec['derived'])} derived artifacts all labelled with the "
+        f"sealed final set {rec['final_set']}; the exposed set refused to confirm, the replaced one "
+        f"({rec['replaced']['final_set']}) confirmed. Regenerate: `{rec['command']}`."
+    )

@@ -25,18 +25,22 @@ __all__ = ["cache_card", "card_frame", "card_html", "recorded_real_card", "searc
 def card_frame(card: Card) -> pl.DataFrame:
     """Field, what the ledger shows, the seed's claim, and whether the ledger bears the claim out."""
     said = verdicts(card)
-    return pl.DataFrame({
-        "field": list(FIELDS),
-        "this run, read from its ledger": [card.fields[f] for f in FIELDS],
-        "the seed's in-task card (002 §1)": [CLAIMED[f] for f in FIELDS],
-        "claim": [said[f] for f in FIELDS],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "field": list(FIELDS),
+            "this run, read from its ledger": [card.fields[f] for f in FIELDS],
+            "the seed's in-task card (002 §1)": [CLAIMED[f] for f in FIELDS],
+            "claim": [said[f] for f in FIELDS],
+        }
+    )
 
 
 def card_html(card: Card, source: str) -> str:
     """The card in a collapsible block, its source named (e.g. "the main storyline, scripted")."""
-    head = (f"<summary><b>Evidence card</b> — derived from the ledger of {escape(source)} "
-            f"({card.runs} run{'s' if card.runs != 1 else ''}); claims checked: {', '.join(CHECKABLE)}</summary>")  # fmt: skip
+    head = (
+        f"<summary><b>Evidence card</b> — derived from the ledger of {escape(source)} "
+        f"({card.runs} run{'s' if card.runs != 1 else ''}); claims checked: {', '.join(CHECKABLE)}</summary>"
+    )
     return f"<details open>{head}{frame_html(card_frame(card))}</details>"
 
 
@@ -64,6 +68,4 @@ def cache_card() -> str:
     """cache_isolation's card: the main storyline's run (the one the stepper opens on)."""
     from labkit.views.cache_page import run_storyline
 
-    return card_html(
-        run_storyline("main").card, "the main storyline (scripted reflector, real validator)"
-    )
+    return card_html(run_storyline("main").card, "the main storyline (scripted reflector, real validator)")

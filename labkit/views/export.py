@@ -41,11 +41,11 @@ def is_static_export() -> bool:
     """True while the notebook runs to be exported as static HTML (export_offline sets it)."""
     return os.environ.get(STATIC_ENV) == "1"
 
+
 _TAG = re.compile(r"""<(script|link)\b(?:[^>"']|"[^"]*"|'[^']*')*>(?:</script>)?""", re.I)
 _ATTR = re.compile(r"""\s(src|href|rel|as)\s*=\s*(["'])(.*?)\2""", re.I | re.S)
 _RELATIVE = re.compile(r"""(["'`])\./([\w.\-]+)\1""")  # "./name.js" inside a chunk
 _CSS_URL = re.compile(r"""url\(\s*(["']?)(?:\./)?([\w.\-]+)\1\s*\)""")
-
 
 
 def marimo_assets() -> Path:
@@ -198,17 +198,13 @@ def _pycache_prefix() -> Path:
 def _asset_base(html: str) -> str:
     m = re.search(r"""<script\b[^>]*\bsrc=(["'])([^"']*?)assets/index-[\w\-]+\.js\1""", html)
     if m is None:
-        raise OfflineExportError(
-            "no marimo frontend entry script found; is this a marimo HTML export?"
-        )
+        raise OfflineExportError("no marimo frontend entry script found; is this a marimo HTML export?")
     return m.group(2)
 
 
 def _require(name: str, sources: dict[str, str], url: str) -> None:
     if name not in sources:
-        raise OfflineExportError(
-            f"{url} is not in the installed marimo's bundle (exported by another marimo version?)"
-        )
+        raise OfflineExportError(f"{url} is not in the installed marimo's bundle (exported by another marimo version?)")
 
 
 @functools.cache
@@ -245,9 +241,7 @@ def _css(path: Path, names: set[str]) -> str:
         name = m.group(2)
         if name not in names:
             return m.group(0)
-        kind = mimetypes.guess_type(name)[0] or _FONT_TYPES.get(
-            Path(name).suffix, "application/octet-stream"
-        )
+        kind = mimetypes.guess_type(name)[0] or _FONT_TYPES.get(Path(name).suffix, "application/octet-stream")
         return f"url({_data_url(kind, (path.parent / name).read_bytes())})"
 
     return _CSS_URL.sub(inline, path.read_text(encoding="utf-8"))
@@ -261,22 +255,14 @@ def _data_url(kind: str, data: bytes) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m labkit.views.export", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "source", type=Path, help="a marimo notebook (.py) or a marimo HTML export (.html)"
-    )
-    parser.add_argument(
-        "-o", "--output", type=Path, required=True, help="where to write the offline page"
-    )
+    parser = argparse.ArgumentParser(prog="python -m labkit.views.export", description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="a marimo notebook (.py) or a marimo HTML export (.html)")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="where to write the offline page")
     args = parser.parse_args(argv)
     try:
         if args.source.suffix == ".html":
             args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(
-                offline_html(args.source.read_text(encoding="utf-8")), encoding="utf-8"
-            )
+            args.output.write_text(offline_html(args.source.read_text(encoding="utf-8")), encoding="utf-8")
         else:
             export_offline(args.source, args.output)
     except OfflineExportError as e:

@@ -35,25 +35,36 @@ ones included). *Recorded run of the SIMULATED default sweep* (`data/arms/simula
 
 def batches_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    rows = [{
-        "batch": b["batch"], "environment": b["environment"], "status": b["status"],
-        "jobs run (of planned)": f"{b['ran']} of {b['planned']}", "cases exposed": b["cases_exposed"],
-        "validations": b["validations"], "cost (units)": b["cost_units"],
-        "solved (direct, reflect)": ", ".join(f"{b['success'][a]:.0%}" for a in ("direct", "reflect"))
-        if b["success"] else "voided: no conclusion",
-    } for b in rec["batches"]]  # fmt: skip
+    rows = [
+        {
+            "batch": b["batch"],
+            "environment": b["environment"],
+            "status": b["status"],
+            "jobs run (of planned)": f"{b['ran']} of {b['planned']}",
+            "cases exposed": b["cases_exposed"],
+            "validations": b["validations"],
+            "cost (units)": b["cost_units"],
+            "solved (direct, reflect)": ", ".join(f"{b['success'][a]:.0%}" for a in ("direct", "reflect"))
+            if b["success"]
+            else "voided: no conclusion",
+        }
+        for b in rec["batches"]
+    ]
     return frame_html(pl.DataFrame(rows))
 
 
 def mechanism_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    rows = [{
-        "arm": arm_name(m["arm"]),
-        "end-to-end: solved of every eligible job": f"{m['solved']} of {m['eligible']} ({m['solved'] / m['eligible']:.0%})",
-        "mechanism activated: solved": f"{m['activated_solved']} of {m['activated']}"
-        + (f" ({m['activated_solved'] / m['activated']:.0%})" if m["activated"] else ""),
-        "not activated: solved": f"{m['not_activated_solved']} of {m['eligible'] - m['activated']}",
-    } for m in rec["mechanism"]]  # fmt: skip
+    rows = [
+        {
+            "arm": arm_name(m["arm"]),
+            "end-to-end: solved of every eligible job": f"{m['solved']} of {m['eligible']} ({m['solved'] / m['eligible']:.0%})",
+            "mechanism activated: solved": f"{m['activated_solved']} of {m['activated']}"
+            + (f" ({m['activated_solved'] / m['activated']:.0%})" if m["activated"] else ""),
+            "not activated: solved": f"{m['not_activated_solved']} of {m['eligible'] - m['activated']}",
+        }
+        for m in rec["mechanism"]
+    ]
     return frame_html(pl.DataFrame(rows))
 
 
@@ -62,7 +73,9 @@ def summary_md(rec: Mapping[str, Any] | None = None) -> str:
     void = [b for b in rec["batches"] if b["status"] == "voided"]
     total = sum(b["cost_units"] for b in rec["batches"])
     spent = sum(b["cost_units"] for b in void)
-    return (f"{len(void)} voided batch: {sum(b['ran'] for b in void)} jobs run, {spent:g} cost units, "
-            f"{sum(b['cases_exposed'] for b in void)} cases' hidden tests already scored — all reported; "
-            f"total spent {total:g} units for one conclusion. Rule digest `{rec['rule_digest']}`, "
-            f"registered before batch 1. Regenerate: `{rec['command']}`.")  # fmt: skip
+    return (
+        f"{len(void)} voided batch: {sum(b['ran'] for b in void)} jobs run, {spent:g} cost units, "
+        f"{sum(b['cases_exposed'] for b in void)} cases' hidden tests already scored — all reported; "
+        f"total spent {total:g} units for one conclusion. Rule digest `{rec['rule_digest']}`, "
+        f"registered before batch 1. Regenerate: `{rec['command']}`."
+    )

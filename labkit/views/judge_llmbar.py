@@ -65,11 +65,21 @@ def _titled(chart: Any, title: str) -> alt.TopLevelMixin:
 
 
 def _points(scores: tuple[L.Scores, ...]) -> pl.DataFrame:
-    return pl.DataFrame([{
-        "judge": s.judge, "set": s.set, "order 1": 100 * s.accuracy_order1.estimate,
-        "order 2": 100 * s.accuracy_order2.estimate, "consistent": 100 * s.consistency.estimate,
-        "shift": 100 * s.gold_shift.estimate, "low": 100 * s.gold_shift.low, "high": 100 * s.gold_shift.high,
-    } for s in scores])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "judge": s.judge,
+                "set": s.set,
+                "order 1": 100 * s.accuracy_order1.estimate,
+                "order 2": 100 * s.accuracy_order2.estimate,
+                "consistent": 100 * s.consistency.estimate,
+                "shift": 100 * s.gold_shift.estimate,
+                "low": 100 * s.gold_shift.low,
+                "high": 100 * s.gold_shift.high,
+            }
+            for s in scores
+        ]
+    )
 
 
 def accuracy_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
@@ -83,11 +93,7 @@ def accuracy_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
     )
     y = alt.Y("judge:N", sort=_JUDGES, title=None)
     x = alt.X("accuracy:Q", title="accuracy (%)", scale=alt.Scale(domain=[0, 100]))
-    rule = (
-        alt.Chart()
-        .mark_rule(color="#999")
-        .encode(x=alt.X("min(accuracy):Q"), x2=alt.X2("max(accuracy):Q"), y=y)
-    )
+    rule = alt.Chart().mark_rule(color="#999").encode(x=alt.X("min(accuracy):Q"), x2=alt.X2("max(accuracy):Q"), y=y)
     dots = (
         alt.Chart()
         .mark_point(filled=True, size=60)
@@ -96,19 +102,25 @@ def accuracy_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
             y=y,
             color=alt.Color("order:N", legend=alt.Legend(orient="top", title=None)),
             shape=alt.Shape("order:N"),
-            tooltip=[alt.Tooltip(t) for t in ("judge:N", "set:N", "order:N")] + [alt.Tooltip("accuracy:Q", format=".1f")],
+            tooltip=[alt.Tooltip(t) for t in ("judge:N", "set:N", "order:N")]
+            + [alt.Tooltip("accuracy:Q", format=".1f")],
         )
     )
-    chart = alt.layer(rule, dots, data=long).properties(width=150, height=alt.Step(18)).facet(
-        column=alt.Column("set:N", sort=_SETS, title=None))  # fmt: skip
+    chart = (
+        alt.layer(rule, dots, data=long)
+        .properties(width=150, height=alt.Step(18))
+        .facet(column=alt.Column("set:N", sort=_SETS, title=None))
+    )
     return _titled(chart, "Accuracy in each order")
 
 
 def consistency_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
     """The share of instances with the same verdict in both orders, judge × set."""
     d = _points(scores).with_columns(text=pl.col("consistent").round(1).cast(pl.String) + "%")
-    base = alt.Chart(d).encode(x=alt.X("set:N", sort=_SETS, title=None, axis=alt.Axis(orient="top", labelAngle=0)),
-                               y=alt.Y("judge:N", sort=_JUDGES, title=None))  # fmt: skip
+    base = alt.Chart(d).encode(
+        x=alt.X("set:N", sort=_SETS, title=None, axis=alt.Axis(orient="top", labelAngle=0)),
+        y=alt.Y("judge:N", sort=_JUDGES, title=None),
+    )
     cells = base.mark_rect().encode(
         color=alt.Color(
             "consistent:Q",
@@ -120,8 +132,7 @@ def consistency_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
         text=alt.Text("text:N"),
         color=alt.ColorValue("black", condition={"test": "datum.consistent > 60", "value": "white"}),
     )
-    return _titled(alt.layer(cells, text).properties(width=420, height=alt.Step(24)),
-                   "Same verdict in both orders")  # fmt: skip
+    return _titled(alt.layer(cells, text).properties(width=420, height=alt.Step(24)), "Same verdict in both orders")
 
 
 def shift_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
@@ -129,18 +140,25 @@ def shift_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
     dashed lines mark ±10 points, the seed's threshold."""
     y = alt.Y("judge:N", sort=_JUDGES, title=None)
     x = alt.X("shift:Q", title="points", stack=None, scale=alt.Scale(domain=[-40, 100], clamp=True))
-    bars = alt.Chart().mark_bar().encode(
-        x=x, y=y, color=alt.ColorValue("#7f8c8d", condition={"test": "abs(datum.shift) > 10", "value": "#c0392b"}),
-        tooltip=[alt.Tooltip("judge:N"), alt.Tooltip("set:N"), alt.Tooltip("shift:Q", format=".1f"), alt.Tooltip("low:Q", format=".1f"),
-                 alt.Tooltip("high:Q", format=".1f")])  # fmt: skip
-    whiskers = alt.Chart().mark_rule(color="black").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y)
-    limits = [
-        alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.XDatum(v))
-        for v in (-10, 10)
-    ]
-    chart = alt.layer(bars, whiskers, *limits, data=_points(scores)).properties(
-        width=140, height=alt.Step(18)
+    bars = (
+        alt.Chart()
+        .mark_bar()
+        .encode(
+            x=x,
+            y=y,
+            color=alt.ColorValue("#7f8c8d", condition={"test": "abs(datum.shift) > 10", "value": "#c0392b"}),
+            tooltip=[
+                alt.Tooltip("judge:N"),
+                alt.Tooltip("set:N"),
+                alt.Tooltip("shift:Q", format=".1f"),
+                alt.Tooltip("low:Q", format=".1f"),
+                alt.Tooltip("high:Q", format=".1f"),
+            ],
+        )
     )
+    whiskers = alt.Chart().mark_rule(color="black").encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y)
+    limits = [alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.XDatum(v)) for v in (-10, 10)]
+    chart = alt.layer(bars, whiskers, *limits, data=_points(scores)).properties(width=140, height=alt.Step(18))
     chart = chart.facet(column=alt.Column("set:N", sort=_SETS, title=None))
     return _titled(
         chart,
@@ -150,15 +168,22 @@ def shift_chart(scores: tuple[L.Scores, ...]) -> alt.TopLevelMixin:
 
 def table_people(scores: tuple[L.Scores, ...]) -> pl.DataFrame:
     """The judge table: plain headers, percentages to one decimal (show with digits=1), counts as integers."""
-    return pl.DataFrame([{
-        "judge": s.judge, "set": s.set, "instances": s.n,
-        "accuracy, order 1 (%)": 100 * s.accuracy_order1.estimate,
-        "accuracy, order 2 (%)": 100 * s.accuracy_order2.estimate,
-        "same verdict both orders (%)": 100 * s.consistency.estimate,
-        "swap-averaged accuracy (%)": 100 * s.accuracy_swap_avg.estimate,
-        "better first − second (points)": 100 * s.gold_shift.estimate,
-        "no verdict (instances)": s.n_unparseable,
-    } for s in scores])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "judge": s.judge,
+                "set": s.set,
+                "instances": s.n,
+                "accuracy, order 1 (%)": 100 * s.accuracy_order1.estimate,
+                "accuracy, order 2 (%)": 100 * s.accuracy_order2.estimate,
+                "same verdict both orders (%)": 100 * s.consistency.estimate,
+                "swap-averaged accuracy (%)": 100 * s.accuracy_swap_avg.estimate,
+                "better first − second (points)": 100 * s.gold_shift.estimate,
+                "no verdict (instances)": s.n_unparseable,
+            }
+            for s in scores
+        ]
+    )
 
 
 def claim_people() -> pl.DataFrame:
@@ -167,15 +192,13 @@ def claim_people() -> pl.DataFrame:
     per = c.group_by("judge").agg(
         pl.len().alias("folders"),
         pl.col("order_gap_holds").sum().cast(pl.Int64).alias("order 1 vs order 2: > 10 points"),
-        pl.col("gold_shift_holds")
-        .sum()
-        .cast(pl.Int64)
-        .alias("better first vs second: > 10 points"),
+        pl.col("gold_shift_holds").sum().cast(pl.Int64).alias("better first vs second: > 10 points"),
     )
     per = per.sort(pl.col("judge").replace_strict({j: i for i, j in enumerate(_JUDGES)}))
     total = per.select(pl.lit("all judges").alias("judge"), pl.all().exclude("judge").sum())
-    return pl.concat([per.with_columns(pl.col("folders").cast(pl.Int64)), total.with_columns(
-        pl.col("folders").cast(pl.Int64))])  # fmt: skip
+    return pl.concat(
+        [per.with_columns(pl.col("folders").cast(pl.Int64)), total.with_columns(pl.col("folders").cast(pl.Int64))]
+    )
 
 
 def claim_md(strategy: str) -> str:
@@ -183,11 +206,7 @@ def claim_md(strategy: str) -> str:
     c = L.claim_frame(L.score_all())
     here = c.filter(pl.col("strategy") == strategy)
     gpt4 = c.filter(pl.col("judge") == "GPT-4")
-    ones = (
-        L.load()
-        .instances.group_by("set")
-        .agg((pl.col("label") == 1).mean().alias("share"))["share"]
-    )
+    ones = L.load().instances.group_by("set").agg((pl.col("label") == 1).mean().alias("share"))["share"]
     return f"""**The seed's claim: "swapping the order moves pairwise accuracy by more than 10%".** On real
 judges it depends on which accuracy. *Order 1 against order 2* (the data's order against the
 swapped one): more than 10 points in **{int(c["order_gap_holds"].sum())} of {c.height}** folders
@@ -243,8 +262,9 @@ def _swap(row: dict[str, Any], judge: str, strategy: str) -> Swap:
 def flips(judge: str, strategy: str) -> list[Swap]:
     """The instances where the judge's verdict changed with the order (both orders gave one)."""
     t = L.load()
-    v = t.verdicts.filter((pl.col("judge") == judge) & (pl.col("strategy") == strategy)
-                          & (pl.col("order1") != pl.col("order2")))  # fmt: skip
+    v = t.verdicts.filter(
+        (pl.col("judge") == judge) & (pl.col("strategy") == strategy) & (pl.col("order1") != pl.col("order2"))
+    )
     rows = v.join(t.instances, on=["set", "id"]).sort(
         pl.col("set").replace_strict({s: i for i, s in enumerate(_SETS)}), "id"
     )
@@ -256,6 +276,4 @@ def flip_stepper(judge: str, strategy: str) -> tuple[list[Swap], Stepper | None]
     shown = flips(judge, strategy)
     if not shown:
         return shown, None
-    return shown, Stepper(
-        len(shown), [s.pair.id for s in shown], unit="flip", pages=[cj.swap_html(s) for s in shown]
-    )
+    return shown, Stepper(len(shown), [s.pair.id for s in shown], unit="flip", pages=[cj.swap_html(s) for s in shown])

@@ -171,8 +171,11 @@ def recorded_lead() -> tuple[Swap | None, list[Swap]]:
     name = f"{RECORDED_MODEL} (recorded run, replayed)"
 
     def named(s: Swap) -> Swap:
-        return replace(s, first=replace(s.first, judge=name, simulated=False),
-                       second=replace(s.second, judge=name, simulated=False))  # fmt: skip
+        return replace(
+            s,
+            first=replace(s.first, judge=name, simulated=False),
+            second=replace(s.second, judge=name, simulated=False),
+        )
 
     shown = [named(s) for s in seen]
     return (shown[-1] if lead is not None else None), shown
@@ -197,6 +200,7 @@ def lead_pair(model: str, cache: Any) -> tuple[ModelJudge, Swap | None, list[Swa
     cannot be used, the simulated judge (β = 1.5) does. (judge, flipped pair, all seen, why fell back)."""
     judge = model_judge(model, cache)
     lead_pairs = pair_files.load_pairs(pairs.DATA_DIR / "correctness.jsonl")
+
     def flip(j: Judge) -> tuple[Swap | None, list[Swap]]:
         return find_flip(j, lead_pairs, limit=4)
 
@@ -205,7 +209,9 @@ def lead_pair(model: str, cache: Any) -> tuple[ModelJudge, Swap | None, list[Swa
 
 
 @functools.lru_cache(maxsize=64)
-def simulate(k: float, beta: float, phi: float, delta: float, n: int, seed: int = 0) -> tuple[list[Swap], bias.BiasReport]:
+def simulate(
+    k: float, beta: float, phi: float, delta: float, n: int, seed: int = 0
+) -> tuple[list[Swap], bias.BiasReport]:
     """The simulated judge with these biases on the battery of `n` questions, and its report (at the
     opening sliders, the recorded report: `labkit.experiments.judging.sim_report`)."""
     return sim_report.simulate(SimSetting(k=k, beta=beta, phi=phi, delta=delta, n_questions=n, seed=seed))
@@ -218,7 +224,9 @@ def calibration_md(sim: bias.BiasReport, k: float, beta: float, phi: float, delt
     def shown(iv: Any) -> str:
         return "not identifiable here" if iv is None or f is None else bounded(iv, separated=f.separated)
 
-    return link_first_uses([f"""**Calibration.** Fitting the judge's own model back to its verdicts recovers what the
+    return link_first_uses(
+        [
+            f"""**Calibration.** Fitting the judge's own model back to its verdicts recovers what the
 sliders set (95% intervals, resampling pairs):
 
 | parameter | set | recovered |
@@ -230,7 +238,10 @@ sliders set (95% intervals, resampling pairs):
 
 Set β = 0 and lower k: consistency drops on close pairs, yet "first" and "second" stay
 level and β̂ covers 0. With β > 0, accuracy depends on where the right answer is shown:
-{where}."""], ["beta"])[0]  # β̂'s first use on the page links to its entry
+{where}."""
+        ],
+        ["beta"],
+    )[0]  # β̂'s first use on the page links to its entry
 
 
 def pair_stepper(swaps: Sequence[Swap]) -> tuple[list[Swap], Stepper]:
@@ -243,14 +254,19 @@ def _bar(progress: Progress | None, title: str, total: int) -> Any:
     return progress(title, total) if progress else nullcontext(None)
 
 
-def real_battery(judge: ModelJudge, cache: Any, n: int, fallback: SimulatedJudge,
-                 progress: Progress | None = None) -> tuple[list[Swap], str | None]:
+def real_battery(
+    judge: ModelJudge, cache: Any, n: int, fallback: SimulatedJudge, progress: Progress | None = None
+) -> tuple[list[Swap], str | None]:
     """The battery of `n` questions judged by the model in both orders (the fallback judge if the
     model cannot be used); self-preference pairs use the model's own answers. (swaps, why fell back)."""
     qs = questions.make_questions(n, seed=1)
 
     def battery(j: ModelJudge | SimulatedJudge) -> list[Swap]:
-        answerer = sc.ModelAnswerer(model=j.name, max_tokens=128, cache=cache, options={"timeout": 300}) if isinstance(j, ModelJudge) else None
+        answerer = (
+            sc.ModelAnswerer(model=j.name, max_tokens=128, cache=cache, options={"timeout": 300})
+            if isinstance(j, ModelJudge)
+            else None
+        )
         own = sc.own_answers(answerer, qs) if answerer else simulated_own(qs)
         ps = pairs.battery(qs, 1, own, j.name)
         with _bar(progress, f"{j.name}: {len(ps)} pairs × 2 orders", len(ps)) as bar:
@@ -261,12 +277,17 @@ def real_battery(judge: ModelJudge, cache: Any, n: int, fallback: SimulatedJudge
 
 
 def real_md(real: bias.BiasReport, swaps: Sequence[Swap]) -> str:
-    own = ("no correct own answers, so self-preference cannot be measured for this model"
-           if real.self_preference is None else f"self-preference share {real.self_preference.share}")  # fmt: skip
+    own = (
+        "no correct own answers, so self-preference cannot be measured for this model"
+        if real.self_preference is None
+        else f"self-preference share {real.self_preference.share}"
+    )
     beta = bounded(real.fit.beta, separated=real.fit.separated) if real.fit and real.fit.beta else "n/a"
-    return (f"{cj.who(real.judge, real.simulated)}: {len(swaps)} pairs, "
-            f"**{real.n_unparseable} replies gave no verdict** (counted, not dropped); {own}; "
-            f"fitted position bias β̂ = {beta}.")  # fmt: skip
+    return (
+        f"{cj.who(real.judge, real.simulated)}: {len(swaps)} pairs, "
+        f"**{real.n_unparseable} replies gave no verdict** (counted, not dropped); {own}; "
+        f"fitted position bias β̂ = {beta}."
+    )
 
 
 def ae_intro_md(ae: LengthAnalysis) -> str:
@@ -303,12 +324,15 @@ only oracle — check the answer, run the test."""
 
 
 def variant_md(errors: Sequence[VariantError]) -> str:
-    rows = " · ".join(f"{e.length_scale:.0f} chars: shared {e.shared:.3f} vs AlpacaEval-style {e.alpacaeval:.3f}"
-                      for e in errors)  # fmt: skip
+    rows = " · ".join(
+        f"{e.length_scale:.0f} chars: shared {e.shared:.3f} vs AlpacaEval-style {e.alpacaeval:.3f}" for e in errors
+    )
     return f"RMSE from the length-free win rate (simulated): {rows}."
 
 
-def self_correction(model: str, cache: Any, n: int, progress: Progress | None = None) -> tuple[sc.SelfCorrectionRun, str | None]:
+def self_correction(
+    model: str, cache: Any, n: int, progress: Progress | None = None
+) -> tuple[sc.SelfCorrectionRun, str | None]:
     """The model answers, reviews and revises twice on `n` questions (the random re-answerer if it
     cannot be used). (run, why fell back)."""
     qs = questions.make_questions(n, seed=3)
@@ -318,18 +342,21 @@ def self_correction(model: str, cache: Any, n: int, progress: Progress | None = 
             return sc.run_intrinsic(qs, answerer, rounds=2, progress=(lambda _k: bar.update()) if bar else None)
 
     run, _, why = with_fallback(
-        loop, sc.ModelAnswerer(model=model, max_tokens=192, cache=cache, options={"timeout": 300}),
+        loop,
+        sc.ModelAnswerer(model=model, max_tokens=192, cache=cache, options={"timeout": 300}),
         sc.RandomReanswerer(0.3, seed=3, name="sim/fallback-reanswerer"),
-    )  # fmt: skip
+    )
     return run, why
 
 
 def huang_frame() -> pl.DataFrame:
     """The published numbers: accuracy (%) per self-correction round, one row per model and benchmark."""
     return pl.DataFrame(
-        [{"model": p.model, "benchmark": p.benchmark, "round": f"round {p.round}", "accuracy": p.accuracy}
-         for p in sc.load_huang()]
-    ).pivot(on="round", index=["model", "benchmark"], values="accuracy")  # fmt: skip
+        [
+            {"model": p.model, "benchmark": p.benchmark, "round": f"round {p.round}", "accuracy": p.accuracy}
+            for p in sc.load_huang()
+        ]
+    ).pivot(on="round", index=["model", "benchmark"], values="accuracy")
 
 
 def lab_accuracies(rand_run: sc.SelfCorrectionRun, lab_run: sc.SelfCorrectionRun | None) -> dict[str, Any]:
@@ -340,5 +367,15 @@ def lab_accuracies(rand_run: sc.SelfCorrectionRun, lab_run: sc.SelfCorrectionRun
 
 
 def attempt_rows(run: sc.SelfCorrectionRun) -> list[dict[str, object]]:
-    return [{"question": a.question_id, "round": a.round, "correct": a.correct, "answer": a.value,
-             "review": a.review[:120], "text": a.text[:160]} for row in run.attempts for a in row]  # fmt: skip
+    return [
+        {
+            "question": a.question_id,
+            "round": a.round,
+            "correct": a.correct,
+            "answer": a.value,
+            "review": a.review[:120],
+            "text": a.text[:160],
+        }
+        for row in run.attempts
+        for a in row
+    ]

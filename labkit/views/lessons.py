@@ -123,10 +123,38 @@ candidate. Cost counts every unit, failures included. A no-progress stop is a un
 rule found its rounds stalled; a human takeover is an escalation to a person."""
 
 # The prose in reading order, each glossary term linked at its first use.
-(INTRO, COVERAGE, COVERAGE_CAPTION, TEST_CHANGE, _WALK, REVALIDATION_CAPTION, BOUND, _COMMANDS, _BOUND_RESULT,
- EFFECTS, _EFFECTS_RESULT, METRICS, METRICS_CAPTION) = link_first_uses(
-    [_INTRO, _COVERAGE, _COVERAGE_CAPTION, _TEST_CHANGE, _WALK, _REVALIDATION_CAPTION, _BOUND, _COMMANDS,
-     _BOUND_RESULT, _EFFECTS, _EFFECTS_RESULT, _METRICS, _METRICS_CAPTION], GLOSSARY)  # fmt: skip
+(
+    INTRO,
+    COVERAGE,
+    COVERAGE_CAPTION,
+    TEST_CHANGE,
+    _WALK,
+    REVALIDATION_CAPTION,
+    BOUND,
+    _COMMANDS,
+    _BOUND_RESULT,
+    EFFECTS,
+    _EFFECTS_RESULT,
+    METRICS,
+    METRICS_CAPTION,
+) = link_first_uses(
+    [
+        _INTRO,
+        _COVERAGE,
+        _COVERAGE_CAPTION,
+        _TEST_CHANGE,
+        _WALK,
+        _REVALIDATION_CAPTION,
+        _BOUND,
+        _COMMANDS,
+        _BOUND_RESULT,
+        _EFFECTS,
+        _EFFECTS_RESULT,
+        _METRICS,
+        _METRICS_CAPTION,
+    ],
+    GLOSSARY,
+)
 
 
 def recorded_source(record: Mapping[str, Any]) -> str:
@@ -142,14 +170,18 @@ def glossary() -> str:
 def test_change_md(w: Walkthrough) -> str:
     """What the engine kept before and after the change, the refusals and the accepted change event."""
     ev = w.accepted()
-    refused = "\n".join(
-        f"- evidence **{o}** → refused: {why.split('refused: ')[-1]}" for o, why in w.refusals
-    )
+    refused = "\n".join(f"- evidence **{o}** → refused: {why.split('refused: ')[-1]}" for o, why in w.refusals)
     return _WALK.format(
-        before=w.kept(w.before), after=w.kept(w.after), refused=refused, author=w.outcome.requirement.author,
-        seq=ev.seq, old_test=ev.detail["old_test"], new_test=ev.detail["new_test"],
-        old_suite=ev.detail["old_suite"], new_suite=ev.detail["new_suite"],
-    )  # fmt: skip
+        before=w.kept(w.before),
+        after=w.kept(w.after),
+        refused=refused,
+        author=w.outcome.requirement.author,
+        seq=ev.seq,
+        old_test=ev.detail["old_test"],
+        new_test=ev.detail["new_test"],
+        old_suite=ev.detail["old_suite"],
+        new_suite=ev.detail["new_suite"],
+    )
 
 
 def commands_md(run: ToolRun, budget: float) -> str:
@@ -162,46 +194,65 @@ def bound_md(run: ToolRun, ledger: Ledger) -> str:
     """The bound reflection as the ledger recorded it (its `reflect` event) and how the run ended."""
     r = next(e.detail for e in ledger.events(run.run_id) if e.kind == Kind.REFLECT)
     return _BOUND_RESULT.format(
-        action=r["action"], error_class=r["error_class"], artifact=r["artifact"], hypothesis=r["hypothesis"],
-        open="; ".join(r["open"]), next_trial=r["next_trial"], outcome=run.outcome, actions=run.actions,
-    )  # fmt: skip
+        action=r["action"],
+        error_class=r["error_class"],
+        artifact=r["artifact"],
+        hypothesis=r["hypothesis"],
+        open="; ".join(r["open"]),
+        next_trial=r["next_trial"],
+        outcome=run.outcome,
+        actions=run.actions,
+    )
 
 
 def effects_md(gated: Story, naive: Story) -> str:
     """What a rollback left behind in the gated run, and what a naive retry did."""
     return _EFFECTS_RESULT.format(
-        code=gated.code_after_rollback, spent_after=gated.spent_after_rollback, spent_before=gated.spent_before_rollback,
-        delivered=gated.delivered, naive_delivered=naive.delivered, naive_duplicates=naive.duplicates,
-    )  # fmt: skip
+        code=gated.code_after_rollback,
+        spent_after=gated.spent_after_rollback,
+        spent_before=gated.spent_before_rollback,
+        delivered=gated.delivered,
+        naive_delivered=naive.delivered,
+        naive_duplicates=naive.duplicates,
+    )
 
 
 def coverage_frame(arms: Sequence[CoverageRun]) -> pl.DataFrame:
-    return pl.DataFrame({
-        "acceptance": [f"{a.name} ({a.protective} protective tests)" for a in arms],
-        "engine's decision on 'disable the cache'": [a.decision for a in arms],
-        "run ends holding": [a.kept for a in arms],
-        "green for the loop": [a.visible_green for a in arms],
-        "green on the full acceptance": [a.full_green for a in arms],
-        "why": [a.reason for a in arms],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "acceptance": [f"{a.name} ({a.protective} protective tests)" for a in arms],
+            "engine's decision on 'disable the cache'": [a.decision for a in arms],
+            "run ends holding": [a.kept for a in arms],
+            "green for the loop": [a.visible_green for a in arms],
+            "green on the full acceptance": [a.full_green for a in arms],
+            "why": [a.reason for a in arms],
+        }
+    )
 
 
 def revalidation_frame(w: Walkthrough) -> pl.DataFrame:
     rows = w.outcome.revalidated
-    return pl.DataFrame({
-        "candidate": [r.label for r in rows], "digest": [r.candidate for r in rows],
-        "resolved under the old test": [r.old_resolved for r in rows],
-        "resolved under the new test": [r.new_resolved for r in rows],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "candidate": [r.label for r in rows],
+            "digest": [r.candidate for r in rows],
+            "resolved under the old test": [r.old_resolved for r in rows],
+            "resolved under the new test": [r.new_resolved for r in rows],
+        }
+    )
 
 
 def tool_frame(runs: Sequence[ToolRun]) -> pl.DataFrame:
-    return pl.DataFrame({
-        "reflector": [r.reflector for r in runs], "actions": [r.actions for r in runs],
-        "spent (cost units)": [r.spent for r in runs], "new evidence": [r.new_evidence for r in runs],
-        "error classes seen": [", ".join(sorted({str(o.error_class) for o in r.history})) for r in runs],
-        "outcome": [r.outcome for r in runs],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "reflector": [r.reflector for r in runs],
+            "actions": [r.actions for r in runs],
+            "spent (cost units)": [r.spent for r in runs],
+            "new evidence": [r.new_evidence for r in runs],
+            "error classes seen": [", ".join(sorted({str(o.error_class) for o in r.history})) for r in runs],
+            "outcome": [r.outcome for r in runs],
+        }
+    )
 
 
 SPEND_SOURCE = "scripted reflectors, simulated shell"
@@ -215,8 +266,14 @@ def spend_frame(runs: Sequence[ToolRun], ledger: Ledger) -> pl.DataFrame:
         for e in ledger.events(run.run_id):
             if e.role == Role.BUDGET and e.cost_units > 0:
                 spent += e.cost_units
-                rows.append({"reflector": run.reflector, "action": e.round, "spent (cost units)": spent,
-                             "how it ended": run.outcome.replace("_", " ")})  # fmt: skip
+                rows.append(
+                    {
+                        "reflector": run.reflector,
+                        "action": e.round,
+                        "spent (cost units)": spent,
+                        "how it ended": run.outcome.replace("_", " "),
+                    }
+                )
     return pl.DataFrame(rows)
 
 
@@ -224,16 +281,26 @@ def spend_chart(frame: pl.DataFrame, budget: float) -> alt.LayerChart:
     """Units spent per action for each reflector, against the budget (labelled by its source)."""
     import altair as alt
 
-    lines = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("action:O", title="action", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("spent (cost units):Q", title="cost units spent", scale=alt.Scale(domain=[0, budget])),
-        color=alt.Color("reflector:N", legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["reflector", "action", "spent (cost units)", "how it ended"],
+    lines = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("action:O", title="action", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("spent (cost units):Q", title="cost units spent", scale=alt.Scale(domain=[0, budget])),
+            color=alt.Color("reflector:N", legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=["reflector", "action", "spent (cost units)", "how it ended"],
+        )
     )
-    cap = alt.Chart(pl.DataFrame({"budget": [budget]})).mark_rule(strokeDash=[4, 3], color="#c62828").encode(y="budget:Q")
+    cap = (
+        alt.Chart(pl.DataFrame({"budget": [budget]})).mark_rule(strokeDash=[4, 3], color="#c62828").encode(y="budget:Q")
+    )
     last = frame.group_by("reflector", maintain_order=True).last()
-    ends = alt.Chart(last).mark_text(align="left", dx=8, dy=10).encode(
-        x="action:O", y="spent (cost units):Q", color=alt.Color("reflector:N", legend=None), text="how it ended:N"
+    ends = (
+        alt.Chart(last)
+        .mark_text(align="left", dx=8, dy=10)
+        .encode(
+            x="action:O", y="spent (cost units):Q", color=alt.Color("reflector:N", legend=None), text="how it ended:N"
+        )
     )
     return (lines + cap + ends).properties(
         width=420, height=220, title=f"Budget spent before the run stops ({SPEND_SOURCE}; budget {budget:g} units)"
@@ -246,31 +313,56 @@ def effect_frame(s: Story) -> pl.DataFrame:
 
 def checkpoint_frame(s: Story) -> pl.DataFrame:
     cps = s.checkpoints
-    return pl.DataFrame({
-        "checkpoint": [c.name for c in cps], "code version": [c.code_version for c in cps],
-        "dependency image": [c.dependency_image for c in cps], "environment": [c.environment for c in cps],
-        "pending external actions": [", ".join(f"{p['key']} ({p['state']})" for p in c.pending) or "—" for c in cps],
-        "event position": [c.position for c in cps],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "checkpoint": [c.name for c in cps],
+            "code version": [c.code_version for c in cps],
+            "dependency image": [c.dependency_image for c in cps],
+            "environment": [c.environment for c in cps],
+            "pending external actions": [
+                ", ".join(f"{p['key']} ({p['state']})" for p in c.pending) or "—" for c in cps
+            ],
+            "event position": [c.position for c in cps],
+        }
+    )
 
 
 def units_frame(m: LayerMetrics) -> pl.DataFrame:
-    return pl.DataFrame({
-        "unit": [r.unit for r in m.rows], "outcome": [outcome_words(r.status, r.reason) for r in m.rows],
-        "trusted": [r.trusted for r in m.rows], "candidates": [r.candidates for r in m.rows],
-        "cost": [r.cost for r in m.rows], "duplicated effects": [r.duplicates for r in m.rows],
-        "takeovers": [r.takeovers for r in m.rows],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "unit": [r.unit for r in m.rows],
+            "outcome": [outcome_words(r.status, r.reason) for r in m.rows],
+            "trusted": [r.trusted for r in m.rows],
+            "candidates": [r.candidates for r in m.rows],
+            "cost": [r.cost for r in m.rows],
+            "duplicated effects": [r.duplicates for r in m.rows],
+            "takeovers": [r.takeovers for r in m.rows],
+        }
+    )
 
 
 def metrics_frame(m: LayerMetrics) -> pl.DataFrame:
     cost = "—" if m.cost_per_trusted is None else f"{m.cost_per_trusted:.2f}"
-    return pl.DataFrame({
-        "metric": ["trusted completion rate", "candidates per task", "cost per trusted completion",
-                   "duplicated side effects", "no-progress stops", "human takeovers"],
-        "value": [f"{m.trusted}/{m.units} = {m.trusted_rate:.2f}", f"{m.candidates_per_task:.2f}", cost,
-                  str(m.duplicated_side_effects), str(m.no_progress_stops), str(m.human_takeovers)],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "metric": [
+                "trusted completion rate",
+                "candidates per task",
+                "cost per trusted completion",
+                "duplicated side effects",
+                "no-progress stops",
+                "human takeovers",
+            ],
+            "value": [
+                f"{m.trusted}/{m.units} = {m.trusted_rate:.2f}",
+                f"{m.candidates_per_task:.2f}",
+                cost,
+                str(m.duplicated_side_effects),
+                str(m.no_progress_stops),
+                str(m.human_takeovers),
+            ],
+        }
+    )
 
 
 def _effect_page(s: EffectStep) -> str:
@@ -280,18 +372,20 @@ def _effect_page(s: EffectStep) -> str:
         if d.get("error_class"):
             what += f" ({d['error_class']})"
     elif s.kind == Kind.CHECKPOINT:
-        what = (f"<b>checkpoint</b>: {escape(str(d.get('reason')))} — code <code>{d.get('code_version')}</code>, "
-                f"image <code>{d.get('dependency_image')}</code>, event position {d.get('position')}")  # fmt: skip
+        what = (
+            f"<b>checkpoint</b>: {escape(str(d.get('reason')))} — code <code>{d.get('code_version')}</code>, "
+            f"image <code>{d.get('dependency_image')}</code>, event position {d.get('position')}"
+        )
     else:
         what = f"<b>stop</b>: {d.get('status')} — {escape(str(d.get('reason')))}"
-    card = (f"<div class='labkit-step'><h3>Event #{s.seq}: {s.kind}</h3><p>{what}</p>"
-            f"<p>budget spent so far: <b>{s.spent:g}</b> · delivered: <b>{', '.join(s.delivered) or 'nothing'}</b>"
-            f" · pending: <b>{', '.join(s.pending) or 'nothing'}</b></p></div>")  # fmt: skip
+    card = (
+        f"<div class='labkit-step'><h3>Event #{s.seq}: {s.kind}</h3><p>{what}</p>"
+        f"<p>budget spent so far: <b>{s.spent:g}</b> · delivered: <b>{', '.join(s.delivered) or 'nothing'}</b>"
+        f" · pending: <b>{', '.join(s.pending) or 'nothing'}</b></p></div>"
+    )
     return link_first_uses([card], _CARD_TERMS)[0]  # each card links its own first uses
 
 
 def effect_browser(steps: Sequence[EffectStep]) -> Stepper:
     """A Stepper over a recorded effect run (marimo: wrap in mo.ui.anywidget)."""
-    return Stepper(
-        len(steps), [s.kind for s in steps], unit="event", pages=[_effect_page(s) for s in steps]
-    )
+    return Stepper(len(steps), [s.kind for s in steps], unit="event", pages=[_effect_page(s) for s in steps])

@@ -108,15 +108,17 @@ def merge_frame(rec: Mapping[str, Any]) -> pl.DataFrame:
     rows = []
     for key, name in POLICY_NAMES.items():
         r = rec["policies"][key]
-        rows.append({
-            "merge": name,
-            "integration (receipts right)": f"{r['integration'][0]} of {r['integration'][1]}",
-            "hidden benchmark (receipts right)": f"{r['hidden'][0]} of {r['hidden'][1]}",
-            "stale conclusions caught": r["stale_caught"],
-            "re-checks run": sum(1 for run in r["runs"] if run["recheck"]),
-            "cost units": int(r["cost_units"]),
-            "of which re-checks": int(r["recheck_cost"]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "merge": name,
+                "integration (receipts right)": f"{r['integration'][0]} of {r['integration'][1]}",
+                "hidden benchmark (receipts right)": f"{r['hidden'][0]} of {r['hidden'][1]}",
+                "stale conclusions caught": r["stale_caught"],
+                "re-checks run": sum(1 for run in r["runs"] if run["recheck"]),
+                "cost units": int(r["cost_units"]),
+                "of which re-checks": int(r["recheck_cost"]),
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -125,15 +127,17 @@ def critiques_frame(rec: Mapping[str, Any], policy: str = "dependency_aware") ->
     rows = []
     for c in rec["policies"][policy]["critiques"]:
         head, _, smallest = c["counterexample"].partition("; smallest: ")
-        rows.append({
-            "stage": c["stage"],
-            "refuted conclusion": _check_name(c["check"]),
-            "receipts refuting it": head.partition(" receipts")[0],
-            "smallest counterexample": smallest or head,
-            "premise changed": c["premise"],
-            "part repaired": c["part"],
-            "repair held": c["kept"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "stage": c["stage"],
+                "refuted conclusion": _check_name(c["check"]),
+                "receipts refuting it": head.partition(" receipts")[0],
+                "smallest counterexample": smallest or head,
+                "premise changed": c["premise"],
+                "part repaired": c["part"],
+                "repair held": c["kept"],
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -159,8 +163,7 @@ def cells(rec: Mapping[str, Any], policy: str) -> list[Cell]:
 
     def column(label: str, status: Mapping[str, str]) -> None:
         out.extend(
-            Cell(policy, label, len({c.stage for c in out}) + 1, _check_name(c), status[c])
-            for c in dag.checks()
+            Cell(policy, label, len({c.stage for c in out}) + 1, _check_name(c), status[c]) for c in dag.checks()
         )
 
     for n in sorted({r["stage"] for r in runs}):
@@ -169,13 +172,9 @@ def cells(rec: Mapping[str, Any], policy: str) -> list[Cell]:
         for check in dag.checks():
             r = here.get(check)
             if r is None:
-                shown[check] = (
-                    "still valid (not re-run)" if state[check] == "verified" else state[check]
-                )
+                shown[check] = "still valid (not re-run)" if state[check] == "verified" else state[check]
             else:
-                shown[check] = (
-                    "verified" if r["held"] else "refuted, repaired" if r["repaired"] else "refuted"
-                )
+                shown[check] = "verified" if r["held"] else "refuted, repaired" if r["repaired"] else "refuted"
                 state[check] = "verified" if r["held"] or r["repaired"] else "refuted"
         column(_STAGES.get(n, f"{n} re-check"), shown)
         repaired = [r for r in here.values() if r["repaired"]]
@@ -197,9 +196,7 @@ def stale_chart(
     rec: Mapping[str, Any], policies: Sequence[str] = ("repair_only", "dependency_aware")
 ) -> alt.FacetChart:
     """The DAG's conclusions stage by stage: parts turning stale and being re-verified (or not)."""
-    frame = pl.DataFrame(
-        [{**c.__dict__, "policy": POLICY_NAMES[c.policy]} for p in policies for c in cells(rec, p)]
-    )
+    frame = pl.DataFrame([{**c.__dict__, "policy": POLICY_NAMES[c.policy]} for p in policies for c in cells(rec, p)])
     checks = [_check_name(c) for c in dag_of(rec).checks()]
     base = alt.Chart(frame).encode(
         x=alt.X(
@@ -211,15 +208,16 @@ def stale_chart(
         y=alt.Y("check:N", sort=checks, title=None),
     )
     rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("status:N", title="conclusion",
-                        scale=alt.Scale(domain=list(STATUS_COLOURS), range=list(STATUS_COLOURS.values()))),
+        color=alt.Color(
+            "status:N",
+            title="conclusion",
+            scale=alt.Scale(domain=list(STATUS_COLOURS), range=list(STATUS_COLOURS.values())),
+        ),
         tooltip=["policy", "stage", "check", "status"],
-    )  # fmt: skip
+    )
     return (
         rects.properties(width=alt.Step(34), height=alt.Step(22))
         .facet(column=alt.Column("policy:N", title=None, sort=[POLICY_NAMES[p] for p in policies]))
         .resolve_scale(x="independent")
-        .properties(
-            title="Conclusions stage by stage (scripted parts; every check run in the validator)"
-        )
+        .properties(title="Conclusions stage by stage (scripted parts; every check run in the validator)")
     )

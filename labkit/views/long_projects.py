@@ -86,8 +86,18 @@ def showcase(rec: Mapping[str, Any]) -> dict[str, Any]:
 def _items_html(items: list[Mapping[str, Any]]) -> str:
     if not items:
         return "<p>no items yet</p>"
-    frame = pl.DataFrame([{"item": i["id"], "requirement": i["title"], "status": "open" if i["open"] else "closed",
-                           "opened by": i["origin"], "times reopened": i["reopened"]} for i in items])  # fmt: skip
+    frame = pl.DataFrame(
+        [
+            {
+                "item": i["id"],
+                "requirement": i["title"],
+                "status": "open" if i["open"] else "closed",
+                "opened by": i["origin"],
+                "times reopened": i["reopened"],
+            }
+            for i in items
+        ]
+    )
     return frame_html(frame)
 
 
@@ -96,9 +106,13 @@ def stepper_pages(run: Mapping[str, Any]) -> list[str]:
     pages = []
     for it, h in zip(run["iterations"], run["hidden"][1:], strict=True):
         variants = ", ".join(f"{r}: <b>{v}</b>" for r, v in it["variants"]) or "none"
-        qa = ("QA did not run this iteration" if not it["qa_ran"] else
-              "QA passed every check it wrote" if not it["qa_failing"] else
-              "QA failing: " + ", ".join(e(n.split("::")[-1]) for n in it["qa_failing"]))  # fmt: skip
+        qa = (
+            "QA did not run this iteration"
+            if not it["qa_ran"]
+            else "QA passed every check it wrote"
+            if not it["qa_failing"]
+            else "QA failing: " + ", ".join(e(n.split("::")[-1]) for n in it["qa_failing"])
+        )
         pages.append(
             f"<h4>Iteration {it['index']} <small>({LABEL_HTML})</small></h4>"
             f"<p><b>Plan:</b> {', '.join(it['plan']) or 'nothing open'} · <b>developer wrote:</b> {variants}</p>"
@@ -106,17 +120,16 @@ def stepper_pages(run: Mapping[str, Any]) -> list[str]:
             f"<details><summary>patch</summary><pre style='font-size:12px'>{e(it['diff']) or '(none)'}</pre></details>"
             f"<p><b>Frozen snapshot</b> <code>{it['snapshot'][:12]}</code> · {qa}</p>"
             f"<p>added {it['added']} · closed {it['closed']} · reopened {it['reopened']} · open {it['open']}</p>"
-            + _items_html(it["items"]) +
-            f"<p style='border:1px dashed #999;padding:4px'>🔒 <b>Sealed hidden score (reader only):</b> "
+            + _items_html(it["items"])
+            + f"<p style='border:1px dashed #999;padding:4px'>🔒 <b>Sealed hidden score (reader only):</b> "
             f"{h['passed']}/{h['total']} passed; failing: {', '.join(h['failing_requirements']) or 'none'}</p>"
-        )  # fmt: skip
+        )
     return pages
 
 
 def stepper(run: Mapping[str, Any]) -> tuple[str, Stepper]:
     pages = stepper_pages(run)
-    caption = (f"Policy *{run['policy']}*, QA *{run['qa']}*, seed {run['seed']} "
-               f"({len(pages)} iterations). {LABEL}.")  # fmt: skip
+    caption = f"Policy *{run['policy']}*, QA *{run['qa']}*, seed {run['seed']} ({len(pages)} iterations). {LABEL}."
     return caption, Stepper(
         len(pages), [f"iteration {i + 1}" for i in range(len(pages))], unit="iteration", pages=pages
     )
@@ -127,11 +140,17 @@ def progress_html(run: Mapping[str, Any]) -> str:
 
 
 def progress_chart(run: Mapping[str, Any]) -> alt.Chart:
-    rows = [{"iteration": r["iteration"], "count": r[k], "items": k}
-            for r in study.progress(run) for k in ("added", "closed", "reopened", "open")]  # fmt: skip
-    return (alt.Chart(pl.DataFrame(rows)).mark_line(point=True)
-            .encode(x=alt.X("iteration:O"), y=alt.Y("count:Q", title="items"), color=alt.Color("items:N"))
-            .properties(width=420, height=220, title=f"Items per iteration ({run['policy']}; simulated roles)"))  # fmt: skip
+    rows = [
+        {"iteration": r["iteration"], "count": r[k], "items": k}
+        for r in study.progress(run)
+        for k in ("added", "closed", "reopened", "open")
+    ]
+    return (
+        alt.Chart(pl.DataFrame(rows))
+        .mark_line(point=True)
+        .encode(x=alt.X("iteration:O"), y=alt.Y("count:Q", title="items"), color=alt.Color("items:N"))
+        .properties(width=420, height=220, title=f"Items per iteration ({run['policy']}; simulated roles)")
+    )
 
 
 ITERATIONS = study.COMPARE_ITERATIONS
@@ -139,8 +158,16 @@ COST_UNITS = study.COMPARE_COST_UNITS
 
 
 def _points_frame(points: list[study.Point], unit: str) -> pl.DataFrame:
-    return pl.DataFrame([{unit: p.amount, **{pol.name: s for pol, s in zip(study.POLICIES, p.scores, strict=True)},
-                          "ahead": p.leader} for p in points])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                unit: p.amount,
+                **{pol.name: s for pol, s in zip(study.POLICIES, p.scores, strict=True)},
+                "ahead": p.leader,
+            }
+            for p in points
+        ]
+    )
 
 
 def compare_html(rec: Mapping[str, Any]) -> str:
@@ -149,13 +176,18 @@ def compare_html(rec: Mapping[str, Any]) -> str:
     by_calls = _points_frame(study.at_cost(rec, "calls", study.COMPARE_CALLS), "model calls")
     by_tokens = _points_frame(study.at_cost(rec, "tokens", study.COMPARE_TOKENS), "tokens")
     flip = study.flips(rec, ITERATIONS, "cost_units", COST_UNITS)
-    note = ("<p>No ranking change in this recording.</p>" if not flip else
-            f"<p><b>The ranking changes:</b> at {flip[0][0].amount:g} iterations <i>{flip[0][0].leader}</i> is ahead; "
-            f"at {flip[0][1].amount:g} cost units <i>{flip[0][1].leader}</i> is.</p>")  # fmt: skip
-    return (f"<p><b>At matched iterations</b> (mean hidden score over {len(rec['seeds'])} seeds)</p>{frame_html(by_it)}"
-            f"<p><b>At matched cost</b> (cost units = tokens/1000 + 1 per validation)</p>{frame_html(by_cost)}"
-            f"<p><b>At matched model calls</b> (planner, developer, QA)</p>{frame_html(by_calls)}"
-            f"<p><b>At matched tokens</b></p>{frame_html(by_tokens)}{note}")  # fmt: skip
+    note = (
+        "<p>No ranking change in this recording.</p>"
+        if not flip
+        else f"<p><b>The ranking changes:</b> at {flip[0][0].amount:g} iterations <i>{flip[0][0].leader}</i> is ahead; "
+        f"at {flip[0][1].amount:g} cost units <i>{flip[0][1].leader}</i> is.</p>"
+    )
+    return (
+        f"<p><b>At matched iterations</b> (mean hidden score over {len(rec['seeds'])} seeds)</p>{frame_html(by_it)}"
+        f"<p><b>At matched cost</b> (cost units = tokens/1000 + 1 per validation)</p>{frame_html(by_cost)}"
+        f"<p><b>At matched model calls</b> (planner, developer, QA)</p>{frame_html(by_calls)}"
+        f"<p><b>At matched tokens</b></p>{frame_html(by_tokens)}{note}"
+    )
 
 
 def compare_chart(rec: Mapping[str, Any]) -> alt.HConcatChart:
@@ -163,22 +195,28 @@ def compare_chart(rec: Mapping[str, Any]) -> alt.HConcatChart:
     for policy in study.POLICIES:
         for r in study.runs_of(rec, policy.name, study.qa_label(study.QA_SOURCES[0])):
             for it, h in zip(r["iterations"], r["hidden"][1:], strict=True):
-                rows.append({"policy": policy.name, "seed": r["seed"], "iteration": it["index"],
-                             "cost units": it["cost_units"], "hidden score": h["passed"] / h["total"]})  # fmt: skip
+                rows.append(
+                    {
+                        "policy": policy.name,
+                        "seed": r["seed"],
+                        "iteration": it["index"],
+                        "cost units": it["cost_units"],
+                        "hidden score": h["passed"] / h["total"],
+                    }
+                )
     base = alt.Chart(pl.DataFrame(rows)).mark_line(point=True, opacity=0.7)
     enc = {
         "y": alt.Y("mean(hidden score):Q", title="hidden score (mean)"),
         "color": alt.Color("policy:N"),
     }
-    left = base.encode(x=alt.X("iteration:O"), **enc).properties(
-        width=300, height=220, title="by iterations"
+    left = base.encode(x=alt.X("iteration:O"), **enc).properties(width=300, height=220, title="by iterations")
+    right = (
+        alt.Chart(pl.DataFrame(rows))
+        .mark_point(opacity=0.6)
+        .encode(x=alt.X("cost units:Q"), y=alt.Y("hidden score:Q"), color=alt.Color("policy:N"))
+        .properties(width=300, height=220, title="by cost units (each run, each iteration)")
     )
-    right = (alt.Chart(pl.DataFrame(rows)).mark_point(opacity=0.6)
-             .encode(x=alt.X("cost units:Q"), y=alt.Y("hidden score:Q"), color=alt.Color("policy:N"))
-             .properties(width=300, height=220, title="by cost units (each run, each iteration)"))  # fmt: skip
-    return alt.hconcat(left, right).properties(
-        title="Matched rounds vs matched cost (simulated roles)"
-    )
+    return alt.hconcat(left, right).properties(title="Matched rounds vs matched cost (simulated roles)")
 
 
 def qa_html(rec: Mapping[str, Any]) -> str:

@@ -98,8 +98,11 @@ def belief_success(rec: dict[str, Any]) -> dict[tuple[str, int], Interval]:
     """(arm, trial) -> share of (seed, case) units hidden-correct after the trial."""
     f = _frame(rec["belief"], ["arm", "seed", "case", "trial", "correct"])
     trials = rec["setting"]["trials"]
-    return {(a, t): _share(f.filter((pl.col("arm") == a) & (pl.col("trial") == t)).sort("seed", "case")["correct"])
-            for a in rec["belief"]["arms"] for t in range(1, trials + 1)}  # fmt: skip
+    return {
+        (a, t): _share(f.filter((pl.col("arm") == a) & (pl.col("trial") == t)).sort("seed", "case")["correct"])
+        for a in rec["belief"]["arms"]
+        for t in range(1, trials + 1)
+    }
 
 
 def _changes(reads: list[str]) -> list[str]:
@@ -108,11 +111,7 @@ def _changes(reads: list[str]) -> list[str]:
     for text in reads:
         lines = text.splitlines()
         new = [line for line in lines if line not in before]
-        out.append(
-            "\n".join(new)
-            if new
-            else ("(empty: nothing reflected yet)" if not lines else "(unchanged)")
-        )
+        out.append("\n".join(new) if new else ("(empty: nothing reflected yet)" if not lines else "(unchanged)"))
         before = set(lines)
     return out
 
@@ -123,12 +122,15 @@ def belief_html(rec: dict[str, Any]) -> str:
     b, s = rec["belief"], rec["setting"]
     trials = s["trials"]
     ok = belief_success(rec)
-    table = pl.DataFrame([{"arm": a, **{f"trial {t}": round(ok[a, t].estimate, 3) for t in range(1, trials + 1)}}
-                          for a in b["arms"]])  # fmt: skip
+    table = pl.DataFrame(
+        [{"arm": a, **{f"trial {t}": round(ok[a, t].estimate, 3) for t in range(1, trials + 1)}} for a in b["arms"]]
+    )
     f = _frame(b, ["arm", "seed", "case", "trial", "correct"])
     buffer, stuck, revised = b["arms"]
-    diffs = [(f"{stuck} − {buffer}", _paired(f, stuck, buffer, "trial", trials)),
-             (f"{revised} − {stuck}", _paired(f, revised, stuck, "trial", trials))]  # fmt: skip
+    diffs = [
+        (f"{stuck} − {buffer}", _paired(f, stuck, buffer, "trial", trials)),
+        (f"{revised} − {stuck}", _paired(f, revised, stuck, "trial", trials)),
+    ]
     parts = [
         f"<p><b>SIMULATED actor: share hidden-correct after each trial</b> ({len(s['seeds'])} seeds × "
         f"{len(rec['cases'])} cases)</p>", frame_html(table),
@@ -137,21 +139,28 @@ def belief_html(rec: dict[str, Any]) -> str:
     ]  # fmt: skip
     ex = b["example"]
     if ex is not None:
-        head = (f"<p><b>What the actor read, new or changed lines only</b> — case <code>{html.escape(ex['case'])}</code>, "
-                f"seed {ex['seed']} (the first seed × case where the rule changed the outcome):</p>")  # fmt: skip
+        head = (
+            f"<p><b>What the actor read, new or changed lines only</b> — case <code>{html.escape(ex['case'])}</code>, "
+            f"seed {ex['seed']} (the first seed × case where the rule changed the outcome):</p>"
+        )
         rows = []
         reads = [_changes(ex["read"][stuck]), _changes(ex["read"][revised])]
         for t in range(max(len(r) for r in reads)):
-            cells = [
-                html.escape(r[t]) if t < len(r) else "(no trial: the visible tests passed)"
-                for r in reads
-            ]
-            rows.append(f"<tr><td>{t + 1}</td>" + "".join(f"<td><pre style='white-space:pre-wrap;margin:0'>{c}</pre></td>"
-                                                          for c in cells) + "</tr>")  # fmt: skip
-        parts += [head, f"<table style='border-collapse:collapse;font-size:0.85em'><tr><th>trial</th>"
-                        f"<th>{html.escape(stuck)}</th><th>{html.escape(revised)}</th></tr>{''.join(rows)}</table>"]  # fmt: skip
-    parts.append(f"<p style='font-size:90%'>Recorded by <code>{html.escape(rec['command'])}</code>; the intervals "
-                 "are computed from its rows as the page opens.</p>")  # fmt: skip
+            cells = [html.escape(r[t]) if t < len(r) else "(no trial: the visible tests passed)" for r in reads]
+            rows.append(
+                f"<tr><td>{t + 1}</td>"
+                + "".join(f"<td><pre style='white-space:pre-wrap;margin:0'>{c}</pre></td>" for c in cells)
+                + "</tr>"
+            )
+        parts += [
+            head,
+            f"<table style='border-collapse:collapse;font-size:0.85em'><tr><th>trial</th>"
+            f"<th>{html.escape(stuck)}</th><th>{html.escape(revised)}</th></tr>{''.join(rows)}</table>",
+        ]
+    parts.append(
+        f"<p style='font-size:90%'>Recorded by <code>{html.escape(rec['command'])}</code>; the intervals "
+        "are computed from its rows as the page opens.</p>"
+    )
     return "".join(parts)
 
 
@@ -164,28 +173,30 @@ def unified_summary(rec: dict[str, Any]) -> pl.DataFrame:
     out = []
     for arm in u["arms"]:
         mine = f.filter(pl.col("arm") == arm)
-        per_seed = (
-            mine.filter(pl.col("round") == 0)
-            .group_by("seed")
-            .agg(pl.col("proposals").sum())["proposals"]
-        )
+        per_seed = mine.filter(pl.col("round") == 0).group_by("seed").agg(pl.col("proposals").sum())["proposals"]
         stored = u["stored"][arm]
-        out.append({
-            "loop": arm,
-            "hidden-correct at start": round(_share(mine.filter(pl.col("round") == 0)["correct"]).estimate, 3),
-            f"after round {last} (95% CI)": _ci(_share(mine.filter(pl.col("round") == last).sort("seed", "case")["correct"])),
-            "proposals per seed": float(np.mean(per_seed.to_numpy())),
-            "skills stored": len(stored),
-            "of which pass hidden tests": sum(ok for _, ok in stored),
-        })  # fmt: skip
+        out.append(
+            {
+                "loop": arm,
+                "hidden-correct at start": round(_share(mine.filter(pl.col("round") == 0)["correct"]).estimate, 3),
+                f"after round {last} (95% CI)": _ci(
+                    _share(mine.filter(pl.col("round") == last).sort("seed", "case")["correct"])
+                ),
+                "proposals per seed": float(np.mean(per_seed.to_numpy())),
+                "skills stored": len(stored),
+                "of which pass hidden tests": sum(ok for _, ok in stored),
+            }
+        )
     return pl.DataFrame(out)
 
 
 def unified_html(rec: dict[str, Any]) -> str:
     """The three loops side by side, with what each stored and the caption."""
     s = rec["setting"]
-    head = (f"SIMULATED actor and critic, real verdicts</b> ({len(s['seeds'])} seeds × {len(rec['cases'])} cases, "
-            f"up to {s['trials']} rounds; a proposal is one simulated call)")  # fmt: skip
+    head = (
+        f"SIMULATED actor and critic, real verdicts</b> ({len(s['seeds'])} seeds × {len(rec['cases'])} cases, "
+        f"up to {s['trials']} rounds; a proposal is one simulated call)"
+    )
     return _captioned(head, unified_summary(rec), _UNIFIED_NOTE, rec)
 
 
@@ -239,17 +250,20 @@ def fork_summary(rec: dict[str, Any]) -> pl.DataFrame:
     out = []
     for capacity in rec["setting"]["capacities"]:
         for arm in ("fresh fork", "polluted context"):
-            m = f.filter((pl.col("arm") == arm) & (pl.col("capacity") == capacity)).sort(
-                "seed", "position"
-            )
+            m = f.filter((pl.col("arm") == arm) & (pl.col("capacity") == capacity)).sort("seed", "position")
             calls, toks = int(m["calls"].sum()), int(m["tokens"].sum())
-            out.append({
-                "context capacity (tokens)": capacity, "arm": arm,
-                "success (95% CI)": _ci(_share(m["correct"])),
-                "verified results": f"{int(m['verified'].sum())} of {m.height}",
-                "calls per session": round(calls / seeds, 1), "tokens per session": round(toks / seeds),
-                "tokens per call": round(toks / calls), "largest call": max(m["largest"].to_list()),
-            })  # fmt: skip
+            out.append(
+                {
+                    "context capacity (tokens)": capacity,
+                    "arm": arm,
+                    "success (95% CI)": _ci(_share(m["correct"])),
+                    "verified results": f"{int(m['verified'].sum())} of {m.height}",
+                    "calls per session": round(calls / seeds, 1),
+                    "tokens per session": round(toks / seeds),
+                    "tokens per call": round(toks / calls),
+                    "largest call": max(m["largest"].to_list()),
+                }
+            )
     return pl.DataFrame(out)
 
 
@@ -258,8 +272,11 @@ def fork_chart(rec: dict[str, Any]) -> alt.Chart:
     import altair as alt
 
     f = _fork_frame(rec).filter(pl.col("capacity") == max(rec["setting"]["capacities"]))
-    data = (f.group_by("arm", "position").agg((pl.col("tokens").sum() / pl.col("calls").sum()).alias("tokens per call"))
-            .sort("arm", "position"))  # fmt: skip
+    data = (
+        f.group_by("arm", "position")
+        .agg((pl.col("tokens").sum() / pl.col("calls").sum()).alias("tokens per call"))
+        .sort("arm", "position")
+    )
     return (
         alt.Chart(data)
         .mark_line(point=True)
@@ -280,6 +297,8 @@ def fork_chart(rec: dict[str, Any]) -> alt.Chart:
 def fork_html(rec: dict[str, Any]) -> str:
     """The comparison table and what it does and does not show."""
     s = rec["setting"]
-    head = (f"SIMULATED actor, real verdicts</b>: {len(s['seeds'])} seeds × a session of {len(rec['cases'])} "
-            f"sub-tasks, up to {s['trials']} trials each")  # fmt: skip
+    head = (
+        f"SIMULATED actor, real verdicts</b>: {len(s['seeds'])} seeds × a session of {len(rec['cases'])} "
+        f"sub-tasks, up to {s['trials']} trials each"
+    )
     return _captioned(head, fork_summary(rec), _FORK_NOTE, rec)

@@ -72,8 +72,11 @@ retrieval is right; hindsight relabelling turns failed trajectories into example
 def retrieval_md(title: str, got: Retrieval) -> str:
     """One retrieval: what came back as a candidate explanation, what was withheld and why."""
     lines = [f"**{title}**", ""]
-    lines += [f"- ✅ candidate explanation (verify before acting): *{c.entry.experience.lesson}* — "
-              f"{c.check.reason}; source {c.entry.experience.source}" for c in got.candidates]  # fmt: skip
+    lines += [
+        f"- ✅ candidate explanation (verify before acting): *{c.entry.experience.lesson}* — "
+        f"{c.check.reason}; source {c.entry.experience.source}"
+        for c in got.candidates
+    ]
     lines += [f"- ⛔ withheld: *{e.experience.lesson}* — {check.reason}" for e, check in got.withheld]
     return "\n".join(lines)
 
@@ -81,23 +84,35 @@ def retrieval_md(title: str, got: Retrieval) -> str:
 def counterexample_md(run: Run) -> str:
     """The measured counterexample: both keys on both databases, and the store's two retrievals."""
     t = run.result.table()
-    head = "| database | key | cache entries (95% CI) | hit rate (95% CI) | wrong prices served |\n|---|---|---|---|---|"
-    rows = [f"| {r['database']} | `{r['key']}` | {r['cache entries']} ({r['entries 95% CI']}) | "
-            f"{r['hit rate']:.3f} ({r['hit rate 95% CI']}) | {r['wrong prices served']:.3f} |"
-            for r in t.iter_rows(named=True)]  # fmt: skip
+    head = (
+        "| database | key | cache entries (95% CI) | hit rate (95% CI) | wrong prices served |\n|---|---|---|---|---|"
+    )
+    rows = [
+        f"| {r['database']} | `{r['key']}` | {r['cache entries']} ({r['entries 95% CI']}) | "
+        f"{r['hit rate']:.3f} ({r['hit rate 95% CI']}) | {r['wrong prices served']:.3f} |"
+        for r in t.iter_rows(named=True)
+    ]
     m = run.result.mix
     from labkit.experiments.memory.counterexample import WRONG
 
     lesson = run.store.entries()[0].experience
-    return "\n".join([
-        f"Measured on the case's own `PriceService` under a seeded request mix ({m.requests:,} requests, "
-        f"{m.users} users, {m.products} products, Zipf popularity; {len(m.seeds)} seeds):", "", head, *rows, "",
-        f"❌ Wrong generalisation: *{WRONG}* — {lesson.rejected[0][1]}.", "",
-        "The store keeps the conditioned lesson and re-checks its preconditions on every retrieval:", "",
-        f"- contract prices (multi-tenant, values differ per tenant): "
-        f"{'returned as a candidate explanation' if run.tenant else 'withheld'}",
-        *[f"- public catalogue: withheld — {check.reason}" for _, check in run.catalogue.withheld],
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"Measured on the case's own `PriceService` under a seeded request mix ({m.requests:,} requests, "
+            f"{m.users} users, {m.products} products, Zipf popularity; {len(m.seeds)} seeds):",
+            "",
+            head,
+            *rows,
+            "",
+            f"❌ Wrong generalisation: *{WRONG}* — {lesson.rejected[0][1]}.",
+            "",
+            "The store keeps the conditioned lesson and re-checks its preconditions on every retrieval:",
+            "",
+            f"- contract prices (multi-tenant, values differ per tenant): "
+            f"{'returned as a candidate explanation' if run.tenant else 'withheld'}",
+            *[f"- public catalogue: withheld — {check.reason}" for _, check in run.catalogue.withheld],
+        ]
+    )
 
 
 def reflexion_pages(demo: Demo) -> tuple[list[str], list[str]]:
@@ -167,13 +182,21 @@ def skills_html() -> str:
 
     m = skills.load()
     short = {c: c.replace(" tokens", "").replace(" (", ", ").rstrip(")") for c in m.columns if "tokens" in c}
-    costs = m.select("skills", pl.col("refused by the gate").alias("refused"), "composites",
-                     *[pl.col(c).round(1).alias(n) for c, n in short.items()])  # fmt: skip
+    costs = m.select(
+        "skills",
+        pl.col("refused by the gate").alias("refused"),
+        "composites",
+        *[pl.col(c).round(1).alias(n) for c, n in short.items()],
+    )
     hits = m.select("skills", "tasks", *[c for c in m.columns if c.startswith(("precision", "recall"))])
-    return "".join([
-        "<p><b>Mean prompt tokens per task, by disclosure level</b> (refused: candidates the gate turned away)</p>", frame_html(costs, digits=1),
-        "<p><b>Retrieval on held-out tasks</b> (precision@1 low: the 95% bootstrap lower bound)</p>", frame_html(hits),
-    ])  # fmt: skip
+    return "".join(
+        [
+            "<p><b>Mean prompt tokens per task, by disclosure level</b> (refused: candidates the gate turned away)</p>",
+            frame_html(costs, digits=1),
+            "<p><b>Retrieval on held-out tasks</b> (precision@1 low: the 95% bootstrap lower bound)</p>",
+            frame_html(hits),
+        ]
+    )
 
 
 def replay_html(run: Run) -> str:
@@ -182,15 +205,25 @@ def replay_html(run: Run) -> str:
     from labkit.experiments.memory import simulated_effects as replay
 
     p = replay.pollution(run.store, case().environment)
-    rows = pl.DataFrame([
-        {"arm": a, "success": p.success[a].estimate, "95% CI": f"{p.success[a].low:.3f}–{p.success[a].high:.3f}",
-         "acted on a rolled-back action": p.rejected_copied[a].estimate}
-        for a in p.success
-    ])  # fmt: skip
+    rows = pl.DataFrame(
+        [
+            {
+                "arm": a,
+                "success": p.success[a].estimate,
+                "95% CI": f"{p.success[a].low:.3f}–{p.success[a].high:.3f}",
+                "acted on a rolled-back action": p.rejected_copied[a].estimate,
+            }
+            for a in p.success
+        ]
+    )
     her = replay.hindsight()
     hindsight = "; ".join(f"{k}: {v.estimate:.3f} ({v.low:.3f}–{v.high:.3f})" for k, v in her.items())
-    return "".join([
-        "<p><b>Next-task success (simulated actor, p_copy = 0.6, p_own = 0.6)</b></p>", frame_html(rows),
-        "<p><b>Experience-following: success vs retrieval quality</b></p>", frame_html(replay.experience_following()),
-        f"<p><b>Hindsight relabelling</b> — {html.escape(hindsight)}</p>",
-    ])  # fmt: skip
+    return "".join(
+        [
+            "<p><b>Next-task success (simulated actor, p_copy = 0.6, p_own = 0.6)</b></p>",
+            frame_html(rows),
+            "<p><b>Experience-following: success vs retrieval quality</b></p>",
+            frame_html(replay.experience_following()),
+            f"<p><b>Hindsight relabelling</b> — {html.escape(hindsight)}</p>",
+        ]
+    )

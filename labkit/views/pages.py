@@ -14,7 +14,7 @@ def chart_svg(chart: alt.TopLevelMixin) -> str:
 
 def beside(left: str, right: str) -> str:
     """HTML `left` (e.g. an inline SVG) on the left and HTML `right` on the right, as one page."""
-    return f'<div style="display:flex;gap:1.5em;align-items:flex-start"><div>{left}</div><div style=\'flex:1\'>{right}</div></div>'
+    return f"<div style=\"display:flex;gap:1.5em;align-items:flex-start\"><div>{left}</div><div style='flex:1'>{right}</div></div>"
 
 
 def side_by_side(chart: alt.TopLevelMixin, html: str) -> str:

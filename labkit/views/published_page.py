@@ -75,9 +75,7 @@ def ladder() -> list[LadderRow] | None:
 
 
 def _pct(iv: Interval) -> str:
-    if (
-        iv.high - iv.low < 1e-12
-    ):  # every resample alike (all pass, all fail): an interval says nothing
+    if iv.high - iv.low < 1e-12:  # every resample alike (all pass, all fail): an interval says nothing
         return f"{100 * iv.estimate:.1f} %"
     return f"{100 * iv.estimate:.1f} % [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
 
@@ -94,9 +92,7 @@ def _unavailable() -> Mapping[str, Mapping[str, Mapping[str, int]]]:
         return {}
 
 
-def _missing(
-    unavailable: Mapping[str, Mapping[str, Mapping[str, int]]], run: str, rung: str
-) -> str:
+def _missing(unavailable: Mapping[str, Mapping[str, Mapping[str, int]]], run: str, rung: str) -> str:
     """Why `run` has no verdicts on `rung`: "not available" when the recording says the rung cannot
     apply (MBPP has no canonical solution and no examples), else "not computed"."""
     why = unavailable.get(run, {}).get(rung, {})
@@ -116,10 +112,7 @@ def ladder_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
             "paper (Table 1)": f"{p.paper:.1f} %",
             "logged is_solved": _rate(p.logged),
         }
-        rec |= {
-            RUNG_NAMES[r]: _rate(gains.rung_rate(rows, p.run, r), _missing(unavailable, p.run, r))
-            for r in RUNGS
-        }
+        rec |= {RUNG_NAMES[r]: _rate(gains.rung_rate(rows, p.run, r), _missing(unavailable, p.run, r)) for r in RUNGS}
         out.append(rec)
     return pl.DataFrame(out)
 
@@ -132,20 +125,27 @@ def ladder_chart(rows: Sequence[LadderRow] | None) -> alt.FacetChart:
         for rung in RUNGS:
             got = gains.rung_rate(rows, run, rung)
             iv = got.rate if got else None
-            data.append({"run": run, "rung": RUNG_NAMES[rung], "rate": iv.estimate if iv else None,
-                         "low": iv.low if iv else None, "high": iv.high if iv else None,
-                         "shown": "computed" if iv else "missing", "note": _missing(unavailable, run, rung)})  # fmt: skip
-    frame = pl.DataFrame(
-        data, schema_overrides={"rate": pl.Float64, "low": pl.Float64, "high": pl.Float64}
-    )
+            data.append(
+                {
+                    "run": run,
+                    "rung": RUNG_NAMES[rung],
+                    "rate": iv.estimate if iv else None,
+                    "low": iv.low if iv else None,
+                    "high": iv.high if iv else None,
+                    "shown": "computed" if iv else "missing",
+                    "note": _missing(unavailable, run, rung),
+                }
+            )
+    frame = pl.DataFrame(data, schema_overrides={"rate": pl.Float64, "low": pl.Float64, "high": pl.Float64})
     order = [RUNG_NAMES[r] for r in RUNGS]
     y = alt.Y("rung:N", sort=order, title=None)
     scale = alt.Scale(domain=[0, 1])
     x_title = "passes (95% bootstrap interval)"
     base = alt.Chart()
     computed = base.transform_filter(alt.datum.shown == "computed")
-    bar = computed.mark_bar(color="#4c78a8", opacity=0.8).encode(y=y, x=alt.X("rate:Q", scale=scale, title=x_title),
-                                                                 tooltip=["run", "rung", "rate", "low", "high"])  # fmt: skip
+    bar = computed.mark_bar(color="#4c78a8", opacity=0.8).encode(
+        y=y, x=alt.X("rate:Q", scale=scale, title=x_title), tooltip=["run", "rung", "rate", "low", "high"]
+    )
     err = computed.mark_rule(color="#1f2f4f").encode(y=y, x="low:Q", x2="high:Q")
     missing = base.transform_filter(alt.datum.shown == "missing").mark_text(
         align="left", dx=4, color="#888", fontStyle="italic"
@@ -156,9 +156,9 @@ def ladder_chart(rows: Sequence[LadderRow] | None) -> alt.FacetChart:
         f"The oracle ladder: {LABEL}",
         subtitle="a rung without verdicts says why (not available, or not computed), never drawn as zero",
     )
-    return layered.facet(
-        facet=alt.Facet("run:N", title=None, sort=list(gains.PUBLISHED)), columns=2
-    ).properties(title=title)
+    return layered.facet(facet=alt.Facet("run:N", title=None, sort=list(gains.PUBLISHED)), columns=2).properties(
+        title=title
+    )
 
 
 def wins_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
@@ -174,8 +174,14 @@ def wins_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
                 continue
             w = gains.wins(gains.outcomes(bench, grader, rows))
             cells = w.cells()
-            out.append({"benchmark": bench, "graded by": "the log" if grader == "logged" else "labkit check",
-                        "problems": w.problems} | {c: _count(v) for c, v in zip(_WIN_COLUMNS, cells, strict=True)})  # fmt: skip
+            out.append(
+                {
+                    "benchmark": bench,
+                    "graded by": "the log" if grader == "logged" else "labkit check",
+                    "problems": w.problems,
+                }
+                | {c: _count(v) for c, v in zip(_WIN_COLUMNS, cells, strict=True)}
+            )
     return pl.DataFrame(out, schema_overrides={"problems": pl.Int64})
 
 
@@ -203,10 +209,12 @@ def reflections_frame() -> pl.DataFrame:
 def self_tests_md() -> str:
     """The self-written tests' accuracy, from the authors' test-acc log."""
     r = gains.self_test_accuracy()
-    return (f"**GPT-4's own tests** (the authors' test-acc log, HumanEval): the canonical solution passes all of "
-            f"GPT-4's tests on {r.passed} of {r.problems} problems, **{_pct(r.rate)}**. On the other "
-            f"{r.problems - r.passed}, a correct program would be told it is wrong: this is the evidence "
-            "Reflexion's reflections argued from.")  # fmt: skip
+    return (
+        f"**GPT-4's own tests** (the authors' test-acc log, HumanEval): the canonical solution passes all of "
+        f"GPT-4's tests on {r.passed} of {r.problems} problems, **{_pct(r.rate)}**. On the other "
+        f"{r.problems - r.passed}, a correct program would be told it is wrong: this is the evidence "
+        "Reflexion's reflections argued from."
+    )
 
 
 PUBLISHED_MD = f"""**The published tables beside labkit's** (Table 1 of Shinn et al. 2023, pass@1). The paper's
@@ -215,48 +223,82 @@ HumanEval "GPT-4" 80.1 is not the single-shot log's own count. *{LABEL}.*"""
 
 def published_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
     """Table 1 of the paper beside the logs' own counts and labkit's re-grading."""
-    return pl.DataFrame([{"run": p.run, "paper (Table 1)": f"{p.paper:.1f} %", "log's own is_solved": _rate(p.logged),
-                          "labkit check": _rate(p.check), "labkit differential (contract)": _rate(p.differential)}
-                         for p in gains.published_beside(rows)])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "run": p.run,
+                "paper (Table 1)": f"{p.paper:.1f} %",
+                "log's own is_solved": _rate(p.logged),
+                "labkit check": _rate(p.check),
+                "labkit differential (contract)": _rate(p.differential),
+            }
+            for p in gains.published_beside(rows)
+        ]
+    )
 
 
 def evalplus_md(rows: Sequence[LadderRow] | None) -> str:
     """EvalPlus's published drop beside labkit's check → differential drop on the single-shot run."""
     before, after = gains.EVALPLUS
-    head = (f"**EvalPlus** (Liu et al. 2023, its own GPT-4 sample): HumanEval {before:.1f} % → HumanEval+ {after:.1f} % "
-            f"({after - before:+.1f} points).")  # fmt: skip
+    head = (
+        f"**EvalPlus** (Liu et al. 2023, its own GPT-4 sample): HumanEval {before:.1f} % → HumanEval+ {after:.1f} % "
+        f"({after - before:+.1f} points)."
+    )
     check = gains.rung_rate(rows, "simple-humaneval", "check")
     diff = gains.rung_rate(rows, "simple-humaneval", "differential_contract")
     if check is None or diff is None:
         return head + f" labkit's check → differential on the single-shot log: {NOT_COMPUTED}."
-    return head + (f" labkit on the authors' single-shot log: check {_pct(check.rate)} → differential (contract) "
-                   f"{_pct(diff.rate)}.")  # fmt: skip
+    return head + (
+        f" labkit on the authors' single-shot log: check {_pct(check.rate)} → differential (contract) "
+        f"{_pct(diff.rate)}."
+    )
 
 
 def beliefs_html() -> str:
     """The entrenched false beliefs (selected by reading, from the authors' logs), quote beside prompt."""
-    frame = pl.DataFrame([{"problem": b.task_id, "reflection": f"{b.reflection + 1} of {b.reflections}",
-                           "the reflection says": b.reflection_quote, "the prompt says": b.prompt_quote,
-                           "why it is false": b.why, "repeated in": f"{b.repeated} of {b.reflections} reflections"}
-                          for b in gains.false_beliefs()])  # fmt: skip
-    return ("<p><b>Entrenched false beliefs</b>: reflections that argue for a requirement the prompt does not state, "
-            "in the model's own words beside the prompt (selected by reading, from the authors' logs).</p>" + frame_html(frame))  # fmt: skip
+    frame = pl.DataFrame(
+        [
+            {
+                "problem": b.task_id,
+                "reflection": f"{b.reflection + 1} of {b.reflections}",
+                "the reflection says": b.reflection_quote,
+                "the prompt says": b.prompt_quote,
+                "why it is false": b.why,
+                "repeated in": f"{b.repeated} of {b.reflections} reflections",
+            }
+            for b in gains.false_beliefs()
+        ]
+    )
+    return (
+        "<p><b>Entrenched false beliefs</b>: reflections that argue for a requirement the prompt does not state, "
+        "in the model's own words beside the prompt (selected by reading, from the authors' logs).</p>"
+        + frame_html(frame)
+    )
 
 
 def _estimate(e: Estimate) -> str:
     if e.estimate is None:
         return "not identifiable" if e.source == "—" else NOT_COMPUTED
-    return (
-        str(e.estimate) if e.parameter.endswith(".rho") else _pct(e.estimate)
-    )  # rho is a correlation, not a share
+    return str(e.estimate) if e.parameter.endswith(".rho") else _pct(e.estimate)  # rho is a correlation, not a share
 
 
 def calibration_frame(rows: Sequence[LadderRow] | None) -> pl.DataFrame:
     """Each simulated parameter: its default, the logs' estimate (or why there is none), and where it comes from."""
     sim = {"SimulatedPolicy": "arms policy", "SimActor": "memory actor"}
-    return pl.DataFrame([{"simulation": sim[e.parameter.split(".")[0]], "parameter": e.parameter.split(".")[1],
-                          "default": f"{e.default:g}", "from the logs [95% interval]": _estimate(e), "counts": e.counts,
-                          "source": e.source, "what it is": e.note} for e in calibrate(rows)])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "simulation": sim[e.parameter.split(".")[0]],
+                "parameter": e.parameter.split(".")[1],
+                "default": f"{e.default:g}",
+                "from the logs [95% interval]": _estimate(e),
+                "counts": e.counts,
+                "source": e.source,
+                "what it is": e.note,
+            }
+            for e in calibrate(rows)
+        ]
+    )
 
 
 def problem_choices(rows: Sequence[LadderRow] | None) -> list[str]:
@@ -267,7 +309,7 @@ def problem_choices(rows: Sequence[LadderRow] | None) -> list[str]:
     return sorted(tasks, key=lambda t: (t not in won, int(t.split("/")[1])))
 
 
-_PRE = "background:#f6f6f6;border:1px solid #ddd;padding:0.4em;white-space:pre-wrap;word-break:break-word;max-height:22em;overflow:auto;margin:0.2em 0"  # fmt: skip
+_PRE = "background:#f6f6f6;border:1px solid #ddd;padding:0.4em;white-space:pre-wrap;word-break:break-word;max-height:22em;overflow:auto;margin:0.2em 0"
 
 
 def _verdict_page(task: str, rows: Sequence[LadderRow] | None) -> str:
@@ -277,23 +319,21 @@ def _verdict_page(task: str, rows: Sequence[LadderRow] | None) -> str:
         got = by.get((run, task), {})
         table.append(
             {"run": run}
-            | {
-                RUNG_NAMES[r]: ("pass" if got[r].passed else "fail") if r in got else NOT_COMPUTED
-                for r in RUNGS
-            }
+            | {RUNG_NAMES[r]: ("pass" if got[r].passed else "fail") if r in got else NOT_COMPUTED for r in RUNGS}
         )
-        failed = [
-            got[r] for r in reversed(RUNGS) if r in got and not got[r].passed and got[r].reason
-        ]
+        failed = [got[r] for r in reversed(RUNGS) if r in got and not got[r].passed and got[r].reason]
         if failed and not example:
-            why = (f"<p><b>why it fails</b> ({run}, {RUNG_NAMES[failed[0].rung]}): labkit's first failing test and "
-                   "its message (the counterexample, when the failure is a wrong answer)</p>")  # fmt: skip
+            why = (
+                f"<p><b>why it fails</b> ({run}, {RUNG_NAMES[failed[0].rung]}): labkit's first failing test and "
+                "its message (the counterexample, when the failure is a wrong answer)</p>"
+            )
             example = why + f"<pre style='{_PRE}'>{html.escape(failed[0].reason)}</pre>"
-    colours = {
-        RUNG_NAMES[r]: {"pass": "#2e7d32", "fail": "#c62828", NOT_COMPUTED: "#888"} for r in RUNGS
-    }
-    return (f"<h4 style='margin:0'>{html.escape(task)} · labkit's verdict on each rung</h4>"
-            + frame_html(pl.DataFrame(table), colours=colours) + (example or "<p>no rung labkit computed fails here</p>"))  # fmt: skip
+    colours = {RUNG_NAMES[r]: {"pass": "#2e7d32", "fail": "#c62828", NOT_COMPUTED: "#888"} for r in RUNGS}
+    return (
+        f"<h4 style='margin:0'>{html.escape(task)} · labkit's verdict on each rung</h4>"
+        + frame_html(pl.DataFrame(table), colours=colours)
+        + (example or "<p>no rung labkit computed fails here</p>")
+    )
 
 
 def problem_stepper(task: str, rows: Sequence[LadderRow] | None) -> Stepper:
@@ -308,13 +348,17 @@ def problem_stepper(task: str, rows: Sequence[LadderRow] | None) -> Stepper:
     single = runs.filter(pl.col("run") == "simple-humaneval").row(0, named=True)
     e = html.escape
     head = f"<p style='color:#666;margin:0 0 4px'>{e(LABEL)}</p>"
-    pages = [head + f"<h4 style='margin:0'>{e(task)} · the prompt</h4><pre style='{_PRE}'>{e(problem['prompt'])}</pre>"
-             f"<p>single-shot answer, as logged: {'solved' if single['is_solved'] else 'not solved'}</p>"]  # fmt: skip
+    pages = [
+        head + f"<h4 style='margin:0'>{e(task)} · the prompt</h4><pre style='{_PRE}'>{e(problem['prompt'])}</pre>"
+        f"<p>single-shot answer, as logged: {'solved' if single['is_solved'] else 'not solved'}</p>"
+    ]
     labels = ["prompt"]
     for k, text in enumerate(refl["reflections"], 1):
         labels.append(f"reflection {k}")
-        pages.append(head + f"<h4 style='margin:0'>{e(task)} · reflection {k} of {len(refl['reflections'])}</h4>"
-                     f"<pre style='{_PRE}'>{e(text)}</pre>")  # fmt: skip
+        pages.append(
+            head + f"<h4 style='margin:0'>{e(task)} · reflection {k} of {len(refl['reflections'])}</h4>"
+            f"<pre style='{_PRE}'>{e(text)}</pre>"
+        )
     final = candidate_source(problem, refl)
     note = (
         ""
@@ -322,8 +366,10 @@ def problem_stepper(task: str, rows: Sequence[LadderRow] | None) -> Stepper:
         else '<p>the log keeps no unsolved answer (the authors\' code wrote ""): this is the prompt alone</p>'
     )
     labels.append("final solution")
-    pages.append(head + f"<h4 style='margin:0'>{e(task)} · Reflexion's final solution (logged "
-                 f"{'solved' if refl['is_solved'] else 'not solved'})</h4>{note}<pre style='{_PRE}'>{e(final)}</pre>")  # fmt: skip
+    pages.append(
+        head + f"<h4 style='margin:0'>{e(task)} · Reflexion's final solution (logged "
+        f"{'solved' if refl['is_solved'] else 'not solved'})</h4>{note}<pre style='{_PRE}'>{e(final)}</pre>"
+    )
     labels.append("verdicts")
     pages.append(head + _verdict_page(task, rows))
     return Stepper(len(pages), labels, unit="step", pages=pages)

@@ -85,22 +85,15 @@ def what_changed(trace: Trace, step: int) -> str:
         v = trace.start_verdict
         failing = [r.nodeid.split("::")[-1] for r in v.evidence.results if r.outcome != "passed"]
         a, n = v.score("acceptance")
-        return (
-            f"start: failing acceptance passes {a}/{n}; "
-            f"{len(failing)} test(s) fail ({', '.join(failing) or 'none'})"
-        )
+        return f"start: failing acceptance passes {a}/{n}; {len(failing)} test(s) fail ({', '.join(failing) or 'none'})"
     rnd = trace.rounds[step - 1]
     decision = rnd.decision.decision.value
     if rnd.retest is None:
         return f"nothing was tested this round (see why above) → {decision}"
     before = {r.nodeid: r.outcome for r in rnd.verdict.evidence.results}
     after = {r.nodeid: r.outcome for r in rnd.retest.evidence.results}
-    fixed = sorted(
-        n.split("::")[-1] for n, o in after.items() if o == "passed" and before.get(n) != "passed"
-    )
-    broke = sorted(
-        n.split("::")[-1] for n, o in after.items() if o != "passed" and before.get(n) == "passed"
-    )
+    fixed = sorted(n.split("::")[-1] for n, o in after.items() if o == "passed" and before.get(n) != "passed")
+    broke = sorted(n.split("::")[-1] for n, o in after.items() if o != "passed" and before.get(n) == "passed")
     parts = []
     if fixed:
         parts.append(f"{len(fixed)} now pass ({', '.join(fixed)})")

@@ -22,6 +22,7 @@ NET = "net = fixed − broken [95% CI]"
 
 def net_text(net: int, low: float | None, high: float | None) -> str:
     """A round's net with its bootstrap interval, as counts: "+10 [+3, +16]"; "—" with no interval."""
+
     def signed(x: float) -> str:
         return f"{x:+.0f}" if round(x) else "0"
 
@@ -56,9 +57,10 @@ def slice_table(slices: pl.DataFrame) -> pl.DataFrame:
         row: dict[str, str] = {"slice": name}
         for r in moved.filter(pl.col("slice") == name).sort("round").iter_rows(named=True):
             row[f"round {r['round']}"] = (
-                "nothing moved" if r["fixed"] == r["broken"] == 0 else
-                f"{net_text(r['net'], r.get('net_low'), r.get('net_high'))}: {r['fixed']} fixed, {r['broken']} broken"
-            )  # fmt: skip
+                "nothing moved"
+                if r["fixed"] == r["broken"] == 0
+                else f"{net_text(r['net'], r.get('net_low'), r.get('net_high'))}: {r['fixed']} fixed, {r['broken']} broken"
+            )
         rows.append({"slice": name, **{f"round {k}": row.get(f"round {k}", "—") for k in rounds}})
     return pl.DataFrame(rows)
 

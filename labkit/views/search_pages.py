@@ -60,13 +60,15 @@ def budget_bar(step: SearchStep) -> str:
     parts = [("search", step.search_spent), ("confirm", step.confirm_spent), ("held", step.held),
              ("left", step.search_left)]  # fmt: skip
     cells = "".join(
-        f'<div title="{k} {v:g}" style="width:{100 * v / step.limit:.2f}%;background:{_COLOURS[k]};'
-        f'height:18px"></div>'
-        for k, v in parts if v > 0
-    )  # fmt: skip
+        f'<div title="{k} {v:g}" style="width:{100 * v / step.limit:.2f}%;background:{_COLOURS[k]};height:18px"></div>'
+        for k, v in parts
+        if v > 0
+    )
     legend = " · ".join(f"<b>{k}</b> {v:g}" for k, v in parts)
-    return (f'<div style="display:flex;border:1px solid #999;width:100%">{cells}</div>'
-            f"<p style='margin:4px 0'>limit {step.limit:g}: {legend}</p>")  # fmt: skip
+    return (
+        f'<div style="display:flex;border:1px solid #999;width:100%">{cells}</div>'
+        f"<p style='margin:4px 0'>limit {step.limit:g}: {legend}</p>"
+    )
 
 
 def tree_html(branches: Sequence[dict[str, Any]]) -> str:
@@ -84,9 +86,11 @@ def tree_html(branches: Sequence[dict[str, Any]]) -> str:
         df = f", ΔF {prog['delta_f']:+d}" if "delta_f" in prog else ""
         new = ", ".join(f"{x['check'].split('::')[-1]} [{x['severity']}]" for x in prog.get("new", []))
         below = "".join(node(k) for k in kids.get(str(b.get("state")), [])) if b.get("state") else ""
-        return (f"<li><span style='color:{colour};font-weight:bold'>{html.escape(str(b.get('outcome')))}</span> "
-                f"{html.escape(str(b.get('name')))} — spent {b.get('spent', 0):g}{df}"
-                f"{'; new: ' + html.escape(new) if new else ''}{'<ul>' + below + '</ul>' if below else ''}</li>")  # fmt: skip
+        return (
+            f"<li><span style='color:{colour};font-weight:bold'>{html.escape(str(b.get('outcome')))}</span> "
+            f"{html.escape(str(b.get('name')))} — spent {b.get('spent', 0):g}{df}"
+            f"{'; new: ' + html.escape(new) if new else ''}{'<ul>' + below + '</ul>' if below else ''}</li>"
+        )
 
     body = "".join(f"<li>start<ul>{''.join(node(b) for b in kids[r])}</ul></li>" for r in roots)
     return f"<ul style='margin:0'>{body or '<li>start</li>'}</ul>"
@@ -100,7 +104,7 @@ def step_page(step: SearchStep) -> str:
         else f"<li><b>{html.escape(str(d.get('error_class')))}</b> at {html.escape(str(d.get('where')))}: "
         f"{html.escape(str(d.get('action')))}</li>"
         for d in step.decisions
-    )  # fmt: skip
+    )
     title = step.title
     if step.kind == Kind.STOP:  # the outcome in words, not "success; ended on: budget_exhausted"
         title = f"the task ended {outcome_words(str(step.detail.get('status')), str(step.detail.get('reason')))}"
@@ -126,67 +130,96 @@ def outcome_words(status: str, reason: str) -> str:
 def spend_md(run: Sweep) -> str:
     """One run's end in words: outcome, spend, and what is unspent split into spendable and reserved."""
     end = run.steps[-1]
-    unspent = (f"**{end.left:g}** unspent: {end.search_left:g} spendable on search, {end.held:g} still reserved "
-               "for confirmation" if end.held else f"**{end.left:g}** unspent")  # fmt: skip
-    return (f"At **{run.total:g}** units, {run.reserve:g} of them reserved for confirmation, the task ended "
-            f"**{outcome_words(run.result.status, run.result.reason)}**. Search spent **{end.search_spent:g}**, "
-            f"confirmation **{end.confirm_spent:g}** (total **{end.search_spent + end.confirm_spent:g}**); {unspent}.")
+    unspent = (
+        f"**{end.left:g}** unspent: {end.search_left:g} spendable on search, {end.held:g} still reserved "
+        "for confirmation"
+        if end.held
+        else f"**{end.left:g}** unspent"
+    )
+    return (
+        f"At **{run.total:g}** units, {run.reserve:g} of them reserved for confirmation, the task ended "
+        f"**{outcome_words(run.result.status, run.result.reason)}**. Search spent **{end.search_spent:g}**, "
+        f"confirmation **{end.confirm_spent:g}** (total **{end.search_spent + end.confirm_spent:g}**); {unspent}."
+    )
 
 
 def sweep_frame(sweeps: Sequence[Sweep]) -> pl.DataFrame:
     """One row per total budget: how the task ended, the spend, and what is unspent (spendable vs reserved)."""
     last = [s.steps[-1] for s in sweeps]
-    return pl.DataFrame({
-        "total": [s.total for s in sweeps],
-        "status": [s.result.status for s in sweeps],
-        "reason": [s.result.reason for s in sweeps],
-        "search": [st.search_spent for st in last],
-        "confirmation": [st.confirm_spent for st in last],
-        "left": [st.left for st in last],
-        "spendable": [st.search_left for st in last],
-        "reserved": [st.held for st in last],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "total": [s.total for s in sweeps],
+            "status": [s.result.status for s in sweeps],
+            "reason": [s.result.reason for s in sweeps],
+            "search": [st.search_spent for st in last],
+            "confirmation": [st.confirm_spent for st in last],
+            "left": [st.left for st in last],
+            "spendable": [st.search_left for st in last],
+            "reserved": [st.held for st in last],
+        }
+    )
 
 
 def shown_sweep(sweeps: Sequence[Sweep]) -> pl.DataFrame:
     """`sweep_frame` as a class reads it: outcome in words, spend in cost units."""
     f = sweep_frame(sweeps)
-    return pl.DataFrame({
-        "total budget (cost units)": f["total"], "outcome": [outcome_words(s, r) for s, r in zip(f["status"], f["reason"], strict=True)],
-        "search spent": f["search"], "confirmation spent": f["confirmation"], "unspent, spendable on search": f["spendable"],
-        "unspent, reserved for confirmation": f["reserved"],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "total budget (cost units)": f["total"],
+            "outcome": [outcome_words(s, r) for s, r in zip(f["status"], f["reason"], strict=True)],
+            "search spent": f["search"],
+            "confirmation spent": f["confirmation"],
+            "unspent, spendable on search": f["spendable"],
+            "unspent, reserved for confirmation": f["reserved"],
+        }
+    )
 
 
 def routes_frame(run: Sweep) -> pl.DataFrame:
     """What the records say about each route: its outcome, its spend and why."""
     b = run.result.branches
-    return pl.DataFrame({"route": [x.name for x in b], "outcome": [x.outcome for x in b],
-                         "spent (cost units)": [float(x.spent) for x in b], "why": [x.reason for x in b]})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "route": [x.name for x in b],
+            "outcome": [x.outcome for x in b],
+            "spent (cost units)": [float(x.spent) for x in b],
+            "why": [x.reason for x in b],
+        }
+    )
 
 
 def sweep_chart(sweeps: Sequence[Sweep], chosen: float | None = None) -> alt.Chart:
     """Spend per total budget, coloured by how the task ended; the chosen total outlined."""
-    frame = sweep_frame(sweeps).unpivot(
-        ["search", "confirmation", "left"], index=["total", "status", "reason"], variable_name="part",
-        value_name="units",
-    ).with_columns((pl.col("total") == (chosen if chosen is not None else -1)).alias("chosen"))  # fmt: skip
+    frame = (
+        sweep_frame(sweeps)
+        .unpivot(
+            ["search", "confirmation", "left"],
+            index=["total", "status", "reason"],
+            variable_name="part",
+            value_name="units",
+        )
+        .with_columns((pl.col("total") == (chosen if chosen is not None else -1)).alias("chosen"))
+    )
     return (
         alt.Chart(frame)
         .mark_bar()
         .encode(
             x=alt.X("total:O", title="total budget (cost units)"),
             y=alt.Y("units:Q", title="cost units"),
-            color=alt.Color("part:N", sort=["search", "confirmation", "left"],
-                            scale=alt.Scale(domain=["search", "confirmation", "left"],
-                                            range=[_COLOURS["search"], _COLOURS["confirm"], "#bdbdbd"]),
-                            legend=alt.Legend(orient="top", title=None)),  # fmt: skip
+            color=alt.Color(
+                "part:N",
+                sort=["search", "confirmation", "left"],
+                scale=alt.Scale(
+                    domain=["search", "confirmation", "left"],
+                    range=[_COLOURS["search"], _COLOURS["confirm"], "#bdbdbd"],
+                ),
+                legend=alt.Legend(orient="top", title=None),
+            ),
             opacity=alt.condition("datum.status == 'success'", alt.value(1.0), alt.value(0.35)),
             stroke=alt.condition("datum.chosen", alt.value("black"), alt.value(None)),
             tooltip=["total:Q", "status:N", "reason:N", "part:N", "units:Q"],
         )
-        .properties(width=alt.Step(26), height=180,
-                    title="faded = incomplete (no verified, confirmed candidate)")  # fmt: skip
+        .properties(width=alt.Step(26), height=180, title="faded = incomplete (no verified, confirmed candidate)")
     )
 
 
@@ -213,5 +246,6 @@ def step_label(step: SearchStep) -> str:
 
 def search_browser(run: Sweep) -> Stepper:
     """A Stepper over one recorded search (marimo: wrap in mo.ui.anywidget; JupyterLab: display)."""
-    return Stepper(len(run.steps), [step_label(s) for s in run.steps], unit="step",
-                   pages=[step_page(s) for s in run.steps])  # fmt: skip
+    return Stepper(
+        len(run.steps), [step_label(s) for s in run.steps], unit="step", pages=[step_page(s) for s in run.steps]
+    )

@@ -81,8 +81,7 @@ def step_html(view: StepView) -> str:
         parts.append(diff_html(view.diff))
     if view.raw:
         what = (
-            f"<b>Raw reply received before the time limit</b> ({len(view.raw)} characters; "
-            "the model was stopped there)"
+            f"<b>Raw reply received before the time limit</b> ({len(view.raw)} characters; the model was stopped there)"
             if view.cut_off
             else f"<b>Raw reply</b> ({len(view.raw)} characters, as the reflector sent it)"
         )
@@ -115,6 +114,7 @@ def _expected_text(expected: object) -> str:
     """The record's expected verification, in words: which tests must pass, which must stay green."""
     if not isinstance(expected, dict):
         return str(expected or "—")
+
     def names(key: str) -> str:
         return ", ".join(str(n).split("::")[-1] for n in expected.get(key) or []) or "—"
 
@@ -122,9 +122,7 @@ def _expected_text(expected: object) -> str:
     return f"must now pass: {must}; must stay green: {keep}"
 
 
-def trace_pages(
-    trace: Trace, suite: AcceptanceSuite | None = None, ledger: pl.DataFrame | None = None
-) -> list[str]:
+def trace_pages(trace: Trace, suite: AcceptanceSuite | None = None, ledger: pl.DataFrame | None = None) -> list[str]:
     """One HTML page per step (card, plus that step's ledger rows if a ledger frame is given).
 
     Each card links its first use of a bucket or of the patch-size notation to the glossary.

@@ -53,25 +53,34 @@ def audit_html(rec: Mapping[str, Any] | None = None) -> str:
 
 def planning_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    rows = [{
-        "configuration (simulated)": r["config"]["name"],
-        "completed, no plan": f"{r['off']['completed']} of {r['off']['tasks']}",
-        "completed, plan": f"{r['on']['completed']} of {r['on']['tasks']}",
-        "repeated verifications per task, no plan": round(r["off"]["repeated"], 1),
-        "repeated verifications per task, plan": round(r["on"]["repeated"], 1),
-        "where the plan helped (this configuration only)": r["helped"],
-    } for r in rec["planning"]]  # fmt: skip
+    rows = [
+        {
+            "configuration (simulated)": r["config"]["name"],
+            "completed, no plan": f"{r['off']['completed']} of {r['off']['tasks']}",
+            "completed, plan": f"{r['on']['completed']} of {r['on']['tasks']}",
+            "repeated verifications per task, no plan": round(r["off"]["repeated"], 1),
+            "repeated verifications per task, plan": round(r["on"]["repeated"], 1),
+            "where the plan helped (this configuration only)": r["helped"],
+        }
+        for r in rec["planning"]
+    ]
     return frame_html(pl.DataFrame(rows), 1)
 
 
 def wrong_tool_html(rec: Mapping[str, Any] | None = None) -> str:
     rec = rec if rec is not None else recorded()
-    rows = [{
-        "run (published, re-graded)": v["run"], "tasks": v["tasks"], "own tests accept": v["accepted"],
-        "accepted but wrong": v["accepted_wrong"], "rejected but right": v["rejected_right"],
-        **{f"loss per task if shipped, wrong = {k} reviews": round(x, 2) for k, x in v["loss"].items()},
-        "escalate every task": 1,
-    } for v in rec["verifier"]]  # fmt: skip
+    rows = [
+        {
+            "run (published, re-graded)": v["run"],
+            "tasks": v["tasks"],
+            "own tests accept": v["accepted"],
+            "accepted but wrong": v["accepted_wrong"],
+            "rejected but right": v["rejected_right"],
+            **{f"loss per task if shipped, wrong = {k} reviews": round(x, 2) for k, x in v["loss"].items()},
+            "escalate every task": 1,
+        }
+        for v in rec["verifier"]
+    ]
     return frame_html(pl.DataFrame(rows))
 
 

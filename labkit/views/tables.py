@@ -33,9 +33,7 @@ __all__ = [
 
 TABLE_STYLE = "border-collapse:collapse;margin:0.4em 0;font-size:0.95em"
 _CELL = "padding:0.2em 0.7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top"
-_HEAD = (
-    _CELL + ";border-bottom:2px solid #999;font-weight:600"
-)  # a long header breaks between words
+_HEAD = _CELL + ";border-bottom:2px solid #999;font-weight:600"  # a long header breaks between words
 _RIGHT = ";text-align:right;font-variant-numeric:tabular-nums"
 _LONG = 24  # a token longer than this (a test id, a path) may break anywhere; shorter ones never do
 _HYPHENATED = re.compile(r"(?<![\w-])(\w[\w.]*(?:-[\w.]+)+)")  # "GPT-3.5", "2024-05-01": never split at "-"
@@ -101,17 +99,12 @@ def _right(series: pl.Series) -> bool:
     return bool(texts) and all(_NUMBER_LIKE.match(v) for v in texts)
 
 
-def frame_html(
-    frame: pl.DataFrame, digits: int = 3, *, colours: dict[str, dict[str, str]] | None = None
-) -> str:
+def frame_html(frame: pl.DataFrame, digits: int = 3, *, colours: dict[str, dict[str, str]] | None = None) -> str:
     """Every row of `frame` as a plain HTML table; `colours[column][value]` colours a cell's text."""
     e = html.escape
     right = {c: _right(frame[c]) for c in frame.columns}
     whole = {c: frame[c].dtype.is_float() and _whole(frame[c]) for c in frame.columns}
-    head = "".join(
-        f'<th style="{_HEAD}{_RIGHT if right[c] else ""}">{e(header(c))}</th>'
-        for c in frame.columns
-    )
+    head = "".join(f'<th style="{_HEAD}{_RIGHT if right[c] else ""}">{e(header(c))}</th>' for c in frame.columns)
     body = []
     for row in frame.iter_rows(named=True):
         cells = []

@@ -103,7 +103,10 @@ def test_jupyterlab_try_your_own_patch(chromium):
             page.get_by_role("heading", name="User B sees user A's price").wait_for()
             leak = page.locator("table.labkit-table", has_text="price served").first
             leak.scroll_into_view_if_needed()
-            rows = [[(td.text_content() or "").strip() for td in r.locator("td").all()] for r in leak.locator("tbody tr").all()]
+            rows = [
+                [(td.text_content() or "").strip() for td in r.locator("td").all()]
+                for r in leak.locator("tbody tr").all()
+            ]
             assert rows == [["alice", "p1", "100", "100"], ["bob", "p1", "100", "80"]], rows
             page.get_by_text("Tests passing per step").first.wait_for()  # the scores chart (SVG)
             page.get_by_role("heading", name="The wrong generalisation, measured").wait_for()

@@ -34,13 +34,9 @@ def test_the_control_suite_is_captioned_as_breaking_a_right_answer(chromium):
         item.wait_for()
         item.scroll_into_view_if_needed()
         text = item.inner_text()
-        assert "starts from the canonical solution" in text and "breaks a right answer" in text, (
-            text
-        )
+        assert "starts from the canonical solution" in text and "breaks a right answer" in text, text
         assert "made 0 calls" in text and "solved nothing here" in text, text
-        page.get_by_text(
-            "control: still right (started right)"
-        ).first.wait_for()  # the table says so too
+        page.get_by_text("control: still right (started right)").first.wait_for()  # the table says so too
         assert page.get_by_text("solved 36 of 36").count() == 0
 
     _opened(chromium, "reflection_worth_it.py", "classroom-control-caption", check)
@@ -60,10 +56,7 @@ def test_search_budget_says_success_and_incomplete_in_words(chromium):
         said = page.get_by_text("At 12 units").first
         said.wait_for()
         text = said.inner_text()
-        assert (
-            "ended incomplete:" in text
-            and "3 unspent: 1 spendable on search, 2 still reserved" in text
-        ), text
+        assert "ended incomplete:" in text and "3 unspent: 1 spendable on search, 2 still reserved" in text, text
         assert page.get_by_text("budget_exhausted").count() == 0
         assert e2e.StepperDriver.nth(page, 0, runs).label()[2] == "the rule, before any candidate"
 
@@ -85,24 +78,21 @@ _OVERFLOW = """() => {
 }"""
 
 
-def test_judge_self_correction_fits_1280px_and_a_keyless_model_is_not_shown_as_a_judge(
-    chromium, monkeypatch
-):
+def test_judge_self_correction_fits_1280px_and_a_keyless_model_is_not_shown_as_a_judge(chromium, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
     def check(page, runs):  # noqa: ANN001
-        for button, what in (("ask the model now", "the lead pair"), ("run the judge battery", "the battery"),
-                             ("run self-correction on the model", "self-correction")):  # fmt: skip
+        for button, what in (
+            ("ask the model now", "the lead pair"),
+            ("run the judge battery", "the battery"),
+            ("run self-correction on the model", "self-correction"),
+        ):
             mark = runs.seq
             page.get_by_role("button", name=button).click()
             e2e.settle_marimo(page, runs, mark, e2e.STEP_TIMEOUT, what)
         page.get_by_text("fell back to the random re-answerer").wait_for()
-        page.locator(
-            "table.labkit-table", has_text="critique before it"
-        ).wait_for()  # attempts, not a raw grid
-        page.get_by_text(
-            "no real judge ran"
-        ).wait_for()  # no second simulated judge "on a real model"
+        page.locator("table.labkit-table", has_text="critique before it").wait_for()  # attempts, not a raw grid
+        page.get_by_text("no real judge ran").wait_for()  # no second simulated judge "on a real model"
         page.get_by_text("needs OPENAI_API_KEY").first.wait_for()  # the reason, in words a student can act on
         # (get_by_text pierces the callouts' shadow roots, which body.inner_text() does not)
         # case-sensitive: the advice is `export OPENAI_API_KEY=...`, never "pass api_key=..."

@@ -58,9 +58,7 @@ def test_exported_notebook_opens_offline(chromium, notebook, headless):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(out.as_uri(), wait_until="commit")
-        page.locator("h1", has_text=title.group(1).strip()).first.wait_for(
-            timeout=e2e.RENDER_TIMEOUT * 1000
-        )
+        page.locator("h1", has_text=title.group(1).strip()).first.wait_for(timeout=e2e.RENDER_TIMEOUT * 1000)
         if "Stepper(" in source or "mo.ui.anywidget(" in source:
             label = page.locator(".labkit-stepper .labkit-label").first
             label.wait_for()

@@ -87,13 +87,7 @@ def check_executed(nb, name: str) -> None:  # noqa: ANN001
     """An executed notebook (nbformat): no error output, a widget shown, no chart needing the network."""
     import nbformat
 
-    errors = [
-        o
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-        if o.output_type == "error"
-    ]
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, json.dumps(errors)[:4000]
     widgets = [
         o
@@ -135,9 +129,7 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
         with e2e.jupyter_lab(notebook, leave_running=True) as server:
             try:
                 page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
-                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(
-                    timeout=e2e.SERVER_TIMEOUT * 1000
-                )
+                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
                 page.wait_for_function(
                     "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
                     timeout=e2e.SERVER_TIMEOUT * 1000,

@@ -62,8 +62,15 @@ def main(argv: list[str] | None = None) -> int:
         chosen = sorted(random.Random(a.sample_seed).sample(ids, a.sample))
     else:
         chosen = ids
-    plan = budget_plan(a.calls, tokens_per_call=a.tokens_per_call, wall=a.wall, model=a.model, stronger=a.stronger,
-                       sim=parse_sim(a.sim), n=a.n)  # fmt: skip
+    plan = budget_plan(
+        a.calls,
+        tokens_per_call=a.tokens_per_call,
+        wall=a.wall,
+        model=a.model,
+        stronger=a.stronger,
+        sim=parse_sim(a.sim),
+        n=a.n,
+    )
     jobs = jobs_for(a.suite, chosen, a.arms.split(","), [int(s) for s in a.seeds.split(",")])
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

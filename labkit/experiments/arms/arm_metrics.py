@@ -58,22 +58,34 @@ def _run_row(run_id: str, events: list[Event]) -> dict[str, Any]:
         status = "incomplete"
     budget = [e for e in events if e.role == Role.BUDGET]  # only settlements carry usage (reservations, refusals: 0)
     define = next((e for e in events if e.role == Role.EXPERIMENT and e.kind == Kind.DEFINE), None)
-    worked = {e.round for e in events if e.role == Role.REFLECTOR and e.kind == Kind.REFLECT and e.detail.get("children")}
+    worked = {
+        e.round for e in events if e.role == Role.REFLECTOR and e.kind == Kind.REFLECT and e.detail.get("children")
+    }
     children = [ch for d in outcomes.decisions(events) for ch in d.children]
     by_round = {r: (c, v) for r, c, v, _ in scores}
     last = max(by_round) if by_round else 0
     return {
-        "run": run_id, "suite": suite, "case": case, "arm": arm, "seed": seed, "status": status,
-        "start": by_round.get(0, (False, False))[0], "first": by_round.get(1, by_round.get(0, (False, False)))[0],
-        "correct": by_round.get(last, (False, False))[0], "visible": by_round.get(last, (False, False))[1],
-        "rounds": len(worked), "children": len(children),
+        "run": run_id,
+        "suite": suite,
+        "case": case,
+        "arm": arm,
+        "seed": seed,
+        "status": status,
+        "start": by_round.get(0, (False, False))[0],
+        "first": by_round.get(1, by_round.get(0, (False, False)))[0],
+        "correct": by_round.get(last, (False, False))[0],
+        "visible": by_round.get(last, (False, False))[1],
+        "rounds": len(worked),
+        "children": len(children),
         "rolled_back": sum(ch.decision == "roll back" for ch in children),
         "escalated": any(e.detail.get("outcome") == "escalate" for e in stops),
-        "tokens": sum(e.tokens for e in budget), "calls": sum(e.calls for e in budget),
-        "seconds": sum(e.wall_seconds for e in budget), "cost": sum(e.cost_units for e in budget),
+        "tokens": sum(e.tokens for e in budget),
+        "calls": sum(e.calls for e in budget),
+        "seconds": sum(e.wall_seconds for e in budget),
+        "cost": sum(e.cost_units for e in budget),
         "limit": json.dumps(define.detail.get("limit")) if define else "",
         "scores": [(r, c) for r, (c, _) in sorted(by_round.items())],
-    }  # fmt: skip
+    }
 
 
 def runs(ledger: Ledger) -> pl.DataFrame:
@@ -137,9 +149,17 @@ def self_test_judgements(ledger: Ledger) -> pl.DataFrame:
             if note.startswith("{") and "self_tests" in note:
                 j = json.loads(note)
                 if j["self_tests"] in ("pass", "fail") and j["candidate"] in hidden:
-                    rows.append({"run": rid, "round": e.round, "own_pass": j["self_tests"] == "pass",
-                                 "hidden_pass": hidden[j["candidate"]]})  # fmt: skip
-    return pl.DataFrame(rows, schema={"run": pl.Utf8, "round": pl.Int64, "own_pass": pl.Boolean, "hidden_pass": pl.Boolean})
+                    rows.append(
+                        {
+                            "run": rid,
+                            "round": e.round,
+                            "own_pass": j["self_tests"] == "pass",
+                            "hidden_pass": hidden[j["candidate"]],
+                        }
+                    )
+    return pl.DataFrame(
+        rows, schema={"run": pl.Utf8, "round": pl.Int64, "own_pass": pl.Boolean, "hidden_pass": pl.Boolean}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,24 +214,38 @@ def table(frame: pl.DataFrame, rounds: int = 4) -> list[ArmRow]:
         held = np.array([[_at(s, r) for r in range(rounds + 1)] for s in ran["scores"].to_list()], dtype=float)
         gains = tuple(bootstrap_mean(held[:, r] - held[:, r - 1]) for r in range(1, rounds + 1))
         children, rolled = int(ran["children"].sum()), int(ran["rolled_back"].sum())
-        spend = {f"{k}_{agg}": float(getattr(ran[k], agg)()) for k in ("tokens", "calls", "seconds") for agg in ("mean", "max")}
+        spend = {
+            f"{k}_{agg}": float(getattr(ran[k], agg)())
+            for k in ("tokens", "calls", "seconds")
+            for agg in ("mean", "max")
+        }
         limit = next((json.loads(x) for x in ran["limit"].to_list() if x), None)
         if limit:
-            spend |= {f"limit_{k}": float(limit[k if k != "seconds" else "wall_seconds"]) for k in ("tokens", "calls", "seconds")}
-        out.append(ArmRow(
-            arm=arm, jobs=ran.height, status="",
-            success=bootstrap_mean(correct), visible=bootstrap_mean(visible), gap=bootstrap_mean(visible - correct),
-            broken_first=_mean((~first["correct"]).cast(pl.Float64).to_numpy()),
-            broken_start=_mean((~start["correct"]).cast(pl.Float64).to_numpy()),
-            coverage=_mean((~wrong["visible"]).cast(pl.Float64).to_numpy()),
-            gains=gains, rounds=bootstrap_mean(ran["rounds"].cast(pl.Float64).to_numpy()),
-            rollback=rolled / children if children else 0.0,
-            escalation=bootstrap_mean(ran["escalated"].cast(pl.Float64).to_numpy()),
-            incomplete=bootstrap_mean((ran["status"] == "incomplete").cast(pl.Float64).to_numpy()),
-            tokens_per_success=_ratio(ran["tokens"].cast(pl.Float64).to_numpy(), correct),
-            calls_per_success=_ratio(ran["calls"].cast(pl.Float64).to_numpy(), correct),
-            spend=spend,
-        ))  # fmt: skip
+            spend |= {
+                f"limit_{k}": float(limit[k if k != "seconds" else "wall_seconds"])
+                for k in ("tokens", "calls", "seconds")
+            }
+        out.append(
+            ArmRow(
+                arm=arm,
+                jobs=ran.height,
+                status="",
+                success=bootstrap_mean(correct),
+                visible=bootstrap_mean(visible),
+                gap=bootstrap_mean(visible - correct),
+                broken_first=_mean((~first["correct"]).cast(pl.Float64).to_numpy()),
+                broken_start=_mean((~start["correct"]).cast(pl.Float64).to_numpy()),
+                coverage=_mean((~wrong["visible"]).cast(pl.Float64).to_numpy()),
+                gains=gains,
+                rounds=bootstrap_mean(ran["rounds"].cast(pl.Float64).to_numpy()),
+                rollback=rolled / children if children else 0.0,
+                escalation=bootstrap_mean(ran["escalated"].cast(pl.Float64).to_numpy()),
+                incomplete=bootstrap_mean((ran["status"] == "incomplete").cast(pl.Float64).to_numpy()),
+                tokens_per_success=_ratio(ran["tokens"].cast(pl.Float64).to_numpy(), correct),
+                calls_per_success=_ratio(ran["calls"].cast(pl.Float64).to_numpy(), correct),
+                spend=spend,
+            )
+        )
     return out
 
 
@@ -227,7 +261,11 @@ def _at(scores: list[Any], r: int) -> bool:
 def flips(frame: pl.DataFrame, arm: str) -> pl.DataFrame:
     """The engine accounting's transition matrix per round for one arm (jobs as units)."""
     f = frame.filter((pl.col("arm") == arm) & (pl.col("status") != "not available"))
-    rows = [{"case": run, "round": int(r), "correct": bool(c)} for run, s in zip(f["run"], f["scores"], strict=True) for r, c in s]
+    rows = [
+        {"case": run, "round": int(r), "correct": bool(c)}
+        for run, s in zip(f["run"], f["scores"], strict=True)
+        for r, c in s
+    ]
     if not rows:
         raise ValueError(f"arm {arm!r} has no scored jobs")
     return accounting.transitions(pl.DataFrame(rows))

@@ -149,7 +149,9 @@ class Arm:
             self.accepted.add(s.case)
             return Proposal(note=json.dumps(judged))
         out = self._one(self.policy.revise(s, seen.failing[:1200]), "revise")
-        return Proposal(children=out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged))
+        return Proposal(
+            children=out.children, raw=out.raw, usage=out.usage, failure=out.failure, note=json.dumps(judged)
+        )
 
     def _one(self, act: Act, source: str, before: Act | None = None) -> Proposal:
         usage = act.usage + (before.usage if before else Usage())
@@ -163,9 +165,15 @@ class Arm:
         usage = sum((a.usage for a in acts), Usage())
         children = tuple(
             Child(target=a.candidate, name=a.state or f"model:{a.candidate.digest[:8]}", source=f"{source}{k}")
-            for k, a in enumerate(acts) if a.candidate is not None
-        )  # fmt: skip
-        return Proposal(children=children, raw="\n---\n".join(_shown(a) for a in acts), usage=usage, note=f"{len(children)}/{len(acts)} usable")
+            for k, a in enumerate(acts)
+            if a.candidate is not None
+        )
+        return Proposal(
+            children=children,
+            raw="\n---\n".join(_shown(a) for a in acts),
+            usage=usage,
+            note=f"{len(children)}/{len(acts)} usable",
+        )
 
 
 def make_arm(kind: str, policy: Policy, *, n: int = 4, max_rounds: int = 4) -> Arm:

@@ -96,50 +96,77 @@ class BatchReport:
     cases_exposed: int  # distinct cases whose hidden tests were scored in this batch
     validations: int  # verify + score events
     cost_units: float
-    success: dict[str, float] = field(
-        default_factory=dict
-    )  # per arm; only a complete batch concludes
-    jobs: tuple[
-        tuple[str, bool, float], ...
-    ] = ()  # (run id, solved on hidden tests, cost units) per job run
+    success: dict[str, float] = field(default_factory=dict)  # per arm; only a complete batch concludes
+    jobs: tuple[tuple[str, bool, float], ...] = ()  # (run id, solved on hidden tests, cost units) per job run
 
 
 def _log(ledger: Ledger, batch: int, action: str, rule: IncidentRule, **detail: object) -> None:
-    ledger.record(CONTROL, batch, Role.CONTROL, Kind.BATCH,
-                  detail={"batch": batch, "action": action, "rule": rule.digest, **detail})  # fmt: skip
+    ledger.record(
+        CONTROL,
+        batch,
+        Role.CONTROL,
+        Kind.BATCH,
+        detail={"batch": batch, "action": action, "rule": rule.digest, **detail},
+    )
 
 
-def _report(
-    batch: int, env: str, status: str, reason: str, planned: int, book: Ledger
-) -> BatchReport:
+def _report(batch: int, env: str, status: str, reason: str, planned: int, book: Ledger) -> BatchReport:
     if not book.runs():
-        return BatchReport(batch=batch, environment=env, status=status, reason=reason, planned=planned, ran=0, cases_exposed=0, validations=0, cost_units=0.0)
+        return BatchReport(
+            batch=batch,
+            environment=env,
+            status=status,
+            reason=reason,
+            planned=planned,
+            ran=0,
+            cases_exposed=0,
+            validations=0,
+            cost_units=0.0,
+        )
     frame = runs(book)
     events = book.events()
     scores = outcomes.scores(events)
     checks = sum(e.kind == Kind.VERIFY for e in events) + len(scores)
     scored = {s.case for s in scores}
-    success = {} if status == "voided" else {
-        str(r["arm"]): float(r["correct"]) for r in frame.group_by("arm").agg(pl.col("correct").mean()).iter_rows(named=True)
-    }  # fmt: skip
-    rows = tuple(
-        (str(r["run"]), bool(r["correct"]), float(r["cost"])) for r in frame.iter_rows(named=True)
+    success = (
+        {}
+        if status == "voided"
+        else {
+            str(r["arm"]): float(r["correct"])
+            for r in frame.group_by("arm").agg(pl.col("correct").mean()).iter_rows(named=True)
+        }
     )
-    return BatchReport(batch=batch, environment=env, status=status, reason=reason, planned=planned, ran=frame.height, cases_exposed=len(scored), validations=checks,
-                       cost_units=float(frame["cost"].sum()), success=success, jobs=rows)  # fmt: skip
+    rows = tuple((str(r["run"]), bool(r["correct"]), float(r["cost"])) for r in frame.iter_rows(named=True))
+    return BatchReport(
+        batch=batch,
+        environment=env,
+        status=status,
+        reason=reason,
+        planned=planned,
+        ran=frame.height,
+        cases_exposed=len(scored),
+        validations=checks,
+        cost_units=float(frame["cost"].sum()),
+        success=success,
+        jobs=rows,
+    )
 
 
 def run_batches(
-    jobs: Sequence[Job], runner: Callable[[Job], JobResult], fingerprint: str, incident: Incident | None,
-    *, rule: IncidentRule | None = None, control: Ledger | None = None, max_batches: int = 2,
-) -> tuple[BatchReport, ...]:  # fmt: skip
+    jobs: Sequence[Job],
+    runner: Callable[[Job], JobResult],
+    fingerprint: str,
+    incident: Incident | None,
+    *,
+    rule: IncidentRule | None = None,
+    control: Ledger | None = None,
+    max_batches: int = 2,
+) -> tuple[BatchReport, ...]:
     """Run `jobs` in batches under the incident rule; every batch is reported, voided or not."""
     rule = rule or IncidentRule()
     control = control if control is not None else Ledger()
     if control.events(CONTROL):
-        raise InvalidSetting(
-            "the incident rule must be registered before the first batch: the control run has events"
-        )
+        raise InvalidSetting("the incident rule must be registered before the first batch: the control run has events")
     _log(control, 0, "register", rule, reason=json.dumps(asdict(rule)), environment=fingerprint)
     reports: list[BatchReport] = []
     env = fingerprint
@@ -155,11 +182,16 @@ def run_batches(
                 env = seen
                 break
             merge(book, [runner(job)])
-        report = _report(
-            batch, registered, "voided" if voided else "complete", voided, len(jobs), book
+        report = _report(batch, registered, "voided" if voided else "complete", voided, len(jobs), book)
+        _log(
+            control,
+            batch,
+            "void" if voided else "complete",
+            rule,
+            reason=voided or "no incident",
+            jobs=report.ran,
+            cost_units=report.cost_units,
         )
-        _log(control, batch, "void" if voided else "complete", rule, reason=voided or "no incident",
-             jobs=report.ran, cost_units=report.cost_units)  # fmt: skip
         reports.append(report)
         if not voided:
             break
@@ -179,16 +211,9 @@ class MechanismRow:
 
     def __post_init__(self) -> None:
         if self.eligible <= 0:
-            raise InvalidSetting(
-                f"{self.arm}: the end-to-end result needs every eligible job (got {self.eligible})"
-            )
-        if (
-            not 0 <= self.activated <= self.eligible
-            or self.activated_solved + self.not_activated_solved != self.solved
-        ):
-            raise InvalidSetting(
-                f"{self.arm}: the activated subset must partition the eligible jobs"
-            )
+            raise InvalidSetting(f"{self.arm}: the end-to-end result needs every eligible job (got {self.eligible})")
+        if not 0 <= self.activated <= self.eligible or self.activated_solved + self.not_activated_solved != self.solved:
+            raise InvalidSetting(f"{self.arm}: the activated subset must partition the eligible jobs")
 
 
 def mechanism_rows(ledger: Ledger, arms: Sequence[str]) -> list[MechanismRow]:
@@ -201,8 +226,16 @@ def mechanism_rows(ledger: Ledger, arms: Sequence[str]) -> list[MechanismRow]:
         f = frame.filter(pl.col("arm") == arm)
         act = f.filter(pl.col("rounds") >= 1)
         rest = f.filter(pl.col("rounds") < 1)
-        out.append(MechanismRow(arm=arm, eligible=f.height, solved=int(f["correct"].sum()), activated=act.height, activated_solved=int(act["correct"].sum()),
-                                not_activated_solved=int(rest["correct"].sum())))  # fmt: skip
+        out.append(
+            MechanismRow(
+                arm=arm,
+                eligible=f.height,
+                solved=int(f["correct"].sum()),
+                activated=act.height,
+                activated_solved=int(act["correct"].sum()),
+                not_activated_solved=int(rest["correct"].sum()),
+            )
+        )
     return out
 
 
@@ -227,8 +260,13 @@ def measure() -> dict[str, Any]:
     mechanism rows of the recorded default sweep."""
     plan, jobs = default_plan(), jobs_for("repair", CASES, ARMS, [0])
     control = Ledger()
-    batches = run_batches(jobs, lambda j: run_job(plan, j), fingerprint(),
-                          Incident(3, fingerprint().replace("v1", "v2 (updated mid-batch; scripted)")), control=control)  # fmt: skip
+    batches = run_batches(
+        jobs,
+        lambda j: run_job(plan, j),
+        fingerprint(),
+        Incident(3, fingerprint().replace("v1", "v2 (updated mid-batch; scripted)")),
+        control=control,
+    )
     sweep = Ledger(DATA / "arms" / "simulated_default.sqlite", read_only=True)
     out = {
         "command": COMMAND,

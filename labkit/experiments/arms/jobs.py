@@ -96,7 +96,8 @@ def _policy(plan: Plan, job: Job, case: ArmCase) -> Policy | None:
         if not plan.stronger:
             return None
         if plan.stronger == "sim":
-            return SimulatedPolicy(**{**plan.sim, **plan.stronger_sim}, seed=job.seed, name="simulated stronger policy").bind([case])  # type: ignore[arg-type]
+            params: dict[str, Any] = {**plan.sim, **plan.stronger_sim}  # the policy's stated parameters
+            return SimulatedPolicy(**params, seed=job.seed, name="simulated stronger policy").bind([case])
         return ModelPolicy(model=plan.stronger, seed=job.seed, name=plan.stronger)
     if plan.model:
         return ModelPolicy(model=plan.model, seed=job.seed, name=plan.model)
@@ -125,16 +126,50 @@ def run_job(plan: Plan, job: Job) -> JobResult:
     ledger = Ledger()
     policy = _policy(plan, job, case)
     if policy is None:
-        ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.STOP, detail={"case": case.id, "slice": job.suite,
-                      "rule": "not available", "reason": "no stronger model named: the arm is not run (never stood in for)"})  # fmt: skip
+        ledger.record(
+            job.run_id,
+            0,
+            Role.EXPERIMENT,
+            Kind.STOP,
+            detail={
+                "case": case.id,
+                "slice": job.suite,
+                "rule": "not available",
+                "reason": "no stronger model named: the arm is not run (never stood in for)",
+            },
+        )
         return JobResult(job, _export(ledger, job.run_id), "not available", time.perf_counter() - t0, 0.0)
     arm = make_arm(job.arm, policy, n=plan.n, max_rounds=plan.rounds)
-    ledger.record(job.run_id, 0, Role.EXPERIMENT, Kind.DEFINE, detail={
-        "case": case.id, "slice": job.suite, "arm": job.arm, "policy": policy.name, "simulated": policy.simulated,
-        "limit": plan.limit.as_dict(), "upper": arm.upper.as_dict(), "keep": arm.keep, "rounds": arm.rounds})  # fmt: skip
+    ledger.record(
+        job.run_id,
+        0,
+        Role.EXPERIMENT,
+        Kind.DEFINE,
+        detail={
+            "case": case.id,
+            "slice": job.suite,
+            "arm": job.arm,
+            "policy": policy.name,
+            "simulated": policy.simulated,
+            "limit": plan.limit.as_dict(),
+            "upper": arm.upper.as_dict(),
+            "keep": arm.keep,
+            "rounds": arm.rounds,
+        },
+    )
     budget = Budget(plan.limit, ledger=ledger, run_id=job.run_id)
-    out = run([case.task], arm, _checker(), rounds=arm.rounds, keep=arm.keep, stop_at_green=arm.stop_at_green,
-              case_rules=arm.case_rules, ledger=ledger, budget=budget, run_id=job.run_id)  # fmt: skip
+    out = run(
+        [case.task],
+        arm,
+        _checker(),
+        rounds=arm.rounds,
+        keep=arm.keep,
+        stop_at_green=arm.stop_at_green,
+        case_rules=arm.case_rules,
+        ledger=ledger,
+        budget=budget,
+        run_id=job.run_id,
+    )
     status = "incomplete" if out.stop is not None and out.stop.rule == "budget" else "complete"
     events = _export(ledger, job.run_id)
     validation = sum(e["wall_seconds"] for e in events if e["kind"] in ("verify", "score") and e["role"] != "budget")
@@ -161,11 +196,18 @@ def merge(ledger: Ledger, results: Sequence[JobResult]) -> int:
             continue
         for e in r.events:
             ledger.record(
-                e["run_id"], e["round"], e["role"], e["kind"], inputs=e["inputs"], outputs=e["outputs"],
+                e["run_id"],
+                e["round"],
+                e["role"],
+                e["kind"],
+                inputs=e["inputs"],
+                outputs=e["outputs"],
                 evidence=json.loads(e["evidence"]) if e["evidence"] else None,
                 usage=Usage(e["tokens"], e["calls"], e["wall_seconds"], e["cost_units"]),
-                started_at=e["started_at"], ended_at=e["ended_at"], detail=e["detail"],
-            )  # fmt: skip
+                started_at=e["started_at"],
+                ended_at=e["ended_at"],
+                detail=e["detail"],
+            )
         have.add(r.job.run_id)
         added += 1
     return added

@@ -1,6 +1,6 @@
 """The arms table as Markdown, from a recorded ledger (what the note and data/arms/README show).
 
-    python -m labkit.experiments.arms.markdown_table data/arms/smollm2_humaneval.sqlite
+python -m labkit.experiments.arms.markdown_table data/arms/smollm2_humaneval.sqlite
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def _i(x: Interval | None, pct: bool = True) -> str:
 def markdown(ledger: Ledger) -> str:
     frame = metrics.runs(ledger)
     judged = metrics.self_test_judgements(ledger)
-    head = ("| arm | jobs | success (hidden) | visible | visible−hidden gap | first-right broken | start-right broken | gain r1 | gain r2 | "
-            "rounds | rollback | incomplete | calls mean/max (limit) | tokens mean/max (limit) | tokens per success |")  # fmt: skip
+    head = (
+        "| arm | jobs | success (hidden) | visible | visible−hidden gap | first-right broken | start-right broken | gain r1 | gain r2 | "
+        "rounds | rollback | incomplete | calls mean/max (limit) | tokens mean/max (limit) | tokens per success |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in metrics.table(frame, rounds=2):
         if r.status:
@@ -41,7 +43,7 @@ def markdown(ledger: Ledger) -> str:
         lines.append(
             f"| {r.arm} | {r.jobs} | {_i(r.success)} | {_i(r.visible)} | {_i(r.gap)} | {_i(r.broken_first)} | {_i(r.broken_start)} | {g[0]} | {g[1]} | "
             f"{_i(r.rounds, pct=False)} | {r.rollback:.0%} | {_i(r.incomplete)} | {calls} | {toks} | {_i(r.tokens_per_success, pct=False)} |"
-        )  # fmt: skip
+        )
     wrong = judged.filter(~pl.col("hidden_pass"))
     rate = sum(bool(x) for x in wrong["own_pass"].to_list()) / wrong.height if wrong.height else 0.0
     fp = f"{rate:.0%} of {wrong.height}" if wrong.height else "no wrong code was judged"

@@ -29,7 +29,15 @@ from labkit.loop.engine.strategy import Situation
 if TYPE_CHECKING:
     from collections.abc import Set
 
-__all__ = ["QUESTION", "SELF_TESTS", "OwnCheckAccepts", "OwnTests", "own_tests_probe", "own_tests_seen", "self_test_suite"]
+__all__ = [
+    "QUESTION",
+    "SELF_TESTS",
+    "OwnCheckAccepts",
+    "OwnTests",
+    "own_tests_probe",
+    "own_tests_seen",
+    "self_test_suite",
+]
 
 SELF_TESTS = "tests/test_self.py"
 QUESTION = "do its own tests pass on this candidate?"
@@ -76,7 +84,12 @@ def self_test_suite(text: str) -> AcceptanceSuite | None:
     if not names:
         return None
     try:
-        return AcceptanceSuite(name="self-written", tests={SELF_TESTS: text}, fail_to_pass=tuple(f"{SELF_TESTS}::{n}" for n in names), pass_to_pass=())
+        return AcceptanceSuite(
+            name="self-written",
+            tests={SELF_TESTS: text},
+            fail_to_pass=tuple(f"{SELF_TESTS}::{n}" for n in names),
+            pass_to_pass=(),
+        )
     except SuiteError:
         return None
 
@@ -97,8 +110,14 @@ class OwnTests:
 def own_tests_seen(s: Situation, suite: AcceptanceSuite) -> OwnTests | None:
     """The own tests' outcome on the situation's candidate, from the engine's observation (None:
     not observed yet). Passed only if every required test ran and passed."""
-    obs = next((o for o in reversed(s.observations)
-                if o.experiment.question == QUESTION and o.candidate == s.candidate.digest), None)  # fmt: skip
+    obs = next(
+        (
+            o
+            for o in reversed(s.observations)
+            if o.experiment.question == QUESTION and o.candidate == s.candidate.digest
+        ),
+        None,
+    )
     if obs is None:
         return None
     ran: dict[str, tuple[str, str]] = {}
@@ -109,7 +128,11 @@ def own_tests_seen(s: Situation, suite: AcceptanceSuite) -> OwnTests | None:
     if obs.timed_out:
         ran = {k: v for k, v in ran.items() if v[0] == "passed"}
     bad = [(k, *v) for k, v in ran.items() if v[0] != "passed"]
-    bad += [(k, "missing", "did not run" + (" (timed out)" if obs.timed_out else "")) for k in suite.required if k not in ran]
+    bad += [
+        (k, "missing", "did not run" + (" (timed out)" if obs.timed_out else ""))
+        for k in suite.required
+        if k not in ran
+    ]
     failing = "\n".join(f"- {k}: {outcome}: {msg[:_MESSAGE]}" for k, outcome, msg in bad)
     return OwnTests(not bad, failing)
 
@@ -126,5 +149,7 @@ class OwnCheckAccepts:
         case = next((s.case for s in history.steps), "")
         if case not in self.accepted:
             return None
-        why = f"{Stop.REPORT_UNKNOWNS}: case {case}: its own check accepted the code (the lab's tests were not its check)"
+        why = (
+            f"{Stop.REPORT_UNKNOWNS}: case {case}: its own check accepted the code (the lab's tests were not its check)"
+        )
         return StopRecord(Decision.STOP, why, self.name, Stop.REPORT_UNKNOWNS, case)

@@ -68,7 +68,12 @@ def simulate(cfg: Config, plan: bool) -> PlanResult:
             repeated += 0 if plan else max(done - 1, 0)
         completed += done == cfg.steps
     return PlanResult(
-        config=cfg.name, plan=plan, completed=completed, tasks=cfg.tasks, verifications=verifications / cfg.tasks, repeated=repeated / cfg.tasks
+        config=cfg.name,
+        plan=plan,
+        completed=completed,
+        tasks=cfg.tasks,
+        verifications=verifications / cfg.tasks,
+        repeated=repeated / cfg.tasks,
     )
 
 
@@ -78,9 +83,14 @@ def compare(configs: tuple[Config, ...] = CONFIGS) -> list[dict[str, object]]:
     for cfg in configs:
         off, on = simulate(cfg, False), simulate(cfg, True)
         gain = (on.completed - off.completed) / cfg.tasks
-        where = ("completion" if gain >= 0.05 else
-                 "fewer repeated verifications (completion within 5 points)" if on.repeated < off.repeated
-                 else "nowhere")  # fmt: skip
-        out.append({"config": asdict(cfg), "off": asdict(off), "on": asdict(on), "completion_gain": gain,
-                    "helped": where})  # fmt: skip
+        where = (
+            "completion"
+            if gain >= 0.05
+            else "fewer repeated verifications (completion within 5 points)"
+            if on.repeated < off.repeated
+            else "nowhere"
+        )
+        out.append(
+            {"config": asdict(cfg), "off": asdict(off), "on": asdict(on), "completion_gain": gain, "helped": where}
+        )
     return out

@@ -21,8 +21,16 @@ __all__ = ["SIM_PARAMETERS", "budget_plan", "parse_sim"]
 SIM_PARAMETERS = tuple(f.name for f in fields(SimulatedPolicy) if f.type in ("float", float))
 
 
-def budget_plan(calls: int, *, tokens_per_call: int = 1024, wall: float = 900.0, model: str = "", stronger: str = "",
-                sim: Mapping[str, float] | None = None, n: int = 0) -> Plan:  # fmt: skip
+def budget_plan(
+    calls: int,
+    *,
+    tokens_per_call: int = 1024,
+    wall: float = 900.0,
+    model: str = "",
+    stronger: str = "",
+    sim: Mapping[str, float] | None = None,
+    n: int = 0,
+) -> Plan:
     """The plan every job of a sweep shares, from its settings (see the module docstring)."""
     if int(calls) < 1:
         raise InvalidSetting(f"a budget needs at least 1 call, got {calls}")
@@ -30,9 +38,17 @@ def budget_plan(calls: int, *, tokens_per_call: int = 1024, wall: float = 900.0,
     if unknown:
         raise InvalidSetting(f"unknown simulated-policy parameter(s) {unknown}; they are {list(SIM_PARAMETERS)}")
     calls = int(calls)
-    limit = Usage(tokens=calls * tokens_per_call, calls=calls, wall_seconds=float(wall), cost_units=float(3 * calls + 2))
-    return Plan(limit=limit, model=model, sim={k: float(v) for k, v in (sim or {}).items()}, stronger=stronger,
-                n=n or calls, rounds=calls)  # fmt: skip
+    limit = Usage(
+        tokens=calls * tokens_per_call, calls=calls, wall_seconds=float(wall), cost_units=float(3 * calls + 2)
+    )
+    return Plan(
+        limit=limit,
+        model=model,
+        sim={k: float(v) for k, v in (sim or {}).items()},
+        stronger=stronger,
+        n=n or calls,
+        rounds=calls,
+    )
 
 
 def parse_sim(text: str) -> dict[str, float]:

@@ -39,7 +39,16 @@ from labkit.models.role import ModelRole
 if TYPE_CHECKING:  # annotations only: the suites (and the case loader behind them) load when a sweep builds cases
     from labkit.experiments.arms.suites import ArmCase, StateKind
 
-__all__ = ["CODE_SCHEMA", "CRITIQUE_SCHEMA", "TESTS_SCHEMA", "Act", "ModelPolicy", "Policy", "SimulatedPolicy", "evidence_of"]
+__all__ = [
+    "CODE_SCHEMA",
+    "CRITIQUE_SCHEMA",
+    "TESTS_SCHEMA",
+    "Act",
+    "ModelPolicy",
+    "Policy",
+    "SimulatedPolicy",
+    "evidence_of",
+]
 
 _N = NormalDist()
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
@@ -73,7 +82,9 @@ class Policy(Protocol):
 
 def evidence_of(s: Situation, limit: int = 1200) -> str:
     """The failing visible tests' ids and messages, bounded to `limit` characters."""
-    lines = [f"- {r.nodeid}: {r.outcome}: {r.message[:300]}" for r in s.verdict.evidence.results if r.outcome != "passed"]
+    lines = [
+        f"- {r.nodeid}: {r.outcome}: {r.message[:300]}" for r in s.verdict.evidence.results if r.outcome != "passed"
+    ]
     text = "\n".join(lines)
     return text if len(text) <= limit else text[: limit - 15] + "\n… (truncated)"
 
@@ -189,8 +200,10 @@ class SimulatedPolicy:
 
 
 _SYSTEM = "You write correct Python. Reply with the complete module in one ```python block."
-_SYSTEM_JSON = ('You write correct Python. Reply with JSON: {"code": [...]}, the complete module, one string '
-                'per source line, for example {"code": ["import math", "", "def area(r):", "    return math.pi * r * r"]}.')
+_SYSTEM_JSON = (
+    'You write correct Python. Reply with JSON: {"code": [...]}, the complete module, one string '
+    'per source line, for example {"code": ["import math", "", "def area(r):", "    return math.pi * r * r"]}.'
+)
 MAX_LINES, LINE_CHARS = 40, 120  # a constrained module: at most 40 lines of at most 120 characters
 
 
@@ -203,7 +216,9 @@ def _record(**fields: dict[str, Any]) -> dict[str, Any]:
 # string per line keeps it writing past the first line (one long string stopped there).
 _LINES = {"type": "array", "items": {"type": "string", "maxLength": LINE_CHARS}, "minItems": 1, "maxItems": MAX_LINES}
 CODE_SCHEMA = _record(code=_LINES)
-CRITIQUE_SCHEMA = _record(verdict={"type": "string", "enum": ["OK", "BUG"]}, reason={"type": "string", "maxLength": 300})
+CRITIQUE_SCHEMA = _record(
+    verdict={"type": "string", "enum": ["OK", "BUG"]}, reason={"type": "string", "maxLength": 300}
+)
 TESTS_SCHEMA = _record(tests=_LINES)
 
 
@@ -245,15 +260,28 @@ class ModelPolicy(ModelRole):
         seed = int(_u(self.seed, key) * 2**31)
         shape = schema if self.records else None
         try:
-            reply = self.ask(messages, max_tokens=self.max_tokens, temperature=self.temperature,
-                             seed=seed, json_schema=shape if self.constrained else None, timeout=self.timeout)  # fmt: skip
+            reply = self.ask(
+                messages,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=seed,
+                json_schema=shape if self.constrained else None,
+                timeout=self.timeout,
+            )
         except ReplyFormatError as e:  # paid for, recorded as this round's failure
-            return Act(text=e.reply, usage=e.usage or Usage(calls=1), prompt=user, error=f"reply is not the record asked for: {e}")
+            return Act(
+                text=e.reply,
+                usage=e.usage or Usage(calls=1),
+                prompt=user,
+                error=f"reply is not the record asked for: {e}",
+            )
         if shape is not None:  # checked here too: unconstrained, and for any stand-in for the gateway
             try:
                 check_json(reply.text, shape)
             except ReplyFormatError as e:
-                return Act(text=reply.text, usage=reply.usage, prompt=user, error=f"reply is not the record asked for: {e}")
+                return Act(
+                    text=reply.text, usage=reply.usage, prompt=user, error=f"reply is not the record asked for: {e}"
+                )
         return Act(text=reply.text, usage=reply.usage, prompt=user)
 
     def _lines(self, act: Act, name: str) -> str:
@@ -291,13 +319,22 @@ class ModelPolicy(ModelRole):
         return self._code(s, self._ask(ask, self._system, f"{s.case}:draft:{k}", CODE_SCHEMA))
 
     def revise(self, s: Situation, evidence: str) -> Act:
-        ask = f"These visible tests fail:\n{evidence}\nFix the module." if evidence else "The visible tests pass. Fix any real bug."
-        return self._code(s, self._ask(f"{self._task(s)}\n\n{ask}", self._system, f"{s.case}:revise:{s.round}", CODE_SCHEMA))
+        ask = (
+            f"These visible tests fail:\n{evidence}\nFix the module."
+            if evidence
+            else "The visible tests pass. Fix any real bug."
+        )
+        return self._code(
+            s, self._ask(f"{self._task(s)}\n\n{ask}", self._system, f"{s.case}:revise:{s.round}", CODE_SCHEMA)
+        )
 
     def critique(self, s: Situation, critic: bool) -> Act:
         who = "You review Python code written by someone else. " if critic else "You wrote this code; review it. "
-        how = ('Reply with JSON: {"verdict": "OK" if it is correct else "BUG", "reason": "<why; what is wrong>"}.'
-               if self.records else "Answer with one line: OK if it is correct, else BUG: <what is wrong>.")  # fmt: skip
+        how = (
+            'Reply with JSON: {"verdict": "OK" if it is correct else "BUG", "reason": "<why; what is wrong>"}.'
+            if self.records
+            else "Answer with one line: OK if it is correct, else BUG: <what is wrong>."
+        )
         act = self._ask(self._task(s), who + how, f"{s.case}:critique:{critic}:{s.round}", CRITIQUE_SCHEMA)
         if self.records:
             return replace(act, ok=not act.error and json.loads(act.text)["verdict"] == "OK")
@@ -312,7 +349,9 @@ class ModelPolicy(ModelRole):
 
     def write_tests(self, s: Situation) -> Act:
         mod = module_of(s.candidate)[:-3].replace("/", ".")
-        user = f"{self._task(s)}\n\nWrite pytest tests (import {mod}; plain assert statements) for this code. Tests only."
+        user = (
+            f"{self._task(s)}\n\nWrite pytest tests (import {mod}; plain assert statements) for this code. Tests only."
+        )
         if self.records:
             system = 'You write pytest tests. Reply with JSON: {"tests": [...]}, the test module, one string per source line.'
             act = self._ask(user, system, f"{s.case}:tests:{s.round}", TESTS_SCHEMA)

@@ -132,9 +132,18 @@ class Workers:
         # during startup"). Starting again usually works; the second failure is reported.
         for attempt in range(1, attempts + 1):
             try:
-                ray.init(num_cpus=self.workers, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-                         runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-                                                   "LITELLM_LOCAL_MODEL_COST_MAP": "True"}})  # fmt: skip
+                ray.init(
+                    num_cpus=self.workers,
+                    include_dashboard=False,
+                    _node_ip_address="127.0.0.1",
+                    log_to_driver=False,
+                    runtime_env={
+                        "env_vars": {
+                            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                        }
+                    },
+                )
                 return
             except Exception as e:
                 ray.shutdown()
@@ -155,8 +164,9 @@ class Workers:
             warm = ray.remote(max_retries=0)(_warm)
             return list(ray.get([warm.remote(*args) for _ in range(self.workers)]))
 
-    def run(self, plan: Plan, jobs: Sequence[Job], *, retries: int = 3,
-            on_done: Callable[[JobResult], None] | None = None) -> list[JobResult]:  # fmt: skip
+    def run(
+        self, plan: Plan, jobs: Sequence[Job], *, retries: int = 3, on_done: Callable[[JobResult], None] | None = None
+    ) -> list[JobResult]:
         """Run every job once, a case's jobs on one worker; a job whose worker died is re-run."""
         if len({j.run_id for j in jobs}) != len(jobs):
             raise InvalidSetting("jobs must be unique (suite, case, arm, seed)")
@@ -202,8 +212,16 @@ class Workers:
             self._ray_started = False
 
 
-def sweep(plan: Plan, jobs: Sequence[Job], *, backend: Backend = "local", workers: int = 2, retries: int = 3,
-          on_done: Callable[[JobResult], None] | None = None, pool: Workers | None = None) -> list[JobResult]:  # fmt: skip
+def sweep(
+    plan: Plan,
+    jobs: Sequence[Job],
+    *,
+    backend: Backend = "local",
+    workers: int = 2,
+    retries: int = 3,
+    on_done: Callable[[JobResult], None] | None = None,
+    pool: Workers | None = None,
+) -> list[JobResult]:
     """Run every job once; a job whose worker died is re-run (up to `retries` times).
 
     On `pool` (warm `Workers`, kept by the caller) if given; else local with one worker runs

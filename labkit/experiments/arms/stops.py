@@ -78,9 +78,16 @@ def stop_audit(ledger: Ledger) -> pl.DataFrame:
     for e in ledger.events():
         if e.kind == Kind.STOP and e.detail.get("run"):
             rules[e.run_id] = str(e.detail.get("rule", ""))
-    rows = [{"arm": r["arm"], "run": r["run"], "stop rule": rules.get(r["run"], "none"),
-             "timing": timing([tuple(s) for s in r["scores"]], rules.get(r["run"], "")), "correct": r["correct"]}
-            for r in frame.iter_rows(named=True)]  # fmt: skip
+    rows = [
+        {
+            "arm": r["arm"],
+            "run": r["run"],
+            "stop rule": rules.get(r["run"], "none"),
+            "timing": timing([tuple(s) for s in r["scores"]], rules.get(r["run"], "")),
+            "correct": r["correct"],
+        }
+        for r in frame.iter_rows(named=True)
+    ]
     return pl.DataFrame(rows)
 
 
@@ -104,15 +111,18 @@ def fixed_procedure(*, open_search: bool = True) -> FixedVsSearch:
         ledger = Ledger()
         found = search(case, checker, baseline, total=15, reserve=2, ledger=ledger, run_id="open")
         spent, status, branches = spend(ledger, "open", 15).total, found.status, len(found.branches)
-    known = patches.apply(
-        case.case.start, case.case.patches["fix_callers"]
-    )  # the migration as written
+    known = patches.apply(case.case.start, case.case.patches["fix_callers"])  # the migration as written
     dev = checker.check(known, case.suite).verdict.resolved
     final = case.sealed(checker.validator).confirm(known) if dev else False
     costs = dict(case.costs)
     price = costs["execute"] + costs["verify"] + (costs["confirm"] if dev else 0.0)
     return FixedVsSearch(
-        search_spent=spent, search_status=status, search_branches=branches, procedure_spent=price, procedure_status="success" if final else "incomplete", prices=costs
+        search_spent=spent,
+        search_status=status,
+        search_branches=branches,
+        procedure_spent=price,
+        procedure_status="success" if final else "incomplete",
+        prices=costs,
     )
 
 
@@ -127,9 +137,7 @@ class WeakVerifier:
     def expected_loss(self, loss_wrong: float, review: float) -> tuple[float, float]:
         """Per task: (ship on the verifier's pass, escalate every task to a reviewer), where
         a rejected task is escalated too. Losses are parameters, stated by the caller."""
-        ship = (
-            self.accepted_wrong * loss_wrong + (self.tasks - self.accepted) * review
-        ) / self.tasks
+        ship = (self.accepted_wrong * loss_wrong + (self.tasks - self.accepted) * review) / self.tasks
         return ship, review
 
 
@@ -141,9 +149,7 @@ def weak_verifier(run: str = "simple-humaneval") -> WeakVerifier:
             by.setdefault(r["task_id"], {})[r["rung"]] = bool(r["passed"])
     both = [v for v in by.values() if len(v) == 2]
     c = Counter((v["own_tests"], v["check"]) for v in both)
-    return WeakVerifier(
-        run, len(both), c[(True, True)] + c[(True, False)], c[(True, False)], c[(False, True)]
-    )
+    return WeakVerifier(run, len(both), c[(True, True)] + c[(True, False)], c[(True, False)], c[(False, True)])
 
 
 def audit_counts(frame: pl.DataFrame) -> list[dict[str, Any]]:
@@ -151,9 +157,14 @@ def audit_counts(frame: pl.DataFrame) -> list[dict[str, Any]]:
     out = []
     for arm in sorted(set(frame["arm"])):
         f = frame.filter(pl.col("arm") == arm)
-        out.append({"arm": arm, "jobs": f.height,
-                    **{f"rule {k}": int((f["stop rule"] == k).sum()) for k in STOP_RULES},
-                    **{k: int((f["timing"] == k).sum()) for k in TIMINGS}})  # fmt: skip
+        out.append(
+            {
+                "arm": arm,
+                "jobs": f.height,
+                **{f"rule {k}": int((f["stop rule"] == k).sum()) for k in STOP_RULES},
+                **{k: int((f["timing"] == k).sum()) for k in TIMINGS},
+            }
+        )
     return out
 
 
@@ -167,8 +178,13 @@ def measure(*, open_search: bool = True) -> dict[str, Any]:
     verifiers = []
     for run in ("simple-humaneval", "reflexion-humaneval"):
         w = weak_verifier(run)
-        verifiers.append({**asdict(w), "loss": {f"{L:g}": w.expected_loss(L, 1.0)[0] for L in LOSSES},
-                          "break_even": (w.tasks - (w.tasks - w.accepted)) / w.accepted_wrong if w.accepted_wrong else None})  # fmt: skip
+        verifiers.append(
+            {
+                **asdict(w),
+                "loss": {f"{L:g}": w.expected_loss(L, 1.0)[0] for L in LOSSES},
+                "break_even": (w.tasks - (w.tasks - w.accepted)) / w.accepted_wrong if w.accepted_wrong else None,
+            }
+        )
     out = {
         "command": COMMAND,
         "audit_source": "data/arms/simulated_default.sqlite (SIMULATED policy, recorded run, real validation)",

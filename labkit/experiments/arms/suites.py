@@ -71,9 +71,11 @@ class ArmCase:
 
 def _overfit(prompt: str, examples: tuple[Example, ...]) -> str:
     table = ", ".join(f"({ex.args}, {ex.value})" for ex in examples)
-    return (prompt + "    _given = list(locals().values())\n"
-            f"    for _args, _out in [{table}]:\n        if list(_args) == _given:\n            return _out\n"
-            "    return None\n")  # fmt: skip
+    return (
+        prompt + "    _given = list(locals().values())\n"
+        f"    for _args, _out in [{table}]:\n        if list(_args) == _given:\n            return _out\n"
+        "    return None\n"
+    )
 
 
 def humaneval_cases(ids: Iterable[str] | None = None, *, control: bool = False) -> tuple[ArmCase, ...]:
@@ -96,8 +98,12 @@ def humaneval_case(problem: Mapping[str, Any], *, control: bool = False) -> ArmC
     (wrong); the start is the stub (or, with `control`, the canonical solution)."""
     tid, prompt, sp = problem["task_id"], problem["prompt"], split(problem)
     name = tid.replace("/", "-").lower()
-    visible = AcceptanceSuite(name=f"{name}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=())
-    hidden = AcceptanceSuite(name=f"{name}-hidden", tests={HIDDEN: sp.hidden}, fail_to_pass=sp.hidden_ids, pass_to_pass=())
+    visible = AcceptanceSuite(
+        name=f"{name}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=()
+    )
+    hidden = AcceptanceSuite(
+        name=f"{name}-hidden", tests={HIDDEN: sp.hidden}, fail_to_pass=sp.hidden_ids, pass_to_pass=()
+    )
     states = {
         "canonical": State(Candidate({MODULE: prompt + problem["canonical_solution"]}, label="canonical"), "correct"),
         "none": State(Candidate({MODULE: prompt + "    return None\n"}, label="none"), "wrong"),

@@ -78,8 +78,15 @@ def _entry(case: ArmCase) -> str:
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)][-1]
 
 
-def measure(model: str, cases: Sequence[ArmCase], *, what: What = "code", constrained: bool = True,
-            seed: int = 0, max_tokens: int | None = None) -> WellFormed:  # fmt: skip
+def measure(
+    model: str,
+    cases: Sequence[ArmCase],
+    *,
+    what: What = "code",
+    constrained: bool = True,
+    seed: int = 0,
+    max_tokens: int | None = None,
+) -> WellFormed:
     """Ask each case once (the arms' prompt for `what`) and count well-formed replies."""
     policy = ModelPolicy(model=model, seed=seed, constrained=constrained)
     if max_tokens is not None:
@@ -94,7 +101,9 @@ def measure(model: str, cases: Sequence[ArmCase], *, what: What = "code", constr
             continue
         records += 1
         defines += what == "code" and _defines(act, case)
-    return WellFormed(what=what, constrained=constrained, asked=len(cases), records=records, defines=defines, errors=tuple(errors))
+    return WellFormed(
+        what=what, constrained=constrained, asked=len(cases), records=records, defines=defines, errors=tuple(errors)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,10 @@ def _suite(name: str, test: str, check: dict[str, str], *, protective: bool) -> 
     text = _TEXT.format(check=json.dumps(check, sort_keys=True), name=test)
     nodeid = (f"{_TEST}::{test}",)
     return AcceptanceSuite(
-        name=name, tests={_TEST: text}, fail_to_pass=() if protective else nodeid, pass_to_pass=nodeid if protective else ()
+        name=name,
+        tests={_TEST: text},
+        fail_to_pass=() if protective else nodeid,
+        pass_to_pass=nodeid if protective else (),
     )
 
 
@@ -65,8 +68,12 @@ def visible_suite() -> AcceptanceSuite:
 
 def hidden_suite(q: Question) -> AcceptanceSuite:
     """The computed answer, for scoring only: the reply's final number must equal it."""
-    return _suite(f"gold {q.id}", "test_final_number_is_the_computed_answer",
-                  {"kind": "gold", "question": q.id, "answer": q.answer}, protective=False)  # fmt: skip
+    return _suite(
+        f"gold {q.id}",
+        "test_final_number_is_the_computed_answer",
+        {"kind": "gold", "question": q.id, "answer": q.answer},
+        protective=False,
+    )
 
 
 def answer_of(candidate: Candidate) -> str:
@@ -76,8 +83,16 @@ def answer_of(candidate: Candidate) -> str:
 def answer_tasks(questions: Sequence[Question], answers: Sequence[str]) -> list[Task]:
     """One engine task per question: its first answer as the start, the two suites above."""
     visible = visible_suite()
-    return [Task(id=q.id, start=Candidate({ANSWER_FILE: a}, label=f"{q.id}:answer"), suite=visible, hidden=hidden_suite(q), slice=q.kind)
-            for q, a in zip(questions, answers, strict=True)]  # fmt: skip
+    return [
+        Task(
+            id=q.id,
+            start=Candidate({ANSWER_FILE: a}, label=f"{q.id}:answer"),
+            suite=visible,
+            hidden=hidden_suite(q),
+            slice=q.kind,
+        )
+        for q, a in zip(questions, answers, strict=True)
+    ]
 
 
 class AnswerCheck(Validator):
@@ -91,23 +106,36 @@ class AnswerCheck(Validator):
         text = suite.tests.get(_TEST)
         found = _CHECK.search(text) if isinstance(text, str) else None
         if found is None:
-            raise SuiteError(
-                f"suite {suite.name!r} is not an answer check (no {_TEST} with a CHECK line)"
-            )
+            raise SuiteError(f"suite {suite.name!r} is not an answer check (no {_TEST} with a CHECK line)")
         check = json.loads(found.group(1))
         (nodeid,) = suite.required
         reply = candidate.files.get(ANSWER_FILE)
         if check["kind"] == "answered":
             ok, why = reply is not None, "there is no answer file"
         else:
-            q = Question(id=check["question"], kind="", text="", answer=check["answer"], working="", wrong_answer="", wrong_working="")
+            q = Question(
+                id=check["question"],
+                kind="",
+                text="",
+                answer=check["answer"],
+                working="",
+                wrong_answer="",
+                wrong_working="",
+            )
             ok, why = (
                 reply is not None and q.is_correct(reply),
                 f"the final number is not {check['answer']}",
             )
         result = TestResult(nodeid, "passed" if ok else "failed", "" if ok else why)
-        evidence = Evidence(candidate=candidate.digest, suite=suite.digest, validator=self.id, results=(result,), exit_code=0 if ok else 1, wall_seconds=0.0,
-                            isolation="not run: a text answer is read, not executed")  # fmt: skip
+        evidence = Evidence(
+            candidate=candidate.digest,
+            suite=suite.digest,
+            validator=self.id,
+            results=(result,),
+            exit_code=0 if ok else 1,
+            wall_seconds=0.0,
+            isolation="not run: a text answer is read, not executed",
+        )
         passed = (nodeid,) if ok else ()
         failed = () if ok else (nodeid,)
         if nodeid in suite.fail_to_pass:

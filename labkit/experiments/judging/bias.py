@@ -41,8 +41,10 @@ Unparseable = Literal["leave_out", "wrong"]  # what `position` does with a reply
 
 # --- the bootstrap over kinds of pair --------------------------------------------------------
 
-def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, level: float,
-                      seed: int | None) -> list[Interval]:
+
+def _bootstrap_ratios(
+    keys: IntArray, num: Array, den: Array, resamples: int, level: float, seed: int | None
+) -> list[Interval]:
     """Ratios  Σ num[key] / Σ den[key]  over pairs, each with a percentile-bootstrap interval.
 
     `keys` gives each pair's outcome kind (0..K−1); `num` and `den` are (K, m) tables, one
@@ -62,6 +64,7 @@ def _bootstrap_ratios(keys: IntArray, num: Array, den: Array, resamples: int, le
 
 
 # --- position --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class PositionReport:
@@ -91,8 +94,22 @@ class PositionReport:
         return [(name, getattr(self, name)) for name in _POSITION_METRICS]
 
 
-_POSITION_METRICS = ("consistency", "first", "second", "other", "net_position", "accuracy_12", "accuracy_21",
-                     "accuracy_gap", "gold_first", "gold_second", "gold_shift", "fastchat", "llmbar", "judgebench")
+_POSITION_METRICS = (
+    "consistency",
+    "first",
+    "second",
+    "other",
+    "net_position",
+    "accuracy_12",
+    "accuracy_21",
+    "accuracy_gap",
+    "gold_first",
+    "gold_second",
+    "gold_shift",
+    "fastchat",
+    "llmbar",
+    "judgebench",
+)
 
 
 def _position_tables(unparseable: Unparseable = "leave_out") -> tuple[Array, Array]:
@@ -112,13 +129,19 @@ def _position_tables(unparseable: Unparseable = "leave_out") -> tuple[Array, Arr
     # order 12 shows output 1 as A: the gold output is shown first there iff it is output 1
     ok_first, ok_second = np.where(g == 1, ok_a, ok_b), np.where(g == 1, ok_b, ok_a)
     columns = {
-        "consistency": (consistent, valid), "first": (first, valid), "second": (second, valid),
-        "other": (other, valid), "net_position": (first.astype(float) - second, valid),
-        "accuracy_12": (gold * ok_a, gold), "accuracy_21": (gold * ok_b, gold),
+        "consistency": (consistent, valid),
+        "first": (first, valid),
+        "second": (second, valid),
+        "other": (other, valid),
+        "net_position": (first.astype(float) - second, valid),
+        "accuracy_12": (gold * ok_a, gold),
+        "accuracy_21": (gold * ok_b, gold),
         "accuracy_gap": (gold * (ok_a - ok_b), gold),
-        "gold_first": (gold * ok_first, gold), "gold_second": (gold * ok_second, gold),
+        "gold_first": (gold * ok_first, gold),
+        "gold_second": (gold * ok_second, gold),
         "gold_shift": (gold * (ok_first - ok_second), gold),
-        "fastchat": (gold & (fastchat == g), gold), "llmbar": (gold * (ok_a + ok_b) / 2, gold),
+        "fastchat": (gold & (fastchat == g), gold),
+        "llmbar": (gold * (ok_a + ok_b) / 2, gold),
         "judgebench": (gold & (vote == g), gold),
     }
     num = np.stack([columns[m][0] for m in _POSITION_METRICS], axis=1).astype(float)
@@ -129,8 +152,13 @@ def _position_tables(unparseable: Unparseable = "leave_out") -> tuple[Array, Arr
 _POSITION_TABLES = {rule: _position_tables(rule) for rule in ("leave_out", "wrong")}
 
 
-def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0,
-             unparseable: Unparseable = "leave_out") -> PositionReport:
+def position(
+    t: SwapTable,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int | None = 0,
+    unparseable: Unparseable = "leave_out",
+) -> PositionReport:
     """Position-bias metrics with intervals.
 
     `unparseable="leave_out"` (labkit's rule): a pair with a reply that gave no verdict is counted
@@ -143,11 +171,18 @@ def position(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int
     iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
     valid = t.valid if unparseable == "leave_out" else np.ones(t.n, dtype=bool)
     names = [f.name for f in fields(PositionReport)][5:]  # the intervals, in the table's order
-    return PositionReport(judge=t.judge, simulated=t.simulated, n_pairs=t.n, n_unparseable=int((~t.valid).sum()),
-                          n_scored=int((valid & (t.label >= 1)).sum()), **dict(zip(names, iv, strict=True)))
+    return PositionReport(
+        judge=t.judge,
+        simulated=t.simulated,
+        n_pairs=t.n,
+        n_unparseable=int((~t.valid).sum()),
+        n_scored=int((valid & (t.label >= 1)).sum()),
+        **dict(zip(names, iv, strict=True)),
+    )
 
 
 # --- a designated side: the longer output, the judge's own output, a model vs a baseline ------
+
 
 @dataclass(frozen=True, kw_only=True)
 class SideReport:
@@ -164,8 +199,7 @@ class SideReport:
     shown_second: Interval
 
 
-def _side_share(t: SwapTable, side: IntArray, what: str, resamples: int, level: float,
-                seed: int | None) -> SideReport:
+def _side_share(t: SwapTable, side: IntArray, what: str, resamples: int, level: float, seed: int | None) -> SideReport:
     use = side >= 1
     sub = t.where(use)
     s = side[use]
@@ -176,13 +210,22 @@ def _side_share(t: SwapTable, side: IntArray, what: str, resamples: int, level: 
     s12 = (a == d) + 0.5 * (a == 0)
     s21 = (b == d) + 0.5 * (b == 0)
     # in order 12 the designated output d is shown first iff d == 1
-    num = np.stack([valid * (s12 + s21) / 2, valid * np.where(d == 1, s12, s21),
-                    valid * np.where(d == 1, s21, s12)], axis=1)
+    num = np.stack(
+        [valid * (s12 + s21) / 2, valid * np.where(d == 1, s12, s21), valid * np.where(d == 1, s21, s12)], axis=1
+    )
     den = np.stack([valid] * 3, axis=1).astype(float)
     iv = _bootstrap_ratios(keys, num, den, resamples, level, seed)
     share, shown_first, shown_second = iv
-    return SideReport(what=what, judge=t.judge, simulated=t.simulated, n_pairs=sub.n, n_unparseable=int((~sub.valid).sum()),
-                      share=share, shown_first=shown_first, shown_second=shown_second)
+    return SideReport(
+        what=what,
+        judge=t.judge,
+        simulated=t.simulated,
+        n_pairs=sub.n,
+        n_unparseable=int((~sub.valid).sum()),
+        share=share,
+        shown_first=shown_first,
+        shown_second=shown_second,
+    )
 
 
 def verbosity(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> SideReport:
@@ -191,8 +234,9 @@ def verbosity(t: SwapTable, resamples: int = 1000, level: float = 0.95, seed: in
     return _side_share(t, side, "longer", resamples, level, seed)
 
 
-def self_preference(t: SwapTable, judge: str | None = None, resamples: int = 1000, level: float = 0.95,
-                    seed: int | None = 0) -> SideReport:
+def self_preference(
+    t: SwapTable, judge: str | None = None, resamples: int = 1000, level: float = 0.95, seed: int | None = 0
+) -> SideReport:
     """Share of verdicts for the judge's own output, over pairs where exactly one output is its own."""
     me = judge or t.judge
     side = np.where((t.model_1 == me) & (t.model_2 != me), 1, np.where((t.model_2 == me) & (t.model_1 != me), 2, 0))
@@ -223,19 +267,20 @@ def judge_design(t: SwapTable, length_scale: float = 200.0) -> Design:
     dq = sub.quality_1 - sub.quality_2
     dl = length_feature(sub.len_1, sub.len_2, length_scale)
     own = ((sub.model_1 == t.judge) & (sub.model_2 != t.judge)).astype(float) - (
-        (sub.model_2 == t.judge) & (sub.model_1 != t.judge)).astype(float)
+        (sub.model_2 == t.judge) & (sub.model_1 != t.judge)
+    ).astype(float)
     cols = {"beta": np.ones(sub.n), "k": dq, "phi": dl, "delta": own}
     use = [name for name, c in cols.items() if name == "beta" or (np.all(np.isfinite(c)) and np.ptp(c) > 0)]
     # rows: order 12 (slot 1 = output 1) then order 21 (slot 1 = output 2; differences change sign)
     sign = {"beta": 1.0, "k": -1.0, "phi": -1.0, "delta": -1.0}
-    x = np.concatenate([np.stack([cols[u] for u in use], axis=1),
-                        np.stack([cols[u] * sign[u] for u in use], axis=1)])
+    x = np.concatenate([np.stack([cols[u] for u in use], axis=1), np.stack([cols[u] * sign[u] for u in use], axis=1)])
     y = np.concatenate([(sub.w12 == 1) + 0.5 * (sub.w12 == 0), (sub.w21 == 2) + 0.5 * (sub.w21 == 0)]).astype(float)
     return Design(tuple(use), x, y, np.concatenate([np.arange(sub.n), np.arange(sub.n)]))
 
 
-def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95,
-              seed: int | None = 0) -> JudgeFit:
+def fit_judge(
+    t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, level: float = 0.95, seed: int | None = 0
+) -> JudgeFit:
     """Logistic regression of "chose slot 1" on [1, Δquality, tanh(Δlength/scale), own] over both
     orders of every parsed pair (`judge_design`); ties count as ½. Maximum likelihood; intervals
     resample pairs."""
@@ -245,11 +290,20 @@ def fit_judge(t: SwapTable, length_scale: float = 200.0, resamples: int = 1000, 
     iv = {u: interval(float(point[i]), boot[:, i], level) for i, u in enumerate(d.columns)}
     fitted = _sigmoid(d.x @ point)
     separated = bool(np.all(np.abs(fitted - d.y) < 0.01))
-    return JudgeFit(judge=t.judge, simulated=t.simulated, n_pairs=int(d.unit.size // 2), beta=iv["beta"], k=iv.get("k"), phi=iv.get("phi"),
-                    delta=iv.get("delta"), separated=separated)
+    return JudgeFit(
+        judge=t.judge,
+        simulated=t.simulated,
+        n_pairs=int(d.unit.size // 2),
+        beta=iv["beta"],
+        k=iv.get("k"),
+        phi=iv.get("phi"),
+        delta=iv.get("delta"),
+        separated=separated,
+    )
 
 
 # --- everything for one judge ------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class BiasReport:
@@ -266,8 +320,13 @@ class BiasReport:
     fit: JudgeFit | None  # k, β, φ, δ over every set with ground-truth quality
 
 
-def report(swaps: Sequence[Swap], baseline: str = "writer/baseline", length_scale: float = 200.0,
-           resamples: int = 1000, seed: int | None = 0) -> BiasReport:
+def report(
+    swaps: Sequence[Swap],
+    baseline: str = "writer/baseline",
+    length_scale: float = 200.0,
+    resamples: int = 1000,
+    seed: int | None = 0,
+) -> BiasReport:
     """Split judged pairs by kind (as `labkit.experiments.judging.pairs.battery` makes them) and measure each."""
     t = table(swaps)
 
@@ -276,11 +335,18 @@ def report(swaps: Sequence[Swap], baseline: str = "writer/baseline", length_scal
         return sub if sub.n else None
 
     r, sd = resamples, seed
-    pos, wrong, verb, own, writers = (part("correctness"), part("verbosity_wrong"), part("verbosity"),
-                                      part("self"), part("writer"))
+    pos, wrong, verb, own, writers = (
+        part("correctness"),
+        part("verbosity_wrong"),
+        part("verbosity"),
+        part("self"),
+        part("writer"),
+    )
     known = t.where(np.isfinite(t.quality_1) & np.isfinite(t.quality_2) & t.valid)
     return BiasReport(
-        judge=t.judge, simulated=t.simulated, n_unparseable=int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
+        judge=t.judge,
+        simulated=t.simulated,
+        n_unparseable=int((t.w12 < 0).sum() + (t.w21 < 0).sum()),
         position=position(pos, resamples=r, seed=sd) if pos else None,
         padded_wrong=position(wrong, resamples=r, seed=sd) if wrong else None,
         verbosity=verbosity(verb, resamples=r, seed=sd) if verb else None,

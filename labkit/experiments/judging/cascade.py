@@ -81,9 +81,7 @@ class SelectionRule:
     hard: tuple[str, ...] = ("compile", "tests", "constraints")
     patch_cap: tuple[tuple[str, int], ...] = (("max_hunks", 2), ("max_lines", 8))
     rubric: tuple[str, ...] = ("correctness", "clarity", "thoroughness")
-    floor: float = (
-        2.5  # a survivor whose mean is below this in BOTH orders is dropped by the reviewer
-    )
+    floor: float = 2.5  # a survivor whose mean is below this in BOTH orders is dropped by the reviewer
     margin: float = 0.5  # finalists within this of the best mean are contested: the owner decides
     owner: tuple[str, ...] = ("bounds_memory", "smallest_change")  # the owner's declared trade-off
     blind_seed: int = 7
@@ -147,26 +145,23 @@ class CascadeResult:
 def register(rule: SelectionRule, ledger: Ledger, run_id: str) -> Registration:
     """Write the rule as the run's first event. Refused once anything of the run exists."""
     if ledger.events(run_id):
-        raise SelectionError(
-            f"run {run_id!r} already has events: the selection rule must come before any candidate"
-        )
-    ev = ledger.record(run_id, 0, Role.DECISION, Kind.SELECT,
-                       detail={"tier": "rule", "rule": rule.digest, "passed": True, "reason": json.dumps(asdict(rule))})  # fmt: skip
+        raise SelectionError(f"run {run_id!r} already has events: the selection rule must come before any candidate")
+    ev = ledger.record(
+        run_id,
+        0,
+        Role.DECISION,
+        Kind.SELECT,
+        detail={"tier": "rule", "rule": rule.digest, "passed": True, "reason": json.dumps(asdict(rule))},
+    )
     return Registration(run_id, rule.digest, ev.seq)
 
 
 def _check_registered(rule: SelectionRule, reg: Registration, ledger: Ledger) -> None:
     if rule.digest != reg.rule:
-        raise SelectionError(
-            f"the rule given ({rule.digest[:12]}) is not the one registered ({reg.rule[:12]})"
-        )
-    first = min(
-        (e.seq for e in ledger.events(reg.run_id) if e.kind in _CANDIDATE_KINDS), default=None
-    )
+        raise SelectionError(f"the rule given ({rule.digest[:12]}) is not the one registered ({reg.rule[:12]})")
+    first = min((e.seq for e in ledger.events(reg.run_id) if e.kind in _CANDIDATE_KINDS), default=None)
     if first is not None and first < reg.seq:
-        raise SelectionError(
-            f"run {reg.run_id!r} saw a candidate (event {first}) before its rule (event {reg.seq})"
-        )
+        raise SelectionError(f"run {reg.run_id!r} saw a candidate (event {first}) before its rule (event {reg.seq})")
 
 
 def load_entries(case: Case) -> list[OfferedChange]:
@@ -205,17 +200,18 @@ def _review(
         for slot, i in enumerate(shown):
             s = reviewer.score(alive[i][1].patch.diff, slot)
             means[alive[i][0].name].append(sum(s[c] for c in rule.rubric) / len(rule.rubric))
-    flips = [f"{a} vs {b}" for a, b in combinations(sorted(means), 2)
-             if (means[a][0] > means[b][0]) != (means[a][1] > means[b][1])]  # fmt: skip
+    flips = [
+        f"{a} vs {b}"
+        for a, b in combinations(sorted(means), 2)
+        if (means[a][0] > means[b][0]) != (means[a][1] > means[b][1])
+    ]
     return {k: tuple(v) for k, v in means.items()}, flips
 
 
 def _winner(finalists: Sequence[Tiered]) -> Tiered:
     best = finalists[0]
     if best.failed:  # unreachable by construction; kept as the rule's last line of defence
-        raise SelectionError(
-            f"{best.name} failed the hard check {best.failed!r}: no score can select it"
-        )
+        raise SelectionError(f"{best.name} failed the hard check {best.failed!r}: no score can select it")
     return best
 
 
@@ -223,32 +219,49 @@ def _contested(ranked: list[Tiered], flips: Sequence[str], rule: SelectionRule) 
     """The reviewer's best, and every finalist within the margin of it or flipping with it."""
     ranked = sorted(ranked, key=lambda t: -sum(t.reviewer))
     best = ranked[0]
-    return [t for t in ranked if sum(best.reviewer) / 2 - sum(t.reviewer) / 2 <= rule.margin
-            or " vs ".join(sorted((t.name, best.name))) in flips]  # fmt: skip
+    return [
+        t
+        for t in ranked
+        if sum(best.reviewer) / 2 - sum(t.reviewer) / 2 <= rule.margin
+        or " vs ".join(sorted((t.name, best.name))) in flips
+    ]
 
 
-def ungated_pick(
-    entries: Sequence[OfferedChange], rule: SelectionRule, reviewer: Reviewer | None = None
-) -> str:
+def ungated_pick(entries: Sequence[OfferedChange], rule: SelectionRule, reviewer: Reviewer | None = None) -> str:
     """What the reviewer and owner would pick if the hard checks were skipped (diffs only,
     nothing run): the counterfactual the hard gate exists to prevent."""
     reviewer = reviewer or ScriptedReviewer()
     rows = [
-        (Tiered(name=e.name, candidate="", failed="", reason="", lines=patches.size(e.patch).lines, claims=tuple(sorted(e.claims))), e)
+        (
+            Tiered(
+                name=e.name,
+                candidate="",
+                failed="",
+                reason="",
+                lines=patches.size(e.patch).lines,
+                claims=tuple(sorted(e.claims)),
+            ),
+            e,
+        )
         for e in entries
     ]
     means, flips = _review(reviewer, rule, rows)
     ranked = [replace(t, reviewer=means[t.name]) for t, _ in rows]
     contested = _contested(ranked, flips, rule)
-    return (
-        sorted(contested, key=owner_key(rule))[0].name if len(contested) > 1 else contested[0].name
-    )
+    return sorted(contested, key=owner_key(rule))[0].name if len(contested) > 1 else contested[0].name
 
 
 def run_cascade(
-    entries: Sequence[OfferedChange], case: Case, rule: SelectionRule, reg: Registration, ledger: Ledger,
-    *, reviewer: Reviewer | None = None, checker: Checker | None = None, budget: float = 20.0,
-) -> CascadeResult:  # fmt: skip
+    entries: Sequence[OfferedChange],
+    case: Case,
+    rule: SelectionRule,
+    reg: Registration,
+    ledger: Ledger,
+    *,
+    reviewer: Reviewer | None = None,
+    checker: Checker | None = None,
+    budget: float = 20.0,
+) -> CascadeResult:
     """Every entry through the cascade. The hard checks are one `engine.run` (run id
     `<run>/hard`): a breadth frontier expanding the start once, every compiling entry a child,
     validated and decided by the engine (validations paid, 1 unit each; the start's verdict is
@@ -267,35 +280,63 @@ def run_cascade(
     task = Task(id=case.name, start=case.start, suite=case.suite, hidden=case.hidden, patch_cap=dict(rule.patch_cap))
     offered = Offered(entries)
     out = engine.run(
-        [task], offered, checker or Checker(), rounds=1, keep="resolved", stop_at_green=False, ledger=ledger,
-        budget=paid, run_id=hard_id, expand="breadth", limits=FrontierLimits(1, max(1, len(entries))),
+        [task],
+        offered,
+        checker or Checker(),
+        rounds=1,
+        keep="resolved",
+        stop_at_green=False,
+        ledger=ledger,
+        budget=paid,
+        run_id=hard_id,
+        expand="breadth",
+        limits=FrontierLimits(1, max(1, len(entries))),
         prices=Prices(start=False),
-    )  # fmt: skip
+    )
     rounds = out.traces[task.id].rounds
     attempts = {a.child.name: a for a in rounds[0].attempts} if rounds else {}
 
     def log(t: Tiered, tier: str, passed: bool, reason: str, **extra: object) -> None:
-        ledger.record(reg.run_id, 0, Role.DECISION, Kind.SELECT, detail={
-            "suite": task.suite.digest, "case": task.id, "slice": task.slice, "simulated": True, "tier": tier,
-            "rule": rule.digest, "name": t.name, "candidate": t.candidate, "passed": passed, "reason": reason, **extra,
-        })  # fmt: skip
+        ledger.record(
+            reg.run_id,
+            0,
+            Role.DECISION,
+            Kind.SELECT,
+            detail={
+                "suite": task.suite.digest,
+                "case": task.id,
+                "slice": task.slice,
+                "simulated": True,
+                "tier": tier,
+                "rule": rule.digest,
+                "name": t.name,
+                "candidate": t.candidate,
+                "passed": passed,
+                "reason": reason,
+                **extra,
+            },
+        )
 
     tiers = {e.name: hard_tier(e, case.start, offered, attempts) for e in entries}
     alive = [(tiers[e.name], e) for e in entries if not tiers[e.name].failed]
     for t in tiers.values():
         log(t, t.failed or "hard", not t.failed, t.reason)
     if not alive:
-        raise SelectionError(
-            "no candidate passed the hard checks: nothing to select (the task is incomplete)"
-        )
+        raise SelectionError("no candidate passed the hard checks: nothing to select (the task is incomplete)")
     means, flips = _review(reviewer, rule, alive)
     ranked = []
     for t, _ in alive:
         score = means[t.name]
         kept = max(score) >= rule.floor
         tiers[t.name] = t = replace(t, reviewer=score, reached="reviewer")
-        log(t, "reviewer", kept, "at or above the floor in an order" if kept else "below the floor in both orders",
-            scores={f"order {i + 1}": v for i, v in enumerate(score)}, disagreements=flips)  # fmt: skip
+        log(
+            t,
+            "reviewer",
+            kept,
+            "at or above the floor in an order" if kept else "below the floor in both orders",
+            scores={f"order {i + 1}": v for i, v in enumerate(score)},
+            disagreements=flips,
+        )
         if kept:
             ranked.append(t)
     contested = _contested(ranked, flips, rule)
@@ -308,8 +349,16 @@ def run_cascade(
             log(t, "owner", t is contested[0], f"owner priorities {', '.join(rule.owner)}")
     win = _winner(contested)
     log(tiers[win.name], "winner", True, f"decided by the {decided_by}")
-    return CascadeResult(run_id=reg.run_id, rule=rule.digest, winner=win.name, decided_by=decided_by, tiers=tuple(tiers[e.name] for e in entries),
-                         disagreements=tuple(flips), reviewer=reviewer.name, cost_units=paid.spent.cost_units)  # fmt: skip
+    return CascadeResult(
+        run_id=reg.run_id,
+        rule=rule.digest,
+        winner=win.name,
+        decided_by=decided_by,
+        tiers=tuple(tiers[e.name] for e in entries),
+        disagreements=tuple(flips),
+        reviewer=reviewer.name,
+        cost_units=paid.spent.cost_units,
+    )
 
 
 def recorded() -> dict[str, Any]:
@@ -330,9 +379,7 @@ def measure(
     rule = SelectionRule()
     reg = register(rule, ledger, run_id)
     entries = load_entries(case)
-    return run_cascade(entries, case, rule, reg, ledger, reviewer=reviewer), ungated_pick(
-        entries, rule, reviewer
-    )
+    return run_cascade(entries, case, rule, reg, ledger, reviewer=reviewer), ungated_pick(entries, rule, reviewer)
 
 
 def as_json(result: CascadeResult, ungated: str) -> dict[str, Any]:

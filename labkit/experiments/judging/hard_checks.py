@@ -90,11 +90,15 @@ def hard_tier(e: OfferedChange, start: Candidate, offered: Offered, attempts: Ma
     if e.name in offered.compile_failures:
         failed, reason = "compile", offered.compile_failures[e.name]
     elif a is None or a.retest is None:  # refused at step 4 (e.g. a protected path)
-        failed, reason = (a.decision.rule, a.decision.reason) if a else ("tests", "never validated: the run stopped first")
+        failed, reason = (
+            (a.decision.rule, a.decision.reason) if a else ("tests", "never validated: the run stopped first")
+        )
     elif not a.retest.resolved:
         bad = [r.nodeid.split("::")[-1] for r in a.retest.evidence.failures]
         failed, reason = "tests", f"{a.retest.status}: " + ", ".join(bad)
     elif a.decision.rule == "patch-size":
         failed, reason = "constraints", a.decision.reason.removeprefix(_TOO_LARGE)
     lines = patches.size(e.patch).lines
-    return Tiered(name=e.name, candidate=cand.digest, failed=failed, reason=reason, lines=lines, claims=tuple(sorted(e.claims)))
+    return Tiered(
+        name=e.name, candidate=cand.digest, failed=failed, reason=reason, lines=lines, claims=tuple(sorted(e.claims))
+    )

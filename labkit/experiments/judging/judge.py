@@ -106,6 +106,7 @@ def length_feature(len_a: Any, len_b: Any, scale: float) -> Any:
 
 # --- prompts ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Template:
     """A pairwise prompt: system text plus a user text with {question}, {answer_a}, {answer_b}."""
@@ -143,8 +144,10 @@ _USER = (
 # MT-Bench's pairwise judge prompt ("pair-v2" in FastChat's judge_prompts.jsonl).
 MT_BENCH = Template(
     "mt-bench-pair",
-    _IMPARTIAL + "Begin your evaluation by comparing the two responses and provide a short explanation. "
-    + _FAIRNESS + 'After providing your explanation, output your final verdict by strictly following this '
+    _IMPARTIAL
+    + "Begin your evaluation by comparing the two responses and provide a short explanation. "
+    + _FAIRNESS
+    + "After providing your explanation, output your final verdict by strictly following this "
     'format: "[[A]]" if assistant A is better, "[[B]]" if assistant B is better, and "[[C]]" for a tie.',
     _USER,
     max_tokens=512,
@@ -214,6 +217,7 @@ def verdict_from_logprobs(logprobs: Mapping[str, float]) -> tuple[Pick, tuple[fl
 
 # --- a model as judge ------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class ModelJudge(ModelRole):
     """A model asked through `labkit.models.gateway.complete` (or an injected `complete` with the same
@@ -246,12 +250,30 @@ class ModelJudge(ModelRole):
         if self.use_logprobs and reply.logprobs:
             read = verdict_from_logprobs(reply.logprobs)
             if read is not None:
-                return Judgment(pair_id=pair.id, order=order, pick=read[0], judge=self.model, simulated=reply.simulated, source="logprobs", raw=reply.text,
-                                probs=read[1], mass=read[2])
-        return Judgment(pair_id=pair.id, order=order, pick=parse_verdict(reply.text), judge=self.model, simulated=reply.simulated, source="text", raw=reply.text)
+                return Judgment(
+                    pair_id=pair.id,
+                    order=order,
+                    pick=read[0],
+                    judge=self.model,
+                    simulated=reply.simulated,
+                    source="logprobs",
+                    raw=reply.text,
+                    probs=read[1],
+                    mass=read[2],
+                )
+        return Judgment(
+            pair_id=pair.id,
+            order=order,
+            pick=parse_verdict(reply.text),
+            judge=self.model,
+            simulated=reply.simulated,
+            source="text",
+            raw=reply.text,
+        )
 
 
 # --- running ---------------------------------------------------------------------------------
+
 
 def iter_swaps(judge: Judge, pairs: Iterable[Pair]) -> Iterator[Swap]:
     """Judge each pair in both orders, yielding as each pair finishes (stop early, keep these)."""
@@ -259,8 +281,7 @@ def iter_swaps(judge: Judge, pairs: Iterable[Pair]) -> Iterator[Swap]:
         yield Swap(pair, judge.judge(pair, "12"), judge.judge(pair, "21"))
 
 
-def judge_both(judge: Judge, pairs: Iterable[Pair],
-               progress: Callable[[int], None] | None = None) -> list[Swap]:
+def judge_both(judge: Judge, pairs: Iterable[Pair], progress: Callable[[int], None] | None = None) -> list[Swap]:
     """Every pair judged in both orders; `progress(k)` is called after the k-th pair."""
     out = []
     for k, swap in enumerate(iter_swaps(judge, pairs), 1):
@@ -279,8 +300,14 @@ class BatchRun:
     stopped: str = ""  # "" when every call ran; else "cancelled" or "budget exhausted"
 
 
-def judge_batch(judge: ModelJudge, pairs: Sequence[Pair], *, concurrency: int = 8,
-                on_progress: Callable[[Any], None] | None = None, cancel: Any = None) -> BatchRun:
+def judge_batch(
+    judge: ModelJudge,
+    pairs: Sequence[Pair],
+    *,
+    concurrency: int = 8,
+    on_progress: Callable[[Any], None] | None = None,
+    cancel: Any = None,
+) -> BatchRun:
     """Both orders of every pair through `labkit.models.batch` (at most `concurrency` calls in flight;
     set the `cancel` threading.Event to stop and keep what finished). A pair with a failed or
     unfinished call is left out of `swaps` and listed in `failed`."""
@@ -288,8 +315,18 @@ def judge_batch(judge: ModelJudge, pairs: Sequence[Pair], *, concurrency: int = 
 
     jobs = [batch.Job(judge.messages(p, o)) for p in pairs for o in ORDERS]
     extra = {k: v for k, v in (("cache", judge.cache), ("budget", judge.budget)) if v is not None}
-    result = batch.run(judge.model, jobs, concurrency=concurrency, on_progress=on_progress, cancel=cancel,
-                       ledger=judge.ledger, run_id=judge.run_id, role="judge", **extra, **judge.call_options())
+    result = batch.run(
+        judge.model,
+        jobs,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        cancel=cancel,
+        ledger=judge.ledger,
+        run_id=judge.run_id,
+        role="judge",
+        **extra,
+        **judge.call_options(),
+    )
     swaps, failed = [], []
     for i, p in enumerate(pairs):
         got = []

@@ -26,8 +26,23 @@ import numpy.typing as npt
 from labkit.core.errors import LeaderboardFormatError, ReferenceDataMissing
 from labkit.core.stats import Interval, interval, resample_indices
 
-__all__ = ["CSV", "INSTALL", "Leaderboard", "LeaderboardRow", "LengthAnalysis", "Line", "Move", "NULL_MODEL", "Provenance",
-           "Standing", "analyse", "correlation", "leaderboard_path", "load", "ranks"]
+__all__ = [
+    "CSV",
+    "INSTALL",
+    "Leaderboard",
+    "LeaderboardRow",
+    "LengthAnalysis",
+    "Line",
+    "Move",
+    "NULL_MODEL",
+    "Provenance",
+    "Standing",
+    "analyse",
+    "correlation",
+    "leaderboard_path",
+    "load",
+    "ranks",
+]
 
 PACKAGE = "alpaca-eval"
 CSV = "alpaca_eval/leaderboards/data_AlpacaEval_2/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
@@ -36,8 +51,16 @@ INSTALL = "pip install --no-deps alpaca-eval==0.6.6"  # --no-deps: only its file
 NULL_MODEL = "NullModel"
 # OpenAI's API names and the names they are known by (the judge and the baseline are both GPT-4 Turbo)
 KNOWN_AS = {"gpt-4-1106-preview": "GPT-4 Turbo", "gpt4_1106_preview": "GPT-4 Turbo"}
-_COLUMNS = ("win_rate", "standard_error", "n_total", "n_draws", "mode", "avg_length", "length_controlled_winrate",
-            "lc_standard_error")
+_COLUMNS = (
+    "win_rate",
+    "standard_error",
+    "n_total",
+    "n_draws",
+    "mode",
+    "avg_length",
+    "length_controlled_winrate",
+    "lc_standard_error",
+)
 
 Array = npt.NDArray[np.float64]
 
@@ -98,15 +121,17 @@ def _distribution() -> importlib.metadata.Distribution:
     except importlib.metadata.PackageNotFoundError:
         raise ReferenceDataMissing(
             f"the AlpacaEval 2 leaderboard ships in the {PACKAGE!r} package, which is not installed; "
-            f"install it with `{INSTALL}` (or `./run install`)") from None
+            f"install it with `{INSTALL}` (or `./run install`)"
+        ) from None
 
 
 def _installed(dist: importlib.metadata.Distribution, file: str) -> Path:
     hits = [p for p in dist.files or () if str(p).replace("\\", "/") == file]
     path = Path(str(dist.locate_file(hits[0]))) if hits else None
     if path is None or not path.is_file():
-        raise ReferenceDataMissing(f"{PACKAGE} {dist.version} is installed but {file} is not in it; "
-                                   f"reinstall with `{INSTALL}`")
+        raise ReferenceDataMissing(
+            f"{PACKAGE} {dist.version} is installed but {file} is not in it; reinstall with `{INSTALL}`"
+        )
     return path
 
 
@@ -130,9 +155,15 @@ def load(path: Path | str | None = None) -> Leaderboard:
             name = row[reader.fieldnames[0]]  # type: ignore[index]  # the unnamed index column
             try:
                 raw, lc = float(row["win_rate"]) / 100, float(row["length_controlled_winrate"]) / 100
-                e = LeaderboardRow(name=name, raw=raw, raw_se=float(row["standard_error"]) / 100, lc=lc,
-                          lc_se=float(row["lc_standard_error"]) / 100 if row["lc_standard_error"] else None,
-                          avg_length=int(float(row["avg_length"])), mode=row["mode"])
+                e = LeaderboardRow(
+                    name=name,
+                    raw=raw,
+                    raw_se=float(row["standard_error"]) / 100,
+                    lc=lc,
+                    lc_se=float(row["lc_standard_error"]) / 100 if row["lc_standard_error"] else None,
+                    avg_length=int(float(row["avg_length"])),
+                    mode=row["mode"],
+                )
                 n_total[name], draws = int(float(row["n_total"])), int(float(row["n_draws"]))
             except ValueError as err:
                 raise LeaderboardFormatError(f"{file}, line {lineno} ({name!r}): {err}") from None
@@ -145,13 +176,21 @@ def load(path: Path | str | None = None) -> Leaderboard:
         raise LeaderboardFormatError(f"{file}: no rows")
     if len(baseline) != 1:
         raise LeaderboardFormatError(f"{file}: expected one baseline row (50%, all draws), found {baseline}")
-    prov = Provenance(package=PACKAGE, version=dist.version, file=CSV if path is None else str(path), path=str(file),
-                      annotator=JUDGE_CONFIG.split("/")[-2], judge_model=judge.group(1) if judge else "unknown", baseline=baseline[0],
-                      n_instructions=n_total[baseline[0]])
+    prov = Provenance(
+        package=PACKAGE,
+        version=dist.version,
+        file=CSV if path is None else str(path),
+        path=str(file),
+        annotator=JUDGE_CONFIG.split("/")[-2],
+        judge_model=judge.group(1) if judge else "unknown",
+        baseline=baseline[0],
+        n_instructions=n_total[baseline[0]],
+    )
     return Leaderboard(prov, tuple(entries))
 
 
 # --- analysis ----------------------------------------------------------------------------------
+
 
 def correlation(x: Array, y: Array, resamples: int = 2000, level: float = 0.95, seed: int | None = 0) -> Interval:
     """Pearson correlation with a percentile-bootstrap interval, resampling rows (models)."""
@@ -237,6 +276,14 @@ def analyse(lb: Leaderboard, resamples: int = 2000, level: float = 0.95, seed: i
     except StopIteration:
         raise LeaderboardFormatError(f"{lb.provenance.path}: no {NULL_MODEL!r} row") from None
     e = lb.entries[i]
-    null = Standing(name=e.name, raw=e.raw, lc=e.lc, raw_rank=int(r_raw[i]), lc_rank=int(r_lc[i]), avg_length=e.avg_length)
-    return LengthAnalysis(provenance=lb.provenance, n_models=len(lb.entries), raw=_line(length, raw, resamples, level, seed),
-                          lc=_line(length, lc, resamples, level, seed), moves=moves, null_model=null)
+    null = Standing(
+        name=e.name, raw=e.raw, lc=e.lc, raw_rank=int(r_raw[i]), lc_rank=int(r_lc[i]), avg_length=e.avg_length
+    )
+    return LengthAnalysis(
+        provenance=lb.provenance,
+        n_models=len(lb.entries),
+        raw=_line(length, raw, resamples, level, seed),
+        lc=_line(length, lc, resamples, level, seed),
+        moves=moves,
+        null_model=null,
+    )

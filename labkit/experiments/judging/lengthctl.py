@@ -38,8 +38,19 @@ from labkit.experiments.judging.logistic import (
 if TYPE_CHECKING:
     from labkit.experiments.judging.swaps import SwapTable
 
-__all__ = ["C_GRID", "LengthControl", "Variant", "Versus", "WinRate", "choose_l1", "length_controlled",
-           "length_design", "model_design", "per_model", "versus"]
+__all__ = [
+    "C_GRID",
+    "LengthControl",
+    "Variant",
+    "Versus",
+    "WinRate",
+    "choose_l1",
+    "length_controlled",
+    "length_design",
+    "model_design",
+    "per_model",
+    "versus",
+]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -96,8 +107,7 @@ def versus(t: SwapTable, baseline: str) -> Versus:
     s12 = (sub.w12 == side) + 0.5 * (sub.w12 == 0)
     s21 = (sub.w21 == side) + 0.5 * (sub.w21 == 0)
     dlen = np.where(side == 1, sub.len_1 - sub.len_2, sub.len_2 - sub.len_1)
-    return Versus(tuple(names), m_idx, ((s12 + s21) / 2).astype(float), dlen.astype(float),
-                  int((vs & ~t.valid).sum()))
+    return Versus(tuple(names), m_idx, ((s12 + s21) / 2).astype(float), dlen.astype(float), int((vs & ~t.valid).sum()))
 
 
 def _tanh_sd(dlen: Array) -> tuple[Array, float]:
@@ -114,9 +124,15 @@ def length_design(t: SwapTable, baseline: str) -> Design:
     return Design((*v.names, "phi"), np.concatenate([onehot, xl[:, None]], axis=1), v.y, np.arange(v.y.size))
 
 
-def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level: float = 0.95,
-                      seed: int | None = 0, variant: Variant = "shared",
-                      l1: float | Literal["cv"] = "cv") -> LengthControl:
+def length_controlled(
+    t: SwapTable,
+    baseline: str,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int | None = 0,
+    variant: Variant = "shared",
+    l1: float | Literal["cv"] = "cv",
+) -> LengthControl:
     """AlpacaEval-2-style length-controlled win rates of every model against `baseline`.
 
     Two variants; both read the win rate as σ(θ_model), the length term set to zero, beside
@@ -153,13 +169,24 @@ def length_controlled(t: SwapTable, baseline: str, resamples: int = 1000, level:
     with np.errstate(invalid="ignore", divide="ignore"):
         raw_boot = (draws @ (oh * units.y[:, None])) / (draws @ oh)
     rates = tuple(
-        WinRate(model=name, baseline=baseline, n_pairs=int((v.model == i).sum()),
-                raw=interval(float(raw_point[i]), raw_boot[:, i], level),
-                length_controlled=interval(float(sigmoid(point[i])), sigmoid(boot[:, i]), level))
-        for i, name in enumerate(names))
+        WinRate(
+            model=name,
+            baseline=baseline,
+            n_pairs=int((v.model == i).sum()),
+            raw=interval(float(raw_point[i]), raw_boot[:, i], level),
+            length_controlled=interval(float(sigmoid(point[i])), sigmoid(boot[:, i]), level),
+        )
+        for i, name in enumerate(names)
+    )
     phi = interval(float(point[-1]), boot[:, -1], level)
-    return LengthControl(judge=t.judge, simulated=t.simulated, n_unparseable=v.n_unparseable, length_sd=_tanh_sd(v.dlen)[1], phi=phi, rates=rates)
-
+    return LengthControl(
+        judge=t.judge,
+        simulated=t.simulated,
+        n_unparseable=v.n_unparseable,
+        length_sd=_tanh_sd(v.dlen)[1],
+        phi=phi,
+        rates=rates,
+    )
 
 
 # --- AlpacaEval's per-model fit -------------------------------------------------------------------
@@ -193,8 +220,14 @@ def choose_l1(x: Array, y: Array, folds: int = FOLDS, grid: Array = C_GRID) -> f
     return float(lams[int(np.argmax(score))])
 
 
-def per_model(t: SwapTable, baseline: str, l1: float | Literal["cv"] = "cv", resamples: int = 1000,
-              level: float = 0.95, seed: int | None = 0) -> LengthControl:
+def per_model(
+    t: SwapTable,
+    baseline: str,
+    l1: float | Literal["cv"] = "cv",
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int | None = 0,
+) -> LengthControl:
     """The per-model, optionally L1-penalised length control (see the module docstring).
     `l1="cv"` chooses λ per model by cross-validation; a number fixes it (0 = maximum likelihood).
     Intervals resample that model's pairs with λ held at its chosen value."""
@@ -211,7 +244,24 @@ def per_model(t: SwapTable, baseline: str, l1: float | Literal["cv"] = "cv", res
         draws = resample_kind_counts(units.counts, resamples, None if seed is None else seed + i)
         point, boot = fit_with_draws(units, draws, lam)
         raw_boot = (draws[:, units.rep] @ units.y) / y.size if draws.size else draws
-        rates.append(WinRate(model=name, baseline=baseline, n_pairs=int(y.size), raw=interval(float(y.mean()), raw_boot, level),
-                             length_controlled=interval(float(sigmoid(point[0])), sigmoid(boot[:, 0]), level),
-                             phi=interval(float(point[1]), boot[:, 1], level), length_sd=sd, l1=lam))
-    return LengthControl(judge=t.judge, simulated=t.simulated, n_unparseable=v.n_unparseable, length_sd=float("nan"), phi=None, rates=tuple(rates), variant="alpacaeval")
+        rates.append(
+            WinRate(
+                model=name,
+                baseline=baseline,
+                n_pairs=int(y.size),
+                raw=interval(float(y.mean()), raw_boot, level),
+                length_controlled=interval(float(sigmoid(point[0])), sigmoid(boot[:, 0]), level),
+                phi=interval(float(point[1]), boot[:, 1], level),
+                length_sd=sd,
+                l1=lam,
+            )
+        )
+    return LengthControl(
+        judge=t.judge,
+        simulated=t.simulated,
+        n_unparseable=v.n_unparseable,
+        length_sd=float("nan"),
+        phi=None,
+        rates=tuple(rates),
+        variant="alpacaeval",
+    )

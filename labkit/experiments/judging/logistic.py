@@ -26,8 +26,9 @@ def sigmoid(z: Array | float) -> Array:
     return np.asarray(1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float))))
 
 
-def fit_logistic(x: Array, y: Array, w: Array, ridge: float = 0.0, iters: int = 100,
-                 separation_ridge: float = 1e-3) -> Array:
+def fit_logistic(
+    x: Array, y: Array, w: Array, ridge: float = 0.0, iters: int = 100, separation_ridge: float = 1e-3
+) -> Array:
     """Maximise Σ w·[y log μ + (1−y) log(1−μ)] − ridge/2·|θ|², μ = σ(xθ), by Newton's method
     (IRLS), for each row of weights at once. x (U, p), y (U,) in [0, 1], w (R, U) -> θ (R, p).
 
@@ -159,6 +160,9 @@ def fit_with_draws(u: Units, draws: Array, lam: float = 0.0) -> tuple[Array, Arr
 
     point = fit(u.counts[None, u.rep])[0]
     chunk = max(1, 4_000_000 // max(1, u.y.size))  # bound the (resamples, rows) working arrays
-    boot = np.concatenate([fit(draws[i:i + chunk, u.rep])
-                           for i in range(0, draws.shape[0], chunk)]) if draws.size else draws
+    boot = (
+        np.concatenate([fit(draws[i : i + chunk, u.rep]) for i in range(0, draws.shape[0], chunk)])
+        if draws.size
+        else draws
+    )
     return point, boot

@@ -71,14 +71,16 @@ def _detect(row: dict[str, Any], path: Path) -> str:
     raise PairFormatError(
         f"{path}:1: cannot tell the format from fields {sorted(keys)}; expected labkit "
         "(question, output_1, output_2), LLMBar (input, output_1, output_2, label) or MT-Bench "
-        "(model_a, model_b, winner, conversation_a, conversation_b)")
+        "(model_a, model_b, winner, conversation_a, conversation_b)"
+    )
 
 
 def _require(row: dict[str, Any], fields: Iterable[str], path: Path, lineno: int, fmt: str) -> None:
     missing = [f for f in fields if f not in row]
     if missing:
-        raise PairFormatError(f"{path}:{lineno}: missing field {missing[0]!r} ({fmt} format needs "
-                              f"{', '.join(sorted(fields))})")
+        raise PairFormatError(
+            f"{path}:{lineno}: missing field {missing[0]!r} ({fmt} format needs {', '.join(sorted(fields))})"
+        )
 
 
 def _text(row: dict[str, Any], field: str, path: Path, lineno: int) -> str:
@@ -94,11 +96,19 @@ def _from_labkit(row: dict[str, Any], path: Path, lineno: int) -> Pair:
     if label not in (0, 1, 2, None):
         raise PairFormatError(f"{path}:{lineno}: label must be 0 (tie), 1, 2 or null, got {label!r}")
     q1, q2 = row.get("quality_1"), row.get("quality_2")
-    return Pair(id=str(row["id"]), question=_text(row, "question", path, lineno), output_1=_text(row, "output_1", path, lineno),
-                output_2=_text(row, "output_2", path, lineno), label=label, kind=str(row.get("kind", "")),
-                model_1=str(row.get("model_1", "")), model_2=str(row.get("model_2", "")),
-                quality_1=None if q1 is None else float(q1), quality_2=None if q2 is None else float(q2),
-                question_id=str(row.get("question_id", "")))
+    return Pair(
+        id=str(row["id"]),
+        question=_text(row, "question", path, lineno),
+        output_1=_text(row, "output_1", path, lineno),
+        output_2=_text(row, "output_2", path, lineno),
+        label=label,
+        kind=str(row.get("kind", "")),
+        model_1=str(row.get("model_1", "")),
+        model_2=str(row.get("model_2", "")),
+        quality_1=None if q1 is None else float(q1),
+        quality_2=None if q2 is None else float(q2),
+        question_id=str(row.get("question_id", "")),
+    )
 
 
 def _from_llmbar(row: dict[str, Any], path: Path, lineno: int) -> Pair:
@@ -106,17 +116,27 @@ def _from_llmbar(row: dict[str, Any], path: Path, lineno: int) -> Pair:
     label = row["label"]
     if label not in (1, 2):
         raise PairFormatError(f"{path}:{lineno}: LLMBar label must be 1 or 2, got {label!r}")
-    return Pair(id=str(row.get("id", f"{path.stem}-{lineno}")), question=_text(row, "input", path, lineno),
-                output_1=_text(row, "output_1", path, lineno), output_2=_text(row, "output_2", path, lineno),
-                label=label, kind="llmbar")
+    return Pair(
+        id=str(row.get("id", f"{path.stem}-{lineno}")),
+        question=_text(row, "input", path, lineno),
+        output_1=_text(row, "output_1", path, lineno),
+        output_2=_text(row, "output_2", path, lineno),
+        label=label,
+        kind="llmbar",
+    )
 
 
 _WINNERS: dict[str, Label] = {"model_a": 1, "model_b": 2, "tie": 0, "tie (bothbad)": 0}
 
 
 def _from_mtbench(row: dict[str, Any], path: Path, lineno: int) -> Pair:
-    _require(row, ("question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b"),
-             path, lineno, "MT-Bench human-judgment")
+    _require(
+        row,
+        ("question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b"),
+        path,
+        lineno,
+        "MT-Bench human-judgment",
+    )
     winner = row["winner"]
     if winner not in _WINNERS:
         raise PairFormatError(f"{path}:{lineno}: winner must be one of {sorted(_WINNERS)}, got {winner!r}")
@@ -126,8 +146,17 @@ def _from_mtbench(row: dict[str, Any], path: Path, lineno: int) -> Pair:
     question, out_a = _turn(row["conversation_a"], turn, path, lineno, "conversation_a")
     _, out_b = _turn(row["conversation_b"], turn, path, lineno, "conversation_b")
     qid = str(row["question_id"])
-    return Pair(id=f"mt-{qid}-{turn}-{row['model_a']}-{row['model_b']}-{lineno}", question=question, output_1=out_a, output_2=out_b,
-                label=_WINNERS[winner], kind="mtbench", model_1=str(row["model_a"]), model_2=str(row["model_b"]), question_id=qid)
+    return Pair(
+        id=f"mt-{qid}-{turn}-{row['model_a']}-{row['model_b']}-{lineno}",
+        question=question,
+        output_1=out_a,
+        output_2=out_b,
+        label=_WINNERS[winner],
+        kind="mtbench",
+        model_1=str(row["model_a"]),
+        model_2=str(row["model_b"]),
+        question_id=qid,
+    )
 
 
 def _turn(conv: Any, turn: int, path: Path, lineno: int, field: str) -> tuple[str, str]:

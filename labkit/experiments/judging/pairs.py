@@ -28,7 +28,6 @@ Format = Literal["auto", "labkit", "mtbench", "llmbar"]
 DATA_DIR = DATA / "judge"
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class Pair:
     """Two answers to one question. `label` is the gold verdict when known (None: unknown).
@@ -52,8 +51,19 @@ class Pair:
     def swapped(self) -> Pair:
         """The same pair with the outputs exchanged (label, models and qualities follow)."""
         label: Label | None = {1: 2, 2: 1, 0: 0, None: None}[self.label]
-        return Pair(id=self.id, question=self.question, output_1=self.output_2, output_2=self.output_1, label=label, kind=self.kind,
-                    model_1=self.model_2, model_2=self.model_1, quality_1=self.quality_2, quality_2=self.quality_1, question_id=self.question_id)
+        return Pair(
+            id=self.id,
+            question=self.question,
+            output_1=self.output_2,
+            output_2=self.output_1,
+            label=label,
+            kind=self.kind,
+            model_1=self.model_2,
+            model_2=self.model_1,
+            quality_1=self.quality_2,
+            quality_2=self.quality_1,
+            question_id=self.question_id,
+        )
 
 
 # --- answer texts ----------------------------------------------------------------------------
@@ -90,22 +100,43 @@ def terse(answer: str) -> str:
 
 # --- pair sets -------------------------------------------------------------------------------
 
-def _ordered(r: random.Random, pid: str, q: Question, kind: str,
-             good: tuple[str, str, float], other: tuple[str, str, float]) -> Pair:
+
+def _ordered(
+    r: random.Random, pid: str, q: Question, kind: str, good: tuple[str, str, float], other: tuple[str, str, float]
+) -> Pair:
     """A pair with `good` in a random slot. Entries are (text, model, quality)."""
     first, second = (good, other) if r.random() < 0.5 else (other, good)
     q1, q2 = first[2], second[2]
     label: Label = 0 if q1 == q2 else (1 if q1 > q2 else 2)
-    return Pair(id=pid, question=q.text, output_1=first[0], output_2=second[0], label=label, kind=kind, model_1=first[1], model_2=second[1], quality_1=q1, quality_2=q2, question_id=q.id)
+    return Pair(
+        id=pid,
+        question=q.text,
+        output_1=first[0],
+        output_2=second[0],
+        label=label,
+        kind=kind,
+        model_1=first[1],
+        model_2=second[1],
+        quality_1=q1,
+        quality_2=q2,
+        question_id=q.id,
+    )
 
 
 def correctness_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
     """A correct and an incorrect worked answer, same style, correct one in a random slot."""
     r = random.Random(seed)
-    return [_ordered(r, f"c-{q.id}", q, "correctness",
-                     (concise(q.working, q.answer), "reference", 1.0),
-                     (concise(q.wrong_working, q.wrong_answer), "reference-wrong", 0.0))
-            for q in questions]
+    return [
+        _ordered(
+            r,
+            f"c-{q.id}",
+            q,
+            "correctness",
+            (concise(q.working, q.answer), "reference", 1.0),
+            (concise(q.wrong_working, q.wrong_answer), "reference-wrong", 0.0),
+        )
+        for q in questions
+    ]
 
 
 def verbosity_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
@@ -114,12 +145,26 @@ def verbosity_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
     r = random.Random(seed)
     out = []
     for q in questions:
-        out.append(_ordered(r, f"v-{q.id}", q, "verbosity",
-                            (concise(q.working, q.answer), "concise", 1.0),
-                            (padded(q.working, q.answer, r), "padded", 1.0)))
-        out.append(_ordered(r, f"vw-{q.id}", q, "verbosity_wrong",
-                            (concise(q.working, q.answer), "concise", 1.0),
-                            (padded(q.wrong_working, q.wrong_answer, r), "padded-wrong", 0.0)))
+        out.append(
+            _ordered(
+                r,
+                f"v-{q.id}",
+                q,
+                "verbosity",
+                (concise(q.working, q.answer), "concise", 1.0),
+                (padded(q.working, q.answer, r), "padded", 1.0),
+            )
+        )
+        out.append(
+            _ordered(
+                r,
+                f"vw-{q.id}",
+                q,
+                "verbosity_wrong",
+                (concise(q.working, q.answer), "concise", 1.0),
+                (padded(q.wrong_working, q.wrong_answer, r), "padded-wrong", 0.0),
+            )
+        )
     return out
 
 
@@ -158,8 +203,21 @@ def writer_pairs(questions: Iterable[Question], seed: int = 0) -> list[Pair]:
         for name, p, style in others:
             ok = r.random() < p
             label: Label = 0 if ok == b_ok else (1 if ok else 2)
-            out.append(Pair(id=f"w-{name.split('/')[1]}-{q.id}", question=q.text, output_1=_write(q, ok, style, r), output_2=b_text,
-                            label=label, kind="writer", model_1=name, model_2=base, quality_1=float(ok), quality_2=float(b_ok), question_id=q.id))
+            out.append(
+                Pair(
+                    id=f"w-{name.split('/')[1]}-{q.id}",
+                    question=q.text,
+                    output_1=_write(q, ok, style, r),
+                    output_2=b_text,
+                    label=label,
+                    kind="writer",
+                    model_1=name,
+                    model_2=base,
+                    quality_1=float(ok),
+                    quality_2=float(b_ok),
+                    question_id=q.id,
+                )
+            )
     return out
 
 
@@ -167,13 +225,16 @@ def self_pairs(questions: Iterable[Question], own: dict[str, str], judge: str, s
     """The judge's own answer against the project's reference answer, kept only where the own
     answer is correct, so both outputs have equal quality. `own` maps question id -> own text."""
     r = random.Random(seed)
-    return [_ordered(r, f"s-{q.id}", q, "self", (own[q.id], judge, 1.0),
-                     (concise(q.working, q.answer), "reference", 1.0))
-            for q in questions if q.id in own and q.is_correct(own[q.id])]
+    return [
+        _ordered(r, f"s-{q.id}", q, "self", (own[q.id], judge, 1.0), (concise(q.working, q.answer), "reference", 1.0))
+        for q in questions
+        if q.id in own and q.is_correct(own[q.id])
+    ]
 
 
-def battery(questions: Sequence[Question], seed: int = 0, own: dict[str, str] | None = None,
-            judge: str = "") -> list[Pair]:
+def battery(
+    questions: Sequence[Question], seed: int = 0, own: dict[str, str] | None = None, judge: str = ""
+) -> list[Pair]:
     """Every pair set for one judge: correctness, verbosity (and padded-wrong), writers against
     the baseline, and self-preference pairs when the judge's own answers are given."""
     out = correctness_pairs(questions, seed) + verbosity_pairs(questions, seed) + writer_pairs(questions, seed)
@@ -183,6 +244,7 @@ def battery(questions: Sequence[Question], seed: int = 0, own: dict[str, str] | 
 
 
 # --- reading and writing ---------------------------------------------------------------------
+
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 __all__ = ["Question", "extract_number", "make_questions"]
 
+
 @dataclass(frozen=True, kw_only=True)
 class Question:
     """A question with a computed answer, and one worked mistake for the incorrect variant."""
@@ -66,8 +67,9 @@ def _arithmetic(r: random.Random) -> _Made:
     a, b = r.randint(3, 19), r.randint(4, 24)
     c = r.randint(2, a * b - 1)
     ans = a * b - c
-    text = (f"A crate holds {a} boxes and each box holds {b} apples. "
-            f"After {c} apples are sold, how many apples are left?")
+    text = (
+        f"A crate holds {a} boxes and each box holds {b} apples. After {c} apples are sold, how many apples are left?"
+    )
     working = f"{a} × {b} = {a * b} apples; {a * b} − {c} = {ans}."
     wrong = a * b + c  # the mistake: adds what was sold
     wrong_working = f"{a} × {b} = {a * b} apples; {a * b} + {c} = {wrong}."
@@ -75,8 +77,14 @@ def _arithmetic(r: random.Random) -> _Made:
 
 
 # (larger unit plural, singular, smaller unit, factor)
-_UNITS = [("km", "km", "metres", 1000), ("kg", "kg", "grams", 1000), ("litres", "litre", "millilitres", 1000),
-          ("hours", "hour", "minutes", 60), ("minutes", "minute", "seconds", 60), ("feet", "foot", "inches", 12)]
+_UNITS = [
+    ("km", "km", "metres", 1000),
+    ("kg", "kg", "grams", 1000),
+    ("litres", "litre", "millilitres", 1000),
+    ("hours", "hour", "minutes", 60),
+    ("minutes", "minute", "seconds", 60),
+    ("feet", "foot", "inches", 12),
+]
 
 
 def _units(r: random.Random) -> _Made:
@@ -121,8 +129,7 @@ def _temperature(r: random.Random) -> _Made:
     return "temperature", text, ans, working, wrong, wrong_working
 
 
-_GENERATORS: Sequence[Callable[[random.Random], _Made]] = (
-    _arithmetic, _units, _percent, _rate, _temperature)
+_GENERATORS: Sequence[Callable[[random.Random], _Made]] = (_arithmetic, _units, _percent, _rate, _temperature)
 
 
 def make_questions(n: int = 60, seed: int = 0) -> list[Question]:
@@ -132,5 +139,15 @@ def make_questions(n: int = 60, seed: int = 0) -> list[Question]:
     for i in range(n):
         kind, text, ans, working, wrong, wrong_working = _GENERATORS[i % len(_GENERATORS)](r)
         assert wrong != ans, (kind, text)  # a "mistake" that gives the right answer is no mistake
-        out.append(Question(id=f"q{i:03d}", kind=kind, text=text, answer=_fmt(ans), working=working, wrong_answer=_fmt(wrong), wrong_working=wrong_working))
+        out.append(
+            Question(
+                id=f"q{i:03d}",
+                kind=kind,
+                text=text,
+                answer=_fmt(ans),
+                working=working,
+                wrong_answer=_fmt(wrong),
+                wrong_working=wrong_working,
+            )
+        )
     return out

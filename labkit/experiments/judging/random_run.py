@@ -44,8 +44,10 @@ def record_random_run(path: Path = RANDOM_RUN) -> SelfCorrectionRun:
     head = {"command": COMMAND, "versions": package_versions(DEPENDS_ON), "answerer": run.answerer,
             "simulated": run.simulated, "rounds": run.rounds, "questions": QUESTIONS, "seed": SEED,
             "p_correct": P_CORRECT}  # fmt: skip
-    rows = [json.dumps({"question": row[0].question_id,
-                        "answers": [[a.text, a.value, a.correct, a.review] for a in row]}) for row in run.attempts]  # fmt: skip
+    rows = [
+        json.dumps({"question": row[0].question_id, "answers": [[a.text, a.value, a.correct, a.review] for a in row]})
+        for row in run.attempts
+    ]
     body = json.dumps(head, indent=1)[:-2]  # the header's fields, then the answers one question a line
     path.write_text(body + ',\n "attempts": [\n  ' + ",\n  ".join(rows) + "\n ]\n}\n", encoding="utf-8")
     return run
@@ -55,8 +57,17 @@ def recorded_random_run(path: Path = RANDOM_RUN) -> SelfCorrectionRun:
     """The stored run: every answer as the engine held it and its hidden check scored it."""
     rec = read_recording(path, COMMAND)
     attempts = tuple(
-        tuple(RoundAnswer(question_id=row["question"], round=r, text=text, value=None if value is None else float(value), correct=bool(correct), review=review)
-              for r, (text, value, correct, review) in enumerate(row["answers"]))
+        tuple(
+            RoundAnswer(
+                question_id=row["question"],
+                round=r,
+                text=text,
+                value=None if value is None else float(value),
+                correct=bool(correct),
+                review=review,
+            )
+            for r, (text, value, correct, review) in enumerate(row["answers"])
+        )
         for row in rec["attempts"]
-    )  # fmt: skip
+    )
     return SelfCorrectionRun(str(rec["answerer"]), bool(rec["simulated"]), int(rec["rounds"]), attempts)

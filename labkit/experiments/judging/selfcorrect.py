@@ -70,8 +70,10 @@ HUANG_CSV = DATA / "huang2024_intrinsic.csv"
 # The prompts, after Huang et al.'s fixed self-correction prompts for GSM8K.
 ASK = "{question}\nSolve it step by step, and give your final answer as a single number in the form \\boxed{{answer}}."
 REVIEW = "Review your previous answer and find problems with your answer."
-REVISE = ("Based on the problems you found, improve your answer. Please reiterate your answer, "
-          "with your final answer a single number, in the form \\boxed{answer}.")
+REVISE = (
+    "Based on the problems you found, improve your answer. Please reiterate your answer, "
+    "with your final answer a single number, in the form \\boxed{answer}."
+)
 
 
 class Answerer(Protocol):
@@ -95,8 +97,7 @@ class ModelAnswerer(ModelRole):
     temperature: float = 0.0
 
     def respond(self, question: Question, messages: list[dict[str, str]], step: Turn, round: int) -> str:
-        reply = self.ask(messages, role=step, round=round, max_tokens=self.max_tokens,
-                         temperature=self.temperature)
+        reply = self.ask(messages, role=step, round=round, max_tokens=self.max_tokens, temperature=self.temperature)
         return str(reply.text)
 
 
@@ -149,12 +150,15 @@ class SelfCorrectionRun:
 
     def correct(self) -> npt.NDArray[np.bool_]:
         """(questions, rounds + 1) correctness."""
-        return np.array([[a.correct for a in row] for row in self.attempts], dtype=bool).reshape(self.n, self.rounds + 1)
+        return np.array([[a.correct for a in row] for row in self.attempts], dtype=bool).reshape(
+            self.n, self.rounds + 1
+        )
 
     def unchanged(self) -> npt.NDArray[np.bool_]:
         """(questions, rounds): round r's answer has the same number as round r − 1's."""
-        return np.array([[row[r].value == row[r - 1].value for r in range(1, self.rounds + 1)]
-                         for row in self.attempts], dtype=bool).reshape(self.n, self.rounds)
+        return np.array(
+            [[row[r].value == row[r - 1].value for r in range(1, self.rounds + 1)] for row in self.attempts], dtype=bool
+        ).reshape(self.n, self.rounds)
 
 
 @dataclass
@@ -181,8 +185,12 @@ class IntrinsicCritique:
         """A proposal is two calls (review, revise): what the engine reserves for it."""
         from labkit.loop.engine.steps import REFLECT_UPPER
 
-        return Usage(tokens=2 * REFLECT_UPPER.tokens, calls=2, wall_seconds=2 * REFLECT_UPPER.wall_seconds,
-                     cost_units=2 * REFLECT_UPPER.cost_units)  # fmt: skip
+        return Usage(
+            tokens=2 * REFLECT_UPPER.tokens,
+            calls=2,
+            wall_seconds=2 * REFLECT_UPPER.wall_seconds,
+            cost_units=2 * REFLECT_UPPER.cost_units,
+        )
 
     def first(self, q: Question) -> str:
         """Round 0: the answer the loop starts from."""
@@ -201,7 +209,9 @@ class IntrinsicCritique:
         said = [*said, {"role": "assistant", "content": review}, {"role": "user", "content": REVISE}]
         self.talks[q.id] = said
         text = self._say(q, said, "revise", r)
-        child = Child(target=Candidate({ANSWER_FILE: text}, label=f"{q.id}:revise-{r}"), name=f"revise-{r}", source="revise")
+        child = Child(
+            target=Candidate({ANSWER_FILE: text}, label=f"{q.id}:revise-{r}"), name=f"revise-{r}", source="revise"
+        )
         return Proposal(children=(child,), raw=review, note="intrinsic: no external evidence")
 
     def _say(self, q: Question, messages: list[dict[str, str]], step: Turn, r: int) -> str:
@@ -211,9 +221,15 @@ class IntrinsicCritique:
         return text
 
 
-def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int = 2,
-                  progress: Callable[[int], None] | None = None, *, ledger: Ledger | None = None,
-                  budget: Budget | None = None) -> SelfCorrectionRun:  # fmt: skip
+def run_intrinsic(
+    questions: Sequence[Question],
+    answerer: Answerer,
+    rounds: int = 2,
+    progress: Callable[[int], None] | None = None,
+    *,
+    ledger: Ledger | None = None,
+    budget: Budget | None = None,
+) -> SelfCorrectionRun:
     """Intrinsic self-correction over `questions` through `labkit.loop.engine.run`: round 0 is
     each question's first answer (the start), every later round the strategy's revision, kept
     without a gate (keep="always"); the hidden gold check scores every round (for accounting only,
@@ -226,29 +242,53 @@ def run_intrinsic(questions: Sequence[Question], answerer: Answerer, rounds: int
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     said = count()
-    strategy = IntrinsicCritique(answerer, {q.id: q for q in questions},
-                                 (lambda: progress(next(said) + 1)) if progress is not None else None)  # fmt: skip
+    strategy = IntrinsicCritique(
+        answerer, {q.id: q for q in questions}, (lambda: progress(next(said) + 1)) if progress is not None else None
+    )
     tasks = answer_tasks(questions, [strategy.first(q) for q in questions])
-    out = engine.run(tasks, strategy, AnswerCheck(), rounds=rounds, keep="always", stop_at_green=False,
-                     ledger=ledger, budget=budget, validation_cost=0.0)  # fmt: skip
+    out = engine.run(
+        tasks,
+        strategy,
+        AnswerCheck(),
+        rounds=rounds,
+        keep="always",
+        stop_at_green=False,
+        ledger=ledger,
+        budget=budget,
+        validation_cost=0.0,
+    )
     correct = {(row["case"], row["round"]): row["correct"] for row in out.correctness().iter_rows(named=True)}
     rows = []
     for q in questions:
         trace = out.traces[q.id]
         texts = [answer_of(trace.start)] + [answer_of(rnd.kept) for rnd in trace.rounds]
         reviews = [""] + [rnd.reflection.raw for rnd in trace.rounds]
-        rows.append(tuple(RoundAnswer(question_id=q.id, round=r, text=t, value=extract_number(t), correct=bool(correct[(q.id, r)]), review=rv)
-                          for r, (t, rv) in enumerate(zip(texts, reviews, strict=True))))  # fmt: skip
+        rows.append(
+            tuple(
+                RoundAnswer(
+                    question_id=q.id,
+                    round=r,
+                    text=t,
+                    value=extract_number(t),
+                    correct=bool(correct[(q.id, r)]),
+                    review=rv,
+                )
+                for r, (t, rv) in enumerate(zip(texts, reviews, strict=True))
+            )
+        )
     return SelfCorrectionRun(answerer.name, answerer.simulated, rounds, tuple(rows), out)
 
 
 def own_answers(answerer: Answerer, questions: Iterable[Question]) -> dict[str, str]:
     """Round-0 answers (the loop's first prompt) by question id: a judge's own answers."""
-    return {q.id: answerer.respond(q, [{"role": "user", "content": ASK.format(question=q.text)}], "answer", 0)
-            for q in questions}
+    return {
+        q.id: answerer.respond(q, [{"role": "user", "content": ASK.format(question=q.text)}], "answer", 0)
+        for q in questions
+    }
 
 
 # --- what the rounds did ---------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class Transition:
@@ -265,8 +305,10 @@ class Transition:
 
 def _shares(matrix: npt.ArrayLike, n: int, resamples: int, seed: int | None) -> list[Interval]:
     """Column means of a (questions, k) 0/1 matrix with intervals, questions resampled jointly."""
-    return [Interval(iv.estimate / n, iv.low / n, iv.high / n, iv.level)
-            for iv in bootstrap_columns(matrix, resamples=resamples, seed=seed)]
+    return [
+        Interval(iv.estimate / n, iv.low / n, iv.high / n, iv.level)
+        for iv in bootstrap_columns(matrix, resamples=resamples, seed=seed)
+    ]
 
 
 def accuracy(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None = 0) -> list[Interval]:
@@ -288,8 +330,11 @@ def transitions(run: SelfCorrectionRun, resamples: int = 1000, seed: int | None 
         before, after = c[:, r - 1], c[:, r]
         cols = np.stack([before & after, before & ~after, ~before & after, ~before & ~after, same[:, r - 1]], axis=1)
         rr, rw, wr, ww, same_share = _shares(cols.astype(float), run.n, resamples, seed)
-        out.append(Transition(round=r, n=run.n, right_right=rr, right_wrong=rw, wrong_right=wr, wrong_wrong=ww,
-                              unchanged=same_share))
+        out.append(
+            Transition(
+                round=r, n=run.n, right_right=rr, right_wrong=rw, wrong_right=wr, wrong_wrong=ww, unchanged=same_share
+            )
+        )
     return out
 
 
@@ -299,6 +344,7 @@ def expected_random(p_correct: float, rounds: int) -> tuple[list[float], list[fl
 
 
 # --- the published table ---------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class PublishedPoint:
@@ -320,5 +366,14 @@ def load_huang(path: Path | str | None = None) -> list[PublishedPoint]:
     need = {"model", "benchmark", "round", "accuracy", "source"}
     if not rows or not need <= set(rows[0]):
         raise ValueError(f"{p}: expected columns {sorted(need)}")
-    return [PublishedPoint(model=r["model"], benchmark=r["benchmark"], round=int(r["round"]), accuracy=float(r["accuracy"]), source=r["source"],
-                           note=r.get("note", "") or "") for r in rows]
+    return [
+        PublishedPoint(
+            model=r["model"],
+            benchmark=r["benchmark"],
+            round=int(r["round"]),
+            accuracy=float(r["accuracy"]),
+            source=r["source"],
+            note=r.get("note", "") or "",
+        )
+        for r in rows
+    ]

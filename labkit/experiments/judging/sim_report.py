@@ -99,6 +99,7 @@ def report_leaves(report: bias.BiasReport) -> list[tuple[str, Any]]:
 
 # --- nested frozen dataclasses <-> JSON (floats exact; NaN as "NaN") ---------------------------
 
+
 def _encode(x: Any) -> Any:
     if is_dataclass(x):
         return {f.name: _encode(getattr(x, f.name)) for f in fields(x)}

@@ -71,7 +71,15 @@ class SimulatedJudge:
     def judge(self, pair: Pair, order: Order) -> Judgment:
         p = self.p_first(pair, order)
         pick: Pick = "A" if _uniform(self.seed, pair.id, order) < p else "B"
-        return Judgment(pair_id=pair.id, order=order, pick=pick, judge=self.name, simulated=True, source="simulated", raw=f"[[{pick}]] (simulated, P(A)={p:.3f})")
+        return Judgment(
+            pair_id=pair.id,
+            order=order,
+            pick=pick,
+            judge=self.name,
+            simulated=True,
+            source="simulated",
+            raw=f"[[{pick}]] (simulated, P(A)={p:.3f})",
+        )
 
     def run(self, pairs: Sequence[Pair]) -> list[Swap]:
         """Every pair judged in both orders, vectorised (same verdicts as calling `judge`)."""
@@ -82,9 +90,25 @@ class SimulatedJudge:
             u = np.array([_uniform(self.seed, pair.id, order) for pair in pairs])
             picks[order] = np.where(u < p, "A", "B")
         return [
-            Swap(pair,
-                 Judgment(pair_id=pair.id, order="12", pick=str(picks["12"][i]), judge=self.name, simulated=True, source="simulated"),  # type: ignore[arg-type]
-                 Judgment(pair_id=pair.id, order="21", pick=str(picks["21"][i]), judge=self.name, simulated=True, source="simulated"))  # type: ignore[arg-type]
+            Swap(
+                pair,
+                Judgment(
+                    pair_id=pair.id,
+                    order="12",
+                    pick=str(picks["12"][i]),  # type: ignore[arg-type]
+                    judge=self.name,
+                    simulated=True,
+                    source="simulated",
+                ),
+                Judgment(
+                    pair_id=pair.id,
+                    order="21",
+                    pick=str(picks["21"][i]),  # type: ignore[arg-type]
+                    judge=self.name,
+                    simulated=True,
+                    source="simulated",
+                ),
+            )
             for i, pair in enumerate(pairs)
         ]
 
@@ -116,8 +140,17 @@ def _uniform(seed: int, pair_id: str, order: str) -> float:
 
 # --- synthetic pairs for calibration -------------------------------------------------------
 
-def synthetic_pairs(n: int, seed: int = 0, *, quality_gap: float = 1.0, length_gap: int = 300,
-                    own_share: float = 0.0, judge: str = "sim/judge", prefix: str = "s") -> list[Pair]:
+
+def synthetic_pairs(
+    n: int,
+    seed: int = 0,
+    *,
+    quality_gap: float = 1.0,
+    length_gap: int = 300,
+    own_share: float = 0.0,
+    judge: str = "sim/judge",
+    prefix: str = "s",
+) -> list[Pair]:
     """`n` pairs with random qualities and lengths, for checking that metrics recover the
     simulated judge's parameters. Quality differences are uniform in ±quality_gap (small gap:
     close pairs); length differences uniform in ±length_gap characters; a share `own_share`
@@ -134,8 +167,20 @@ def synthetic_pairs(n: int, seed: int = 0, *, quality_gap: float = 1.0, length_g
             m1, m2 = (judge, "other") if r.random() < 0.5 else ("other", judge)
         q1, q2 = base_q + dq / 2, base_q - dq / 2
         label = 0 if q1 == q2 else (1 if q1 > q2 else 2)
-        out.append(Pair(id=f"{prefix}{seed}-{i}", question=f"synthetic question {i}", output_1=_text(l1, "one"), output_2=_text(l2, "two"),
-                        label=label, kind="synthetic", model_1=m1, model_2=m2, quality_1=q1, quality_2=q2))  # type: ignore[arg-type]
+        out.append(
+            Pair(
+                id=f"{prefix}{seed}-{i}",
+                question=f"synthetic question {i}",
+                output_1=_text(l1, "one"),
+                output_2=_text(l2, "two"),
+                label=label,  # type: ignore[arg-type]
+                kind="synthetic",
+                model_1=m1,
+                model_2=m2,
+                quality_1=q1,
+                quality_2=q2,
+            )
+        )
     return out
 
 
@@ -151,6 +196,7 @@ def simulated_own(questions: Sequence[Question]) -> dict[str, str]:
 
 
 # --- which length control lands nearer the truth, on this judge --------------------------------
+
 
 @dataclass(frozen=True)
 class VariantError:
@@ -172,8 +218,14 @@ def length_free_rates(judge: SimulatedJudge, wp: Sequence[Pair], baseline: str) 
     return {str(m): float(win[model == m].mean()) for m in sorted(set(model.tolist()))}
 
 
-def simulator_check(length_scales: Sequence[float] = (100.0, 200.0, 400.0), seeds: Sequence[int] = (0, 1, 2, 3, 4),
-                    n_questions: int = 800, k: float = 3.0, beta: float = 0.5, phi: float = 1.5) -> list[VariantError]:
+def simulator_check(
+    length_scales: Sequence[float] = (100.0, 200.0, 400.0),
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    n_questions: int = 800,
+    k: float = 3.0,
+    beta: float = 0.5,
+    phi: float = 1.5,
+) -> list[VariantError]:
     """Shared-φ vs AlpacaEval-style (per-model φ, L1 by cross-validation) length control against
     the known length-free win rates of the simulated judge, for each judge length scale.
 
@@ -207,8 +259,10 @@ def recorded_simulator_check(path: Path = RECORDED_CHECK) -> list[VariantError]:
     """The stored result of `simulator_check()` (default arguments)."""
     command = "python -c 'from labkit.experiments.judging.simjudge import record_simulator_check as r; r()'"
     rows = read_recording(path, command)["rows"]
-    return [VariantError(float(r["length_scale"]), int(r["n_rates"]), float(r["shared"]), float(r["alpacaeval"]))
-            for r in rows]  # fmt: skip
+    return [
+        VariantError(float(r["length_scale"]), int(r["n_rates"]), float(r["shared"]), float(r["alpacaeval"]))
+        for r in rows
+    ]
 
 
 def record_simulator_check(path: Path = RECORDED_CHECK) -> list[VariantError]:

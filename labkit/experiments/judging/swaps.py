@@ -98,11 +98,7 @@ def table(swaps: Sequence[Swap]) -> SwapTable:
     if len(judges) != 1:
         raise ValueError(f"a table holds one judge's verdicts; got {sorted(judges)}")
     for s in swaps:
-        if (
-            s.first.order != "12"
-            or s.second.order != "21"
-            or not s.first.pair_id == s.pair.id == s.second.pair_id
-        ):
+        if s.first.order != "12" or s.second.order != "21" or not s.first.pair_id == s.pair.id == s.second.pair_id:
             raise ValueError(f"pair {s.pair.id}: expected its order-12 then order-21 judgment")
     nan = float("nan")
     cols = list(

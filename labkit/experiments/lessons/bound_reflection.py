@@ -73,12 +73,14 @@ class Bound:
     def reflect(self, seen: Observed, history: tuple[Observed, ...]) -> Next:
         assert seen.error_class is not None
         r = BoundReflection(
-            action=seen.action, error_class=seen.error_class, artifact=seen.artifact,
+            action=seen.action,
+            error_class=seen.error_class,
+            artifact=seen.artifact,
             open=("this role lacks write permission on /srv/deploy", "the directory is read-only by deployment policy"),
             observation=f"action {seen.action} ({seen.command}) was refused: {seen.output}",
             hypothesis="the refusal is an authorisation decision, not the command's form",
             next_trial="ask the operator for write authorisation on /srv/deploy (or a deploy role); do not retry",
-        )  # fmt: skip
+        )
         if seen.error_class is ErrorClass.POLICY_DENIED:
             return Next(escalate=True, reflection=r)
         return Next(command="", reflection=r)
@@ -91,6 +93,17 @@ def compare(ledger: Ledger | None = None) -> tuple[ToolRun, ToolRun]:
     for reflector, bound in ((Unbound(), False), (Bound(), True)):
         run_id = f"deploy-{'bound' if bound else 'unbound'}"
         budget = Budget(limits(cost_units=BUDGET), ledger=led, run_id=run_id)
-        out.append(run_tool_task(SimulatedShell(), artifact_of, reflector, FIRST, budget=budget, ledger=led,
-                                 run_id=run_id, unit=run_id, require_bound=bound))  # fmt: skip
+        out.append(
+            run_tool_task(
+                SimulatedShell(),
+                artifact_of,
+                reflector,
+                FIRST,
+                budget=budget,
+                ledger=led,
+                run_id=run_id,
+                unit=run_id,
+                require_bound=bound,
+            )
+        )
     return out[0], out[1]

@@ -51,10 +51,18 @@ def without_protection(suite: AcceptanceSuite) -> AcceptanceSuite:
     """The same acceptance with every protective (PASS_TO_PASS) test and its file removed."""
     keep_files = {p: t for p, t in suite.tests.items() if any(i.startswith(p + "::") for i in suite.fail_to_pass)}
     groups = {g: ids for g, ids in suite.groups.items() if set(ids) <= set(suite.fail_to_pass)}
-    return AcceptanceSuite(name=f"{suite.name} (no protective tests)", tests=keep_files, fail_to_pass=suite.fail_to_pass, pass_to_pass=(), groups=groups)
+    return AcceptanceSuite(
+        name=f"{suite.name} (no protective tests)",
+        tests=keep_files,
+        fail_to_pass=suite.fail_to_pass,
+        pass_to_pass=(),
+        groups=groups,
+    )
 
 
-def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger | None = None) -> tuple[CoverageRun, CoverageRun]:
+def counterfactual(
+    validator: Validator | Checker | None = None, ledger: Ledger | None = None
+) -> tuple[CoverageRun, CoverageRun]:
     """Run the engine twice on v1 with the one proposal "disable the cache": (covered, uncovered)."""
     from labkit.record.ledger import Ledger
 
@@ -68,7 +76,17 @@ def counterfactual(validator: Validator | Checker | None = None, ledger: Ledger 
         trace = out.traces[task.id]
         attempt = trace.rounds[0].attempts[0]
         score = out.scores(task.id)[-1]  # the held state, scored on the hidden (full) suite
-        arms.append(CoverageRun(name=name, run_id=out.run_id, suite=trace.suite, protective=len(suite.pass_to_pass), decision=attempt.decision.decision.value,
-                        reason=attempt.decision.reason, kept=trace.final.label, visible_green=bool(trace.final_verdict.resolved),
-                        full_green=score.correct))  # fmt: skip
+        arms.append(
+            CoverageRun(
+                name=name,
+                run_id=out.run_id,
+                suite=trace.suite,
+                protective=len(suite.pass_to_pass),
+                decision=attempt.decision.decision.value,
+                reason=attempt.decision.reason,
+                kept=trace.final.label,
+                visible_green=bool(trace.final_verdict.resolved),
+                full_green=score.correct,
+            )
+        )
     return arms[0], arms[1]

@@ -86,7 +86,8 @@ def walkthrough(checker: Checker | None = None) -> Walkthrough:
             change_test(c.suite, proposed, offered, pool=pool, checker=checker, ledger=led, run_id="shipping-change")
         except TestChangeRefused as exc:
             refusals.append(("none" if offered is None else f"{offered.id} by {offered.author}", str(exc)))
-    outcome = change_test(c.suite, proposed, reqs["REQ-7"], pool=pool, checker=checker, ledger=led,
-                          run_id="shipping-change")  # fmt: skip
+    outcome = change_test(
+        c.suite, proposed, reqs["REQ-7"], pool=pool, checker=checker, ledger=led, run_id="shipping-change"
+    )
     after = engine_round(c, replace(task, suite=outcome.new), led, checker, "shipping-after")
     return Walkthrough(before, tuple(refusals), outcome, after, led)

@@ -90,10 +90,21 @@ def gated(ledger: Ledger | None = None) -> Story:
     gate.finish("success", "notice delivered once, reconciled")
     before = budget.spent.cost_units
     c2 = gate.checkpoint("rolled back to 'before the change'", c0.code_version, c0.dependency_image, c0.environment)
-    steps.append(("roll the code back to the first checkpoint", f"code {c2.code_version}; outbox holds {len(box.delivered)}"))
+    steps.append(
+        ("roll the code back to the first checkpoint", f"code {c2.code_version}; outbox holds {len(box.delivered)}")
+    )
     after = Budget(limits(cost_units=20), ledger=led, run_id=run_id).spent.cost_units  # re-read from the ledger
-    return Story(run_id=run_id, steps=tuple(steps), delivered=len(box.delivered), duplicates=duplicated_effects(led, run_id), spent_before_rollback=before,
-                 spent_after_rollback=after, code_after_rollback=c2.code_version, checkpoints=(c0, c1, c2), ledger=led)  # fmt: skip
+    return Story(
+        run_id=run_id,
+        steps=tuple(steps),
+        delivered=len(box.delivered),
+        duplicates=duplicated_effects(led, run_id),
+        spent_before_rollback=before,
+        spent_after_rollback=after,
+        code_after_rollback=c2.code_version,
+        checkpoints=(c0, c1, c2),
+        ledger=led,
+    )
 
 
 def naive(ledger: Ledger | None = None) -> Story:
@@ -102,11 +113,23 @@ def naive(ledger: Ledger | None = None) -> Story:
     run_id = "effects-naive"
     budget = Budget(limits(cost_units=20), ledger=led, run_id=run_id)
     box = LocalOutbox()
-    gate = EffectGate(outbox=box, budget=budget, ledger=led, run_id=run_id, unit=run_id, mode="live", reconcile_first=False)
+    gate = EffectGate(
+        outbox=box, budget=budget, ledger=led, run_id=run_id, unit=run_id, mode="live", reconcile_first=False
+    )
     steps = [("send the notice (key attempt-1)", gate.send("attempt-1", TARGET, BODY))]
     steps.append(("it failed, so send again (key attempt-2)", gate.send("attempt-2", TARGET, BODY)))
     for key in ("attempt-1", "attempt-2"):
         steps.append((f"audit: reconcile {key}", "found" if gate.reconcile(key) else "not found"))
     gate.finish("success", "the send finally succeeded")
     spent = budget.spent.cost_units
-    return Story(run_id=run_id, steps=tuple(steps), delivered=len(box.delivered), duplicates=duplicated_effects(led, run_id), spent_before_rollback=spent, spent_after_rollback=spent, code_after_rollback="", checkpoints=(), ledger=led)
+    return Story(
+        run_id=run_id,
+        steps=tuple(steps),
+        delivered=len(box.delivered),
+        duplicates=duplicated_effects(led, run_id),
+        spent_before_rollback=spent,
+        spent_after_rollback=spent,
+        code_after_rollback="",
+        checkpoints=(),
+        ledger=led,
+    )

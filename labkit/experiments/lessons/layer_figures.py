@@ -54,17 +54,34 @@ def _searches(led: Ledger, checker: Checker) -> None:
     wanted, offered = case.case.environment, case.case.environment.replace("2.0", "1.9")
     if wanted == offered:
         raise AssertionError(f"the case's environment {wanted!r} does not name userlib 2.0")
-    led.record(INVALID, 0, Role.CONTROL, Kind.STOP, detail={
-        "unit": INVALID, "status": "invalid_environment",
-        "reason": f"environment check: task needs {wanted!r}, host offers {offered!r}"})  # fmt: skip
+    led.record(
+        INVALID,
+        0,
+        Role.CONTROL,
+        Kind.STOP,
+        detail={
+            "unit": INVALID,
+            "status": "invalid_environment",
+            "reason": f"environment check: task needs {wanted!r}, host offers {offered!r}",
+        },
+    )
 
 
 def _deploys(led: Ledger) -> None:
     br = bound_reflection
     bound_reflection.compare(led)  # deploy-unbound, deploy-bound
     budget = Budget(limits(cost_units=br.BUDGET), ledger=led, run_id="deploy-unbound-capped")
-    run_tool_task(br.SimulatedShell(), br.artifact_of, br.Unbound(), br.FIRST, budget=budget, ledger=led,
-                  run_id="deploy-unbound-capped", unit="deploy-unbound-capped", rules=(NoNewEvidence(3),))  # fmt: skip
+    run_tool_task(
+        br.SimulatedShell(),
+        br.artifact_of,
+        br.Unbound(),
+        br.FIRST,
+        budget=budget,
+        ledger=led,
+        run_id="deploy-unbound-capped",
+        unit="deploy-unbound-capped",
+        rules=(NoNewEvidence(3),),
+    )
 
 
 def portfolio(checker: Checker | None = None) -> Portfolio:

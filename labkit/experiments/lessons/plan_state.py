@@ -74,9 +74,12 @@ _TESTS = (
     "def test_fee_in_cents():\n    assert fee(12.34) == 1.23\n"
 )
 SUITE = AcceptanceSuite(
-    name="plan vs state", tests={"tests/test_shipping.py": _TESTS}, fail_to_pass=("tests/test_shipping.py::test_free_from_50",),
-    pass_to_pass=("tests/test_shipping.py::test_fee_in_cents",), import_roots=("site",),
-)  # fmt: skip
+    name="plan vs state",
+    tests={"tests/test_shipping.py": _TESTS},
+    fail_to_pass=("tests/test_shipping.py::test_free_from_50",),
+    pass_to_pass=("tests/test_shipping.py::test_fee_in_cents",),
+    import_roots=("site",),
+)
 
 
 def _environment(version: str) -> dict[str, str]:
@@ -84,8 +87,7 @@ def _environment(version: str) -> dict[str, str]:
         "deps.lock": f"moneylib=={version}\n",
         "site/moneylib.py": _MONEYLIB[version],
         ".cache/fees.json": json.dumps({"built_with": f"moneylib {version}"}) + "\n",
-        "run/worker.json": json.dumps({"process": "fee-worker", "loaded": f"moneylib {version}"})
-        + "\n",
+        "run/worker.json": json.dumps({"process": "fee-worker", "loaded": f"moneylib {version}"}) + "\n",
     }
 
 
@@ -105,19 +107,26 @@ class StateCheckpoint:
 
 
 def _digests(files: Mapping[str, str]) -> dict[str, str]:
-    return {
-        part: digest(json.dumps({p: files.get(p) for p in paths})) for part, paths in PARTS.items()
-    }
+    return {part: digest(json.dumps({p: files.get(p) for p in paths})) for part, paths in PARTS.items()}
 
 
 def checkpoint(name: str, s: Candidate, ledger: Ledger, run_id: str) -> StateCheckpoint:
     """Record a checkpoint of every part in the ledger (a `checkpoint` event) and return it."""
     parts = _digests(s.files)
-    ev = ledger.record(run_id, 0, Role.CONTROL, Kind.CHECKPOINT, detail={  # a restore point
-        "reason": name, "candidate": s.digest, "code_version": parts["code version"],
-        "dependency_image": parts["dependency image"], "environment": parts["environment"],
-        "position": len(ledger),  # events in the ledger before this one
-    })  # fmt: skip
+    ev = ledger.record(
+        run_id,
+        0,
+        Role.CONTROL,
+        Kind.CHECKPOINT,
+        detail={  # a restore point
+            "reason": name,
+            "candidate": s.digest,
+            "code_version": parts["code version"],
+            "dependency_image": parts["dependency image"],
+            "environment": parts["environment"],
+            "position": len(ledger),  # events in the ledger before this one
+        },
+    )
     return StateCheckpoint(name, dict(s.files), parts, ev.seq)
 
 
@@ -150,12 +159,8 @@ class Routes:
         if situation.round > len(self.routes):
             return Proposal(note="no route left")
         route = self.routes[situation.round - 1]
-        env = (
-            _environment("2.0") if route == UPGRADE else {}
-        )  # the upgrade also installs, rebuilds, restarts
-        target = situation.candidate.with_files(
-            {**situation.candidate.files, **env, CODE: _CODE[route]}, label=route
-        )
+        env = _environment("2.0") if route == UPGRADE else {}  # the upgrade also installs, rebuilds, restarts
+        target = situation.candidate.with_files({**situation.candidate.files, **env, CODE: _CODE[route]}, label=route)
         return Proposal(children=(Child(target=target, name=route, source="scripted"),))
 
 
@@ -175,12 +180,8 @@ class Restore:
 
 @dataclass(frozen=True, kw_only=True)
 class Story:
-    plan_decisions: tuple[
-        tuple[str, str, str], ...
-    ]  # (route, decision, reason) from one checkpoint
-    plan_audit: tuple[
-        str, ...
-    ]  # parts different after route A's roll back (none: code restore complete)
+    plan_decisions: tuple[tuple[str, str, str], ...]  # (route, decision, reason) from one checkpoint
+    plan_audit: tuple[str, ...]  # parts different after route A's roll back (none: code restore complete)
     plan_resolved: bool
     upgrade_decision: str
     upgrade_reason: str
@@ -190,8 +191,9 @@ class Story:
     run_id: str
 
 
-def _decided(validator: Validator | Checker | None, ledger: Ledger, run_id: str, start: Candidate,
-             routes: tuple[str, ...]) -> list[tuple[str, str, str, bool, str]]:  # fmt: skip
+def _decided(
+    validator: Validator | Checker | None, ledger: Ledger, run_id: str, start: Candidate, routes: tuple[str, ...]
+) -> list[tuple[str, str, str, bool, str]]:
     task = Task(id=run_id, start=start, suite=SUITE)
     out = run(
         [task],
@@ -206,14 +208,17 @@ def _decided(validator: Validator | Checker | None, ledger: Ledger, run_id: str,
     for r in out.traces[task.id].rounds:
         for a in r.attempts:
             fails = a.retest.evidence.failures if a.retest is not None else ()
-            first = (
-                fails[0].message.strip().splitlines()[-1]
-                if fails and fails[0].message.strip()
-                else ""
-            )
+            first = fails[0].message.strip().splitlines()[-1] if fails and fails[0].message.strip() else ""
             first = re.sub(r" \(/tmp/[^)]*\)", "", first)  # the sandbox's random workspace path
-            rows.append((a.child.name, a.decision.decision.value, a.decision.reason,
-                         bool(a.retest is not None and a.retest.resolved), first))  # fmt: skip
+            rows.append(
+                (
+                    a.child.name,
+                    a.decision.decision.value,
+                    a.decision.reason,
+                    bool(a.retest is not None and a.retest.resolved),
+                    first,
+                )
+            )
     return rows
 
 
@@ -229,10 +234,8 @@ def story(validator: Validator | Checker | None = None, ledger: Ledger | None = 
     plan = _decided(validator, led, "plan-error", start, (ROUTE_A, ROUTE_B))
     after_a = restore(state(ROUTE_A, "1.0", ROUTE_A), c0, ("code version",), "route A rolled back")
     # Corrupted state: the upgrade changes the shared environment, then the engine rejects it.
-    (_, up_decision, up_reason, _, _), = _decided(validator, led, "upgrade", start, (UPGRADE,))  # fmt: skip
-    upgraded = state(
-        UPGRADE, "2.0", UPGRADE
-    )  # the machine after the upgrade ran, whatever the verdict
+    ((_, up_decision, up_reason, _, _),) = _decided(validator, led, "upgrade", start, (UPGRADE,))
+    upgraded = state(UPGRADE, "2.0", UPGRADE)  # the machine after the upgrade ran, whatever the verdict
     c1 = checkpoint("C1: after the upgrade and port", upgraded, led, rid)
     restores = []
     for name, parts in (
@@ -242,14 +245,30 @@ def story(validator: Validator | Checker | None = None, ledger: Ledger | None = 
         restored = restore(upgraded, c0, parts, f"restored: {name}")
         checkpoint(f"after the {name} restore", restored, led, rid)
         run_id = f"next-candidate-{parts[-1].replace(' ', '-')}"
-        (_, decision, reason, resolved, failure), = _decided(validator, led, run_id, restored, (ROUTE_B,))  # fmt: skip
+        ((_, decision, reason, resolved, failure),) = _decided(validator, led, run_id, restored, (ROUTE_B,))
         restores.append(
-            Restore(name=name, parts=parts, left_different=audit(restored, c0), decision=decision, reason=reason, resolved=resolved, failure=failure, run_id=run_id)
+            Restore(
+                name=name,
+                parts=parts,
+                left_different=audit(restored, c0),
+                decision=decision,
+                reason=reason,
+                resolved=resolved,
+                failure=failure,
+                run_id=run_id,
+            )
         )
     return Story(
-        plan_decisions=tuple((r, d, why) for r, d, why, _, _ in plan), plan_audit=audit(after_a, c0), plan_resolved=plan[-1][3], upgrade_decision=up_decision, upgrade_reason=up_reason,
-        upgraded_parts=audit(upgraded, c0), restores=tuple(restores), checkpoints=(c0, c1), run_id=rid,
-    )  # fmt: skip
+        plan_decisions=tuple((r, d, why) for r, d, why, _, _ in plan),
+        plan_audit=audit(after_a, c0),
+        plan_resolved=plan[-1][3],
+        upgrade_decision=up_decision,
+        upgrade_reason=up_reason,
+        upgraded_parts=audit(upgraded, c0),
+        restores=tuple(restores),
+        checkpoints=(c0, c1),
+        run_id=rid,
+    )
 
 
 if __name__ == "__main__":  # python -m labkit.experiments.lessons.plan_state
@@ -257,6 +276,4 @@ if __name__ == "__main__":  # python -m labkit.experiments.lessons.plan_state
     for route, decision, why in told.plan_decisions:
         print(f"plan error, from C0: {route} -> {decision} ({why})")
     for r in told.restores:
-        print(
-            f"{r.name} restore: left {r.left_different or 'nothing'} different; route B -> {r.decision} ({r.reason})"
-        )
+        print(f"{r.name} restore: left {r.left_different or 'nothing'} different; route B -> {r.decision} ({r.reason})")

@@ -65,9 +65,7 @@ for kind in ("image", "data"):
 from report import total
 print("minimal failure: total(fixtures/orders.csv) =", total(str(root / "fixtures/orders.csv")))
 """
-EXPERIMENT = Experiment(
-    "is the cause the code, the test data or the environment?", _PROBE, PREDICTION
-)
+EXPERIMENT = Experiment("is the cause the code, the test data or the environment?", _PROBE, PREDICTION)
 
 
 def load() -> dict[str, Any]:
@@ -80,10 +78,7 @@ def _sha(text: str) -> str:
 
 def _manifest(doc: dict[str, Any]) -> str:
     base = doc["baseline"]
-    return (
-        json.dumps({k: {p: _sha(base[p]) for p in doc[k]} for k in ("image", "data")}, indent=1)
-        + "\n"
-    )
+    return json.dumps({k: {p: _sha(base[p]) for p in doc[k]} for k in ("image", "data")}, indent=1) + "\n"
 
 
 def tasks(doc: dict[str, Any] | None = None) -> tuple[Task, ...]:
@@ -93,19 +88,24 @@ def tasks(doc: dict[str, Any] | None = None) -> tuple[Task, ...]:
     for c in doc["cases"]:
         files = {**doc["baseline"], **c["mutate"], "MANIFEST.json": _manifest(doc)}
         visible = AcceptanceSuite(
-            name="triage", tests=doc["tests"], fail_to_pass=doc["fail_to_pass"], pass_to_pass=doc["pass_to_pass"], import_roots=("site",)
+            name="triage",
+            tests=doc["tests"],
+            fail_to_pass=doc["fail_to_pass"],
+            pass_to_pass=doc["pass_to_pass"],
+            import_roots=("site",),
         )
-        pinned = (
-            "tests/test_pinned.py::test_image_and_data_match_the_manifest_of_the_last_green_run"
-        )
+        pinned = "tests/test_pinned.py::test_image_and_data_match_the_manifest_of_the_last_green_run"
         f2p, p2p = list(doc["fail_to_pass"]), list(doc["pass_to_pass"])
         (f2p if c["cause"] != "code" else p2p).append(pinned)
-        hidden = AcceptanceSuite(name="triage (hidden: pinned)", tests={**doc["tests"], **doc["hidden_tests"]}, fail_to_pass=tuple(f2p),
-                                 pass_to_pass=tuple(p2p), import_roots=("site",))  # fmt: skip
+        hidden = AcceptanceSuite(
+            name="triage (hidden: pinned)",
+            tests={**doc["tests"], **doc["hidden_tests"]},
+            fail_to_pass=tuple(f2p),
+            pass_to_pass=tuple(p2p),
+            import_roots=("site",),
+        )
         out.append(
-            Task(
-                id=c["id"], start=Candidate(files, label="failing"), suite=visible, hidden=hidden, slice=c["cause"]
-            )
+            Task(id=c["id"], start=Candidate(files, label="failing"), suite=visible, hidden=hidden, slice=c["cause"])
         )
     return tuple(out)
 
@@ -139,9 +139,7 @@ class ThreePatches(_Scripted):
 
     def propose(self, situation: Situation) -> Proposal:
         patches = _case(self.doc, situation.case)["patches"]
-        return Proposal(
-            children=tuple(_with(situation, {"report.py": t}, n) for n, t in patches.items()), usage=_REPLY
-        )
+        return Proposal(children=tuple(_with(situation, {"report.py": t}, n) for n, t in patches.items()), usage=_REPLY)
 
 
 @dataclass(frozen=True)
@@ -157,8 +155,10 @@ class Triage(_Scripted):
         base = self.doc["baseline"]
         for kind in ("image", "data"):  # restore what drifted, from the manifest's recorded copy
             if f"{kind}: MISMATCH" in seen:
-                return Proposal(children=(_with(situation, {p: base[p] for p in self.doc[kind]}, f"restore the {kind}"),),
-                                usage=_REPLY)  # fmt: skip
+                return Proposal(
+                    children=(_with(situation, {p: base[p] for p in self.doc[kind]}, f"restore the {kind}"),),
+                    usage=_REPLY,
+                )
         name, text = next(iter(_case(self.doc, situation.case)["patches"].items()))
         return Proposal(children=(_with(situation, {"report.py": text}, name),), usage=_REPLY)
 
@@ -178,8 +178,12 @@ class Outcome:
     prediction_held: bool | None  # None: this arm made no prediction
 
 
-def measure(doc: dict[str, Any] | None = None, validator: Validator | Checker | None = None,
-            ledger: Ledger | None = None, cases: tuple[str, ...] = ()) -> tuple[Outcome, ...]:  # fmt: skip
+def measure(
+    doc: dict[str, Any] | None = None,
+    validator: Validator | Checker | None = None,
+    ledger: Ledger | None = None,
+    cases: tuple[str, ...] = (),
+) -> tuple[Outcome, ...]:
     """Both arms on every case (or the named ones), each case one run under `BUDGET`."""
     from labkit.record.events import Kind, Role
     from labkit.record.ledger import Ledger
@@ -197,16 +201,23 @@ def measure(doc: dict[str, Any] | None = None, validator: Validator | Checker | 
             trace = done.traces[task.id]
             last = done.scores(task.id)[-1]
             paid = [
-                e
-                for e in led.events(rid)
-                if e.kind == Kind.VERIFY and e.role == Role.VALIDATOR and e.cost_units > 0
+                e for e in led.events(rid) if e.kind == Kind.VERIFY and e.role == Role.VALIDATOR and e.cost_units > 0
             ]
             scored = score(led, rid)
             held = trace.held if trace.held is not None else trace.final
-            out.append(Outcome(
-                arm=arm, case=task.id, cause=task.slice, held=held.label, visible_green=bool(trace.final_verdict.resolved), correct=last.correct,
-                spent=budget.spent.cost_units, validations=len(paid), prediction_held=scored[0].held if scored else None,
-            ))  # fmt: skip
+            out.append(
+                Outcome(
+                    arm=arm,
+                    case=task.id,
+                    cause=task.slice,
+                    held=held.label,
+                    visible_green=bool(trace.final_verdict.resolved),
+                    correct=last.correct,
+                    spent=budget.spent.cost_units,
+                    validations=len(paid),
+                    prediction_held=scored[0].held if scored else None,
+                )
+            )
     return tuple(out)
 
 
@@ -230,8 +241,18 @@ def summarise(outcomes: tuple[Outcome, ...], causes: tuple[str, ...]) -> tuple[S
     for arm in ARMS:
         rows = [o for o in outcomes if o.arm == arm and o.cause in causes]
         made = [o for o in rows if o.prediction_held is not None]
-        out.append(Summary(arm=arm, causes=causes, cases=len(rows), correct=sum(o.correct for o in rows), visible_green=sum(o.visible_green for o in rows),
-                           spent=sum(o.spent for o in rows), predictions_held=sum(bool(o.prediction_held) for o in made), predictions=len(made)))  # fmt: skip
+        out.append(
+            Summary(
+                arm=arm,
+                causes=causes,
+                cases=len(rows),
+                correct=sum(o.correct for o in rows),
+                visible_green=sum(o.visible_green for o in rows),
+                spent=sum(o.spent for o in rows),
+                predictions_held=sum(bool(o.prediction_held) for o in made),
+                predictions=len(made),
+            )
+        )
     return tuple(out)
 
 

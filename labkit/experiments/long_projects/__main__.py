@@ -16,9 +16,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m labkit.experiments.long_projects")
     sub = parser.add_subparsers(dest="command", required=True)
-    rec = sub.add_parser(
-        "record", help="run the study (real validations, simulated roles) and write the recording"
-    )
+    rec = sub.add_parser("record", help="run the study (real validations, simulated roles) and write the recording")
     rec.add_argument("--seeds", type=int, default=len(study.SEEDS))
     rec.add_argument("--out", type=Path, default=data_root() / study.RECORDING)
     show = sub.add_parser("show", help="print the tables from the recording")

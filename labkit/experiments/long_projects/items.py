@@ -66,14 +66,19 @@ class WorkItems:
             self.changes.append(Change(iteration, rid, "added", by))
             return "added"
         if not item.open:
-            self.items[rid] = replace(item, open=True, origin=origin, evidence=evidence, opened=iteration,
-                                      reopened=item.reopened + 1, worked=False)  # fmt: skip
+            self.items[rid] = replace(
+                item,
+                open=True,
+                origin=origin,
+                evidence=evidence,
+                opened=iteration,
+                reopened=item.reopened + 1,
+                worked=False,
+            )
             self.changes.append(Change(iteration, rid, "reopened", by))
             return "reopened"
         merged = tuple(dict.fromkeys(item.evidence + evidence))
-        self.items[rid] = replace(
-            item, evidence=merged, origin="qa" if origin == "qa" else item.origin
-        )
+        self.items[rid] = replace(item, evidence=merged, origin="qa" if origin == "qa" else item.origin)
         return ""
 
     def worked_on(self, rid: str) -> None:

@@ -114,8 +114,20 @@ class _Run:
             if v is not None:
                 self.rec.scored(self.status, i, c, Checked(v, True), visible, c.label)
             else:  # not kept by the cache: the scorer's event says it failed, with no results to show
-                self.rec.log(self.status, i, Role.SCORER, Kind.SCORE, detail={"candidate": c.digest, "correct": False,
-                             "visible": visible.resolved, "state": c.label, "scored_on": "hidden", "cached": False})  # fmt: skip
+                self.rec.log(
+                    self.status,
+                    i,
+                    Role.SCORER,
+                    Kind.SCORE,
+                    detail={
+                        "candidate": c.digest,
+                        "correct": False,
+                        "visible": visible.resolved,
+                        "state": c.label,
+                        "scored_on": "hidden",
+                        "cached": False,
+                    },
+                )
             passed = set(v.fail_to_pass) if v is not None else set()
             failing = sorted({self.project.hidden_requirement[n] for n in hidden.required if n not in passed})
             self.hidden.append(HiddenScore(i, len(passed), len(hidden.required), tuple(failing)))
@@ -123,8 +135,14 @@ class _Run:
     def plan(self, i: int, held: Candidate) -> Work:
         view = role_view(self.rec.ledger, self.rec.run_id)
         failing = set(dev_failures(view, held.digest) or ())
-        seen = json.dumps({"held": held.digest, "failing_dev_tests": sorted(failing),
-                           "qa_findings": [e.evidence_value for e in view if e.kind == Kind.QA]}, sort_keys=True)  # fmt: skip
+        seen = json.dumps(
+            {
+                "held": held.digest,
+                "failing_dev_tests": sorted(failing),
+                "qa_findings": [e.evidence_value for e in view if e.kind == Kind.QA],
+            },
+            sort_keys=True,
+        )
         self.inputs.append(seen)
 
         def choose() -> Work:
@@ -137,17 +155,32 @@ class _Run:
 
         work = self.call(Kind.PLAN, self.prices.planner_tokens, i, choose)
         t = self.items.tally(i)
-        self.rec.log(self.status, i, Role.PLANNER, Kind.PLAN, inputs=seen, outputs=work.as_json(),
-                     usage=self.prices.usage(self.prices.planner_tokens),
-                     detail={"iteration": i, "items": [w.id for w in work.items], "added": t.added,
-                             "closed": t.closed, "reopened": t.reopened, "open": t.open})  # fmt: skip
+        self.rec.log(
+            self.status,
+            i,
+            Role.PLANNER,
+            Kind.PLAN,
+            inputs=seen,
+            outputs=work.as_json(),
+            usage=self.prices.usage(self.prices.planner_tokens),
+            detail={
+                "iteration": i,
+                "items": [w.id for w in work.items],
+                "added": t.added,
+                "closed": t.closed,
+                "reopened": t.reopened,
+                "open": t.open,
+            },
+        )
         return work
 
     def call(self, kind: Kind, tokens: int, i: int, fn: Callable[[], T]) -> T:
         """A role's (simulated) model call, paid through the budget at its stated price."""
         return self.rec.pay(Payment(kind, self.prices.usage(tokens)), fn, i)
 
-    def develop(self, i: int, held: Candidate, held_status: Verdict, work: Work) -> tuple[Candidate, DecisionRecord, str]:
+    def develop(
+        self, i: int, held: Candidate, held_status: Verdict, work: Work
+    ) -> tuple[Candidate, DecisionRecord, str]:
         """One engine round: the developer proposes one change for `work`, the engine decides it."""
         self.developer.work = work
         self.inputs.append(work.as_json())
@@ -170,9 +203,7 @@ class _Run:
     def review(self, i: int, digest: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """QA on the frozen snapshot `digest`: the same bytes re-read, its checks run, findings filed."""
         candidate = self.snapshots.get(digest)
-        self.inputs.append(
-            json.dumps({"snapshot": digest, "checks": [c.nodeid for c in self.checks]})
-        )
+        self.inputs.append(json.dumps({"snapshot": digest, "checks": [c.nodeid for c in self.checks]}))
         self.call(Kind.QA, self.prices.qa_review_tokens, i, lambda: None)
         failing: tuple[str, ...] = ()
         if self.checks:  # one engine step: the snapshot validated on QA's checks
@@ -186,18 +217,41 @@ class _Run:
             self.items.file(r, self.project.requirement(r).title, "qa", tuple(ids), i, "qa")
             for r, ids in sorted(by_req.items())
         ]
-        self.rec.log(self.status, i, Role.QA, Kind.QA, inputs=digest, evidence={"failing": list(failing)},
-                     usage=self.prices.usage(self.prices.qa_review_tokens),
-                     detail={"iteration": i, "snapshot": digest, "source": self.qa.source, "checks": len(self.checks),
-                             "findings": sorted(by_req), "added": filed.count("added"), "reopened": filed.count("reopened")})  # fmt: skip
+        self.rec.log(
+            self.status,
+            i,
+            Role.QA,
+            Kind.QA,
+            inputs=digest,
+            evidence={"failing": list(failing)},
+            usage=self.prices.usage(self.prices.qa_review_tokens),
+            detail={
+                "iteration": i,
+                "snapshot": digest,
+                "source": self.qa.source,
+                "checks": len(self.checks),
+                "findings": sorted(by_req),
+                "added": filed.count("added"),
+                "reopened": filed.count("reopened"),
+            },
+        )
         return failing, tuple(sorted(by_req))
 
 
 def run_project(
-    project: Project, checker: Checker, ledger: Ledger, *, policy: Policy, qa: QaParams,
-    developer: DeveloperParams = DEVELOPER, prices: Prices = PRICES, seed: int = 0,
-    iterations: int = 10, run_id: str = "", strategy: Developer | None = None,
-) -> ProjectRun:  # fmt: skip
+    project: Project,
+    checker: Checker,
+    ledger: Ledger,
+    *,
+    policy: Policy,
+    qa: QaParams,
+    developer: DeveloperParams = DEVELOPER,
+    prices: Prices = PRICES,
+    seed: int = 0,
+    iterations: int = 10,
+    run_id: str = "",
+    strategy: Developer | None = None,
+) -> ProjectRun:
     """Run `policy` on `project` for up to `iterations` plan -> develop -> QA iterations.
 
     The developer is simulated with `developer`'s stated parameters unless a `strategy` is given
@@ -211,17 +265,42 @@ def run_project(
     run_id = run_id or new_run_id("long")
     budget = Budget(limits(), ledger=ledger, run_id=run_id)
     simulated = strategy is None or strategy.simulated
-    rec = Recorder(run_id=run_id, ledger=ledger, checker=checker, budget=budget, validation_cost=prices.validation, simulated=simulated)
+    rec = Recorder(
+        run_id=run_id,
+        ledger=ledger,
+        checker=checker,
+        budget=budget,
+        validation_cost=prices.validation,
+        simulated=simulated,
+    )
     status = Task(
         id=project.name, start=project.start, suite=project.dev_suite(project.dev_tests, ()), hidden=project.hidden
     )
-    dev = strategy if strategy is not None else SimulatedDeveloper(project=project, params=developer, seed=seed, prices=prices)
+    dev = (
+        strategy
+        if strategy is not None
+        else SimulatedDeveloper(project=project, params=developer, seed=seed, prices=prices)
+    )
     run = _Run(
-        project=project, rec=rec, policy=policy, qa=qa, developer=dev, prices=prices, checks=write_checks(project, qa, developer, seed), status=status
+        project=project,
+        rec=rec,
+        policy=policy,
+        qa=qa,
+        developer=dev,
+        prices=prices,
+        checks=write_checks(project, qa, developer, seed),
+        status=status,
     )
     rec.pay(Payment(Kind.QA, prices.usage(prices.qa_write_tokens)), lambda: None, 0)
-    rec.log(status, 0, Role.QA, Kind.QA, outputs=json.dumps([c.nodeid for c in run.checks]),
-            usage=prices.usage(prices.qa_write_tokens), detail={"iteration": 0, "source": qa.source, "checks": len(run.checks)})  # fmt: skip
+    rec.log(
+        status,
+        0,
+        Role.QA,
+        Kind.QA,
+        outputs=json.dumps([c.nodeid for c in run.checks]),
+        usage=prices.usage(prices.qa_write_tokens),
+        detail={"iteration": 0, "source": qa.source, "checks": len(run.checks)},
+    )
     held = project.start
     held_status = run.settle(0, held)
     out: list[Iteration] = []
@@ -234,14 +313,37 @@ def run_project(
         digest = run.snapshots.freeze(held)
         qa_ran = i % policy.qa_every == 0
         failing, findings = run.review(i, digest) if qa_ran else ((), ())
-        out.append(Iteration(index=i, plan=tuple(w.id for w in work.items), variants=dev.choices, diff=diff, decision=d.decision.value, reason=d.reason, snapshot=digest,
-                             qa_ran=qa_ran, qa_failing=failing, qa_findings=findings, items=tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
-                             tally=run.items.tally(i), usage=rec.usage))  # fmt: skip
+        out.append(
+            Iteration(
+                index=i,
+                plan=tuple(w.id for w in work.items),
+                variants=dev.choices,
+                diff=diff,
+                decision=d.decision.value,
+                reason=d.reason,
+                snapshot=digest,
+                qa_ran=qa_ran,
+                qa_failing=failing,
+                qa_findings=findings,
+                items=tuple(sorted(run.items.items.values(), key=lambda x: x.id)),
+                tally=run.items.tally(i),
+                usage=rec.usage,
+            )
+        )
         if not run.items.open_items() and qa_ran:
             break
     run.score()
-    rec.log(status, len(out), Role.DECISION, Kind.STOP, detail={"decision": "stop", "rule": "iterations",
-            "reason": f"{len(out)} iteration(s); {len(run.items.open_items())} item(s) open"})  # fmt: skip
+    rec.log(
+        status,
+        len(out),
+        Role.DECISION,
+        Kind.STOP,
+        detail={
+            "decision": "stop",
+            "rule": "iterations",
+            "reason": f"{len(out)} iteration(s); {len(run.items.open_items())} item(s) open",
+        },
+    )
     return ProjectRun(
         run_id=run_id,
         policy=policy,

@@ -179,8 +179,16 @@ class _Merge:
         tasks = [Task(id=c, start=start, suite=self.case.suite(c, self.variants)) for c in checks]
         strategy = Refuter(self.case, dict(self.variants))
         before = self.budget.spent.cost_units
-        out = engine.run(tasks, strategy, self.checker, rounds=1 if refute else 0, keep="resolved",
-                         ledger=self.ledger, budget=self.budget, run_id=f"{self.run_id}/stage-{n}")  # fmt: skip
+        out = engine.run(
+            tasks,
+            strategy,
+            self.checker,
+            rounds=1 if refute else 0,
+            keep="resolved",
+            ledger=self.ledger,
+            budget=self.budget,
+            run_id=f"{self.run_id}/stage-{n}",
+        )
         if recheck:
             self.recheck_cost += self.budget.spent.cost_units - before
         repaired: list[str] = []
@@ -202,12 +210,34 @@ class _Merge:
         return repaired
 
     def _critique(self, n: int, check: str, repair: Repair, example: str, kept: bool) -> None:
-        c = Critique(stage=n, check=check, part=repair.part, premise=repair.premise, counterexample=example, why=repair.why, kept=kept)
+        c = Critique(
+            stage=n,
+            check=check,
+            part=repair.part,
+            premise=repair.premise,
+            counterexample=example,
+            why=repair.why,
+            kept=kept,
+        )
         self.critiques.append(c)
-        self.ledger.record(self.run_id, n, Role.DECISION, Kind.CRITIQUE, evidence=asdict(c),
-                           detail={"unit": self.run_id, "stage": f"stage-{n}", "check": check, "part": c.part,
-                                   "premise": c.premise, "counterexample": example, "why": c.why, "kept": kept,
-                                   "simulated": True})  # fmt: skip
+        self.ledger.record(
+            self.run_id,
+            n,
+            Role.DECISION,
+            Kind.CRITIQUE,
+            evidence=asdict(c),
+            detail={
+                "unit": self.run_id,
+                "stage": f"stage-{n}",
+                "check": check,
+                "part": c.part,
+                "premise": c.premise,
+                "counterexample": example,
+                "why": c.why,
+                "kept": kept,
+                "simulated": True,
+            },
+        )
 
     def aggregate(self) -> tuple[tuple[int, int], tuple[int, int]]:
         """The lab's own look, after the policy is done: integration tests and the hidden benchmark."""
@@ -218,8 +248,14 @@ class _Merge:
             suite=self.case.suite("integration", self.variants),
             hidden=self.case.hidden_suite(),
         )
-        out = engine.run([task], Refuter(self.case, self.variants), self.checker, rounds=0, ledger=self.ledger,
-                         run_id=f"{self.run_id}/aggregate")  # fmt: skip
+        out = engine.run(
+            [task],
+            Refuter(self.case, self.variants),
+            self.checker,
+            rounds=0,
+            ledger=self.ledger,
+            run_id=f"{self.run_id}/aggregate",
+        )
         integration = out.traces[task.id].start_verdict  # the engine's validation of the merged candidate
         assert task.hidden is not None
         hidden = self.checker.lookup(final, task.hidden)  # the engine's hidden score: read, not re-run
@@ -235,8 +271,12 @@ def _receipts(verdict: Verdict) -> tuple[int, int]:
 
 
 def merge(
-    policy: str, case: MergeCase | None = None, *, checker: Checker | None = None, ledger: Ledger | None = None,
-) -> MergeResult:  # fmt: skip
+    policy: str,
+    case: MergeCase | None = None,
+    *,
+    checker: Checker | None = None,
+    ledger: Ledger | None = None,
+) -> MergeResult:
     """Run one merge policy on `case` (default: the receipt pipeline), recorded in `ledger`."""
     if policy not in POLICIES:
         raise InvalidSetting(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -244,8 +284,14 @@ def merge(
     checker = checker or Checker(Validator(), VerdictCache())
     ledger = ledger if ledger is not None else Ledger()
     run_id = f"merge/{policy}"
-    m = _Merge(case=case, policy=policy, checker=checker, ledger=ledger, budget=Budget(limits(cost_units=BUDGET), ledger=ledger, run_id=run_id),
-               variants=dict(case.parts))  # fmt: skip
+    m = _Merge(
+        case=case,
+        policy=policy,
+        checker=checker,
+        ledger=ledger,
+        budget=Budget(limits(cost_units=BUDGET), ledger=ledger, run_id=run_id),
+        variants=dict(case.parts),
+    )
     locals_ = tuple(c for c in case.dag.checks() if c.startswith("local:"))
     m.stage(1, locals_, refute=False, recheck=False)
     if policy != "naive":
@@ -257,23 +303,38 @@ def merge(
                 stale = case.dag.checks()
             else:  # exactly what the changes made stale, less what the engine verified on this merge already
                 now = m.candidate().digest
-                stale = tuple(c for c in case.dag.checks()
-                              if any(c in case.dag.stale(p) for p in changed) and (now, c) not in m.verified)  # fmt: skip
+                stale = tuple(
+                    c
+                    for c in case.dag.checks()
+                    if any(c in case.dag.stale(p) for p in changed) and (now, c) not in m.verified
+                )
             changed = m.stage(n, stale, refute=True, recheck=True)
             n += 1
     integration, hidden = m.aggregate()
-    generated = {
-        p: "repaired" if m.variants[p] != case.parts[p] else "as generated" for p in case.dag.parts
-    }
-    caught = sum(1 for i, r in enumerate(m.runs)
-                 if r.recheck and not r.held and any(e.check == r.check and e.held for e in m.runs[:i]))  # fmt: skip
-    return MergeResult(policy=policy, runs=tuple(m.runs), critiques=tuple(m.critiques), variants=generated, integration=integration, hidden=hidden,
-                       cost_units=m.budget.spent.cost_units, recheck_cost=m.recheck_cost, stale_caught=caught)  # fmt: skip
+    generated = {p: "repaired" if m.variants[p] != case.parts[p] else "as generated" for p in case.dag.parts}
+    caught = sum(
+        1
+        for i, r in enumerate(m.runs)
+        if r.recheck and not r.held and any(e.check == r.check and e.held for e in m.runs[:i])
+    )
+    return MergeResult(
+        policy=policy,
+        runs=tuple(m.runs),
+        critiques=tuple(m.critiques),
+        variants=generated,
+        integration=integration,
+        hidden=hidden,
+        cost_units=m.budget.spent.cost_units,
+        recheck_cost=m.recheck_cost,
+        stale_caught=caught,
+    )
 
 
 def measure(
-    case: MergeCase | None = None, policies: tuple[str, ...] = POLICIES, ledger: Ledger | None = None,
-) -> dict[str, MergeResult]:  # fmt: skip
+    case: MergeCase | None = None,
+    policies: tuple[str, ...] = POLICIES,
+    ledger: Ledger | None = None,
+) -> dict[str, MergeResult]:
     """Every policy on the same parts, one shared verdict cache (the prices do not depend on it)."""
     case = case or load_merge_case()
     checker = Checker(Validator(), VerdictCache())
@@ -291,10 +352,7 @@ def record(path: Path = RECORDING) -> dict[str, Any]:
         "case": case.name,
         "premise": case.premise,
         "parts": list(case.dag.parts),
-        "edges": [
-            {"producer": e.producer, "consumer": e.consumer, "carries": e.carries}
-            for e in case.dag.edges
-        ],
+        "edges": [{"producer": e.producer, "consumer": e.consumer, "carries": e.carries} for e in case.dag.edges],
         "policies": {p: r.as_dict() for p, r in results.items()},
         "versions": package_versions(DEPENDS_ON),
     }
@@ -315,5 +373,7 @@ if __name__ == "__main__":
     else:
         data = {"policies": {p: r.as_dict() for p, r in measure().items()}}
     for p, r in data["policies"].items():
-        print(f"{p:18} integration {r['integration'][0]}/{r['integration'][1]}  hidden {r['hidden'][0]}/{r['hidden'][1]}  "
-              f"stale caught {r['stale_caught']}  cost {r['cost_units']:g} (re-checks {r['recheck_cost']:g})")  # fmt: skip
+        print(
+            f"{p:18} integration {r['integration'][0]}/{r['integration'][1]}  hidden {r['hidden'][0]}/{r['hidden'][1]}  "
+            f"stale caught {r['stale_caught']}  cost {r['cost_units']:g} (re-checks {r['recheck_cost']:g})"
+        )

@@ -81,10 +81,10 @@ class MergeCase:
         elif check == "integration":
             tests = self.integration
         else:
-            raise CaseError(
-                f"{self.name}: no check {check!r}; checks are {list(self.dag.checks())} and 'integration'"
-            )
-        return AcceptanceSuite(name=f"{self.name}:{check}", tests=tests, fail_to_pass=tuple(_test_ids(tests)), pass_to_pass=())
+            raise CaseError(f"{self.name}: no check {check!r}; checks are {list(self.dag.checks())} and 'integration'")
+        return AcceptanceSuite(
+            name=f"{self.name}:{check}", tests=tests, fail_to_pass=tuple(_test_ids(tests)), pass_to_pass=()
+        )
 
     def hidden_suite(self) -> AcceptanceSuite:
         return AcceptanceSuite(
@@ -94,8 +94,12 @@ class MergeCase:
 
 def _test_ids(tests: Mapping[str, str]) -> list[str]:
     """Every test function of every test file, as a required node id (all its parametrisations)."""
-    return [f"{p}::{name}" for p in sorted(tests) if Path(p).name.startswith("test_")
-            for name in re.findall(r"^def (test_\w+)", tests[p], re.M)]  # fmt: skip
+    return [
+        f"{p}::{name}"
+        for p in sorted(tests)
+        if Path(p).name.startswith("test_")
+        for name in re.findall(r"^def (test_\w+)", tests[p], re.M)
+    ]
 
 
 def load_merge_case(folder: str | Path = CASE) -> MergeCase:
@@ -104,9 +108,7 @@ def load_merge_case(folder: str | Path = CASE) -> MergeCase:
     try:
         spec: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        raise CaseError(
-            f"{root}: no dag.json (a merge case needs one; see {CASE}/README.md)"
-        ) from None
+        raise CaseError(f"{root}: no dag.json (a merge case needs one; see {CASE}/README.md)") from None
     except json.JSONDecodeError as exc:
         raise CaseError(f"{path}: not JSON: {exc}") from None
 
@@ -117,9 +119,7 @@ def load_merge_case(folder: str | Path = CASE) -> MergeCase:
 
     def read(mapping: Any, where: str) -> dict[str, str]:
         if not isinstance(mapping, dict):
-            raise CaseError(
-                f"{path}: field {where!r}: expected {{workspace path: case file}}, got {mapping!r}"
-            )
+            raise CaseError(f"{path}: field {where!r}: expected {{workspace path: case file}}, got {mapping!r}")
         out = {}
         for target, source in mapping.items():
             file = root / source
@@ -130,36 +130,33 @@ def load_merge_case(folder: str | Path = CASE) -> MergeCase:
 
     def part(name: str, entry: Any, where: str) -> Part:
         if not isinstance(entry, dict) or "files" not in entry or "tests" not in entry:
-            raise CaseError(
-                f"{path}: field {where!r}: expected {{'files': {{...}}, 'tests': {{...}}}}"
-            )
-        return Part(
-            name, read(entry["files"], f"{where}.files"), read(entry["tests"], f"{where}.tests")
-        )
+            raise CaseError(f"{path}: field {where!r}: expected {{'files': {{...}}, 'tests': {{...}}}}")
+        return Part(name, read(entry["files"], f"{where}.files"), read(entry["tests"], f"{where}.tests"))
 
     parts = {name: part(name, entry, f"parts.{name}") for name, entry in field("parts").items()}
     try:
-        edges = tuple(
-            Edge(e["producer"], e["consumer"], e["carries"], e["check"]) for e in field("edges")
-        )
+        edges = tuple(Edge(e["producer"], e["consumer"], e["carries"], e["check"]) for e in field("edges"))
     except (KeyError, TypeError):
-        raise CaseError(
-            f"{path}: field 'edges': each needs producer, consumer, carries, check"
-        ) from None
+        raise CaseError(f"{path}: field 'edges': each needs producer, consumer, carries, check") from None
     dag = Dag(tuple(parts), edges)
     repairs = []
     for i, r in enumerate(field("repairs")):
         try:
             edge, name = r["edge"], r["part"]
             dag.edge(edge)
-            repairs.append(
-                Repair(edge, name, r["premise"], r["why"], part(name, r, f"repairs[{i}]"))
-            )
+            repairs.append(Repair(edge, name, r["premise"], r["why"], part(name, r, f"repairs[{i}]")))
         except (KeyError, TypeError, ValueError) as exc:
             raise CaseError(f"{path}: field 'repairs[{i}]': {exc}") from None
     return MergeCase(
-        name=str(field("name")), title=str(spec.get("title", "")), premise=str(spec.get("premise", "")), given=read(field("given"), "given"),
-        parts=parts, dag=dag, edge_checks=read({e.check: e.check for e in edges}, "edges[].check"),
-        helpers=read(spec.get("check_helpers", {}), "check_helpers"), integration=read(field("integration"), "integration"),
-        hidden=read(field("hidden"), "hidden"), repairs=tuple(repairs),
-    )  # fmt: skip
+        name=str(field("name")),
+        title=str(spec.get("title", "")),
+        premise=str(spec.get("premise", "")),
+        given=read(field("given"), "given"),
+        parts=parts,
+        dag=dag,
+        edge_checks=read({e.check: e.check for e in edges}, "edges[].check"),
+        helpers=read(spec.get("check_helpers", {}), "check_helpers"),
+        integration=read(field("integration"), "integration"),
+        hidden=read(field("hidden"), "hidden"),
+        repairs=tuple(repairs),
+    )

@@ -46,15 +46,11 @@ class Dag:
         for e in self.edges:
             missing = {e.producer, e.consumer} - known
             if missing:
-                raise ValueError(
-                    f"edge {e.name} names unknown part(s) {sorted(missing)}; parts are {list(self.parts)}"
-                )
+                raise ValueError(f"edge {e.name} names unknown part(s) {sorted(missing)}; parts are {list(self.parts)}")
         order = {p: i for i, p in enumerate(self.parts)}
         back = [e.name for e in self.edges if order[e.producer] >= order[e.consumer]]
         if back:
-            raise ValueError(
-                f"edges {back} point backwards: list the parts in an order every edge follows"
-            )
+            raise ValueError(f"edges {back} point backwards: list the parts in an order every edge follows")
 
     def edge(self, name: str) -> Edge:
         for e in self.edges:

@@ -38,11 +38,17 @@ def module_of(project: Project, files: dict[str, str] | Any, rid: str) -> str:
 def prompt_for(project: Project, item: Item, path: str, text: str) -> list[dict[str, str]]:
     evidence = "\n".join(f"- {n}" for n in item.evidence) or "- (none)"
     return [
-        {"role": "system", "content": "You are the developer of a small Python project. Reply with the whole "
-         "new module in one ```python block and nothing else."},
-        {"role": "user", "content": f"Requirement {item.id}: {item.title}\n\nFailing checks (visible evidence):\n"
-         f"{evidence}\n\nThe module {path} now:\n```python\n{text}```\n\nWrite {path} so the requirement holds."},
-    ]  # fmt: skip
+        {
+            "role": "system",
+            "content": "You are the developer of a small Python project. Reply with the whole "
+            "new module in one ```python block and nothing else.",
+        },
+        {
+            "role": "user",
+            "content": f"Requirement {item.id}: {item.title}\n\nFailing checks (visible evidence):\n"
+            f"{evidence}\n\nThe module {path} now:\n```python\n{text}```\n\nWrite {path} so the requirement holds.",
+        },
+    ]
 
 
 @dataclass(kw_only=True)
@@ -85,8 +91,12 @@ class ModelDeveloper:
         files, usage, choices = dict(situation.candidate.files), Usage(), []
         for item in self.work.items:
             path = module_of(self.project, files, item.id)
-            reply = role.ask(prompt_for(self.project, item, path, files[path]), role="developer",
-                             round=situation.round, max_tokens=self.max_tokens)  # fmt: skip
+            reply = role.ask(
+                prompt_for(self.project, item, path, files[path]),
+                role="developer",
+                round=situation.round,
+                max_tokens=self.max_tokens,
+            )
             usage = usage + reply.usage
             found = _BLOCK.search(reply.text)
             if found is None:
@@ -100,6 +110,4 @@ class ModelDeveloper:
         self.choices = tuple(choices)
         note = ", ".join(f"{r}:{v}" for r, v in choices)
         target = situation.candidate.with_files(files, label=note)
-        return Proposal(
-            children=(Child(target=target, name=note, source="model"),), usage=usage, note=note
-        )
+        return Proposal(children=(Child(target=target, name=note, source="model"),), usage=usage, note=note)

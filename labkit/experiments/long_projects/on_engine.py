@@ -46,7 +46,17 @@ def engine_step(rec: Recorder, task: Task, strategy: Strategy = NOTHING, *, roun
     """`task` through the engine's runner on the project's Recorder: `rounds` rounds (0: step 2
     only, plus the engine's scoring on `task.hidden` if it has one), keep="resolved"."""
     runner = Runner(
-        rec=rec, tasks=(task,), strategy=as_strategy(strategy), rounds=rounds, rules=(), case_rules=(),
-        keep="resolved", stop_at_green=False, observe="visible", recheck=0, max_experiments=0, workers=1,
-    )  # fmt: skip
+        rec=rec,
+        tasks=(task,),
+        strategy=as_strategy(strategy),
+        rounds=rounds,
+        rules=(),
+        case_rules=(),
+        keep="resolved",
+        stop_at_green=False,
+        observe="visible",
+        recheck=0,
+        max_experiments=0,
+        workers=1,
+    )
     return runner.go(None)

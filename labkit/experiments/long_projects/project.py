@@ -73,17 +73,21 @@ class Project:
                 return r.id
         raise CaseError(f"project {self.name!r}: {nodeid!r} is no requirement's dev test")
 
-    def dev_suite(
-        self, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str]
-    ) -> AcceptanceSuite:
+    def dev_suite(self, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str]) -> AcceptanceSuite:
         """The dev tests as one protected suite, with the required ids the caller names."""
         return AcceptanceSuite(
-            name=f"{self.name} dev", tests=self.dev_files, fail_to_pass=tuple(fail_to_pass), pass_to_pass=tuple(pass_to_pass)
+            name=f"{self.name} dev",
+            tests=self.dev_files,
+            fail_to_pass=tuple(fail_to_pass),
+            pass_to_pass=tuple(pass_to_pass),
         )
 
     def qa_suite(self, checks: Sequence[QaCheck]) -> AcceptanceSuite:
         return AcceptanceSuite(
-            name=f"{self.name} qa", tests={self.qa_file: self.qa_text}, fail_to_pass=tuple(c.nodeid for c in checks), pass_to_pass=()
+            name=f"{self.name} qa",
+            tests={self.qa_file: self.qa_text},
+            fail_to_pass=tuple(c.nodeid for c in checks),
+            pass_to_pass=(),
         )
 
 
@@ -93,9 +97,7 @@ def test_names(text: str, where: str) -> tuple[str, ...]:
         body = ast.parse(text).body
     except SyntaxError as e:
         raise CaseError(f"{where}: not Python ({e})") from e
-    return tuple(
-        n.name for n in body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")
-    )
+    return tuple(n.name for n in body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_"))
 
 
 def _read(root: Path, rel: str, field: str) -> str:
@@ -106,8 +108,11 @@ def _read(root: Path, rel: str, field: str) -> str:
 
 
 def _files(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted(folder.rglob("*.py")) if "__pycache__" not in p.parts}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(folder.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def load_project(name_or_path: str | Path = "shop") -> Project:
@@ -117,9 +122,7 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
         root = data_root() / "long_projects" / str(name_or_path)
     spec = root / "project.json"
     if not spec.is_file():
-        raise CaseError(
-            f"{root}: no project.json (a long project's folder holds one; see the README)"
-        )
+        raise CaseError(f"{root}: no project.json (a long project's folder holds one; see the README)")
     try:
         meta = json.loads(spec.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
@@ -136,13 +139,9 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
         text = _read(root, r.get("dev", ""), f"requirements.{rid}.dev")
         names = test_names(text, r["dev"])
         if not names:
-            raise CaseError(
-                f"{spec}: field 'requirements.{rid}.dev': {r['dev']} has no test functions"
-            )
+            raise CaseError(f"{spec}: field 'requirements.{rid}.dev': {r['dev']} has no test functions")
         dev_files[r["dev"]] = text
-        reqs.append(
-            Requirement(rid, r.get("title", ""), r["dev"], tuple(f"{r['dev']}::{n}" for n in names))
-        )
+        reqs.append(Requirement(rid, r.get("title", ""), r["dev"], tuple(f"{r['dev']}::{n}" for n in names)))
     ids = {r.id for r in reqs}
     qa_file = meta["qa"]["file"]
     qa_text = _read(root, qa_file, "qa.file")
@@ -150,9 +149,7 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
     checks = []
     for name, c in meta["qa"]["checks"].items():
         if name not in defined or c.get("requirement") not in ids:
-            raise CaseError(
-                f"{spec}: field 'qa.checks.{name}': no such test in {qa_file}, or an unknown requirement"
-            )
+            raise CaseError(f"{spec}: field 'qa.checks.{name}': no such test in {qa_file}, or an unknown requirement")
         checks.append(QaCheck(f"{qa_file}::{name}", c["requirement"], c.get("kind", "plain")))
     hidden_file = meta["hidden"]["file"]
     hidden_text = _read(root, hidden_file, "hidden.file")
@@ -160,19 +157,28 @@ def load_project(name_or_path: str | Path = "shop") -> Project:
     if set(hidden_req.values()) - ids:
         raise CaseError(f"{spec}: field 'hidden.requirements' names unknown requirements")
     hidden = AcceptanceSuite(
-        name=f"{meta['name']} hidden benchmark", tests={hidden_file: hidden_text}, fail_to_pass=tuple(hidden_req), pass_to_pass=()
+        name=f"{meta['name']} hidden benchmark",
+        tests={hidden_file: hidden_text},
+        fail_to_pass=tuple(hidden_req),
+        pass_to_pass=(),
     )
     variants: dict[str, Mapping[str, Mapping[str, str]]] = {}
     for rid, labels in meta["variants"].items():
         if rid not in ids or "good" not in labels:
-            raise CaseError(
-                f"{spec}: field 'variants.{rid}': an unknown requirement, or no 'good' variant"
-            )
-        variants[rid] = MappingProxyType(
-            {lab: MappingProxyType(_files(root / rel)) for lab, rel in labels.items()}
-        )
+            raise CaseError(f"{spec}: field 'variants.{rid}': an unknown requirement, or no 'good' variant")
+        variants[rid] = MappingProxyType({lab: MappingProxyType(_files(root / rel)) for lab, rel in labels.items()})
     return Project(
-        name=meta["name"], title=meta.get("title", ""), root=root, start=start, requirements=tuple(reqs), dev_files=MappingProxyType(dev_files), qa_file=qa_file, qa_text=qa_text,
-        qa_checks=tuple(checks), hidden=hidden, hidden_requirement=MappingProxyType(hidden_req), variants=MappingProxyType(variants),
+        name=meta["name"],
+        title=meta.get("title", ""),
+        root=root,
+        start=start,
+        requirements=tuple(reqs),
+        dev_files=MappingProxyType(dev_files),
+        qa_file=qa_file,
+        qa_text=qa_text,
+        qa_checks=tuple(checks),
+        hidden=hidden,
+        hidden_requirement=MappingProxyType(hidden_req),
+        variants=MappingProxyType(variants),
         blind_kinds=MappingProxyType(dict(meta.get("blind_kinds", {}))),
-    )  # fmt: skip
+    )

@@ -119,9 +119,7 @@ class Snapshots:
     def get(self, digest: str) -> Candidate:
         c = self._held[digest]
         if c.digest != digest:
-            raise DigestMismatch(
-                f"frozen snapshot {digest} now has digest {c.digest}: its bytes changed"
-            )
+            raise DigestMismatch(f"frozen snapshot {digest} now has digest {c.digest}: its bytes changed")
         return c
 
 
@@ -133,9 +131,15 @@ class Work:
     items: tuple[Item, ...]
 
     def as_json(self) -> str:
-        return json.dumps({"iteration": self.iteration, "items": [
-            {"id": i.id, "title": i.title, "origin": i.origin, "evidence": list(i.evidence)} for i in self.items]},
-            sort_keys=True)  # fmt: skip
+        return json.dumps(
+            {
+                "iteration": self.iteration,
+                "items": [
+                    {"id": i.id, "title": i.title, "origin": i.origin, "evidence": list(i.evidence)} for i in self.items
+                ],
+            },
+            sort_keys=True,
+        )
 
 
 class Developer(Protocol):
@@ -189,12 +193,7 @@ class SimulatedDeveloper:
         kind = self.project.blind_kinds.get(item.id, "")
         # a failing check of exactly that kind is evidence the developer did not have
         shown = {c.kind for c in self.project.qa_checks if c.nodeid in item.evidence}
-        if (
-            "blind" in labels
-            and kind in self.params.blind_spots
-            and kind not in shown
-            and blind < self.params.p_blind
-        ):
+        if "blind" in labels and kind in self.params.blind_spots and kind not in shown and blind < self.params.p_blind:
             return "blind"
         return "good"
 
@@ -211,14 +210,10 @@ class SimulatedDeveloper:
         note = ", ".join(f"{r}:{v}" for r, v in choices)
         target = situation.candidate.with_files(files, label=note)
         usage = self.prices.usage(self.prices.developer_tokens * len(choices), len(choices))
-        return Proposal(
-            children=(Child(target=target, name=note, source="developer"),), usage=usage, note=note
-        )
+        return Proposal(children=(Child(target=target, name=note, source="developer"),), usage=usage, note=note)
 
 
-def write_checks(
-    project: Project, qa: QaParams, developer: DeveloperParams, seed: int
-) -> tuple[QaCheck, ...]:
+def write_checks(project: Project, qa: QaParams, developer: DeveloperParams, seed: int) -> tuple[QaCheck, ...]:
     """The checks QA writes from the requirements (once per run), by the stated parameters."""
     draw = random.Random(f"{seed}/qa")
     kept = []
@@ -229,11 +224,7 @@ def write_checks(
         )  # both drawn for every check: sources share luck
         if miss < qa.p_miss:
             continue
-        if (
-            qa.source == "same-source"
-            and check.kind in developer.blind_spots
-            and shared < qa.correlation
-        ):
+        if qa.source == "same-source" and check.kind in developer.blind_spots and shared < qa.correlation:
             continue
         kept.append(check)
     return tuple(kept)

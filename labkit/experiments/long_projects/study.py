@@ -31,9 +31,7 @@ QA_SWEEP = (QaParams("same-source", correlation=0.0), QaParams("same-source", co
 
 def qa_label(qa: QaParams) -> str:
     """How a run's QA is named in the recording: its source, and a same-source QA's correlation."""
-    return (
-        qa.source if qa.source == "independent" else f"{qa.source}, correlation {qa.correlation:g}"
-    )
+    return qa.source if qa.source == "independent" else f"{qa.source}, correlation {qa.correlation:g}"
 
 
 SEEDS = tuple(range(6))
@@ -45,25 +43,57 @@ DEPENDS_ON = ("pytest",)  # the validator's test runner: its verdicts are the nu
 def run_row(run: ProjectRun) -> dict[str, Any]:
     """One run as the recording stores it (the hidden scores in their own field)."""
     return {
-        "run_id": run.run_id, "policy": run.policy.name, "qa": qa_label(run.qa), "seed": run.seed,
+        "run_id": run.run_id,
+        "policy": run.policy.name,
+        "qa": qa_label(run.qa),
+        "seed": run.seed,
         "qa_checks": [c.nodeid for c in run.qa_checks],
-        "iterations": [{
-            "index": it.index, "plan": list(it.plan), "variants": [list(v) for v in it.variants], "diff": it.diff,
-            "decision": it.decision, "reason": it.reason, "snapshot": it.snapshot, "qa_ran": it.qa_ran,
-            "qa_failing": list(it.qa_failing), "qa_findings": list(it.qa_findings),
-            "items": [{"id": i.id, "title": i.title, "open": i.open, "origin": i.origin, "reopened": i.reopened,
-                       "evidence": list(i.evidence)} for i in it.items],
-            "added": it.tally.added, "closed": it.tally.closed, "reopened": it.tally.reopened, "open": it.tally.open,
-            "calls": it.usage.calls, "tokens": it.usage.tokens, "cost_units": round(it.usage.cost_units, 6),
-        } for it in run.iterations],
-        "hidden": [{"iteration": h.iteration, "passed": h.passed, "total": h.total,
-                    "failing_requirements": list(h.failing_requirements)} for h in run.hidden],
-    }  # fmt: skip
+        "iterations": [
+            {
+                "index": it.index,
+                "plan": list(it.plan),
+                "variants": [list(v) for v in it.variants],
+                "diff": it.diff,
+                "decision": it.decision,
+                "reason": it.reason,
+                "snapshot": it.snapshot,
+                "qa_ran": it.qa_ran,
+                "qa_failing": list(it.qa_failing),
+                "qa_findings": list(it.qa_findings),
+                "items": [
+                    {
+                        "id": i.id,
+                        "title": i.title,
+                        "open": i.open,
+                        "origin": i.origin,
+                        "reopened": i.reopened,
+                        "evidence": list(i.evidence),
+                    }
+                    for i in it.items
+                ],
+                "added": it.tally.added,
+                "closed": it.tally.closed,
+                "reopened": it.tally.reopened,
+                "open": it.tally.open,
+                "calls": it.usage.calls,
+                "tokens": it.usage.tokens,
+                "cost_units": round(it.usage.cost_units, 6),
+            }
+            for it in run.iterations
+        ],
+        "hidden": [
+            {
+                "iteration": h.iteration,
+                "passed": h.passed,
+                "total": h.total,
+                "failing_requirements": list(h.failing_requirements),
+            }
+            for h in run.hidden
+        ],
+    }
 
 
-def measure(
-    project: Project, seeds: Sequence[int] = SEEDS, iterations: int = ITERATIONS
-) -> dict[str, Any]:
+def measure(project: Project, seeds: Sequence[int] = SEEDS, iterations: int = ITERATIONS) -> dict[str, Any]:
     """Every (policy, independent QA) and (first policy, same-source QA at each correlation) run, per seed."""
     from labkit.core.versions import package_versions
     from labkit.grading.validator import Validator
@@ -74,20 +104,32 @@ def measure(
     ledger = Ledger()
     runs = []
     for seed in seeds:
-        combos = [(p, QA_SOURCES[0]) for p in POLICIES] + [
-            (POLICIES[0], q) for q in (QA_SOURCES[1], *QA_SWEEP)
-        ]
+        combos = [(p, QA_SOURCES[0]) for p in POLICIES] + [(POLICIES[0], q) for q in (QA_SOURCES[1], *QA_SWEEP)]
         for policy, qa in combos:
-            run = run_project(project, checker, ledger, policy=policy, qa=qa, seed=seed, iterations=iterations,
-                              run_id=f"{policy.items_per_iteration}x-{qa_label(qa)}-{seed}".replace(", correlation ", "-"))  # fmt: skip
+            run = run_project(
+                project,
+                checker,
+                ledger,
+                policy=policy,
+                qa=qa,
+                seed=seed,
+                iterations=iterations,
+                run_id=f"{policy.items_per_iteration}x-{qa_label(qa)}-{seed}".replace(", correlation ", "-"),
+            )
             runs.append(run_row(run))
     return {
-        "command": COMMAND, "project": project.name, "iterations": iterations, "seeds": list(seeds),
+        "command": COMMAND,
+        "project": project.name,
+        "iterations": iterations,
+        "seeds": list(seeds),
         "label": "simulated roles (developer, planner, QA), real code and real validations",
-        "developer": asdict(DeveloperParams()), "qa": [asdict(q) for q in (*QA_SOURCES, *QA_SWEEP)], "prices": asdict(Prices()),
-        "policies": [asdict(p) for p in POLICIES], "runs": runs,
+        "developer": asdict(DeveloperParams()),
+        "qa": [asdict(q) for q in (*QA_SOURCES, *QA_SWEEP)],
+        "prices": asdict(Prices()),
+        "policies": [asdict(p) for p in POLICIES],
+        "runs": runs,
         "versions": package_versions(DEPENDS_ON),
-    }  # fmt: skip
+    }
 
 
 def runs_of(rec: Mapping[str, Any], policy: str, qa: str) -> list[dict[str, Any]]:
@@ -139,17 +181,26 @@ def flips(
 ) -> list[tuple[Point, Point]]:
     """Pairs (at matched iterations, at matched `measure`) whose leaders differ (ties excluded)."""
     a, b = at_iterations(rec, iterations), at_cost(rec, measure, amounts)
-    return [
-        (x, y) for x in a for y in b if "tie" not in (x.leader, y.leader) and x.leader != y.leader
-    ]
+    return [(x, y) for x in a for y in b if "tie" not in (x.leader, y.leader) and x.leader != y.leader]
 
 
 def progress(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per iteration: items added, closed, reopened, still open; the hidden score (reader only)."""
-    return [{"iteration": it["index"], "added": it["added"], "closed": it["closed"], "reopened": it["reopened"],
-             "open": it["open"], "hidden passed": h["passed"], "hidden total": h["total"],
-             "calls": it["calls"], "tokens": it["tokens"], "cost units": it["cost_units"]}
-            for it, h in zip(run["iterations"], run["hidden"][1:], strict=True)]  # fmt: skip
+    return [
+        {
+            "iteration": it["index"],
+            "added": it["added"],
+            "closed": it["closed"],
+            "reopened": it["reopened"],
+            "open": it["open"],
+            "hidden passed": h["passed"],
+            "hidden total": h["total"],
+            "calls": it["calls"],
+            "tokens": it["tokens"],
+            "cost units": it["cost_units"],
+        }
+        for it, h in zip(run["iterations"], run["hidden"][1:], strict=True)
+    ]
 
 
 def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -159,19 +210,26 @@ def qa_table(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     for qa in (QA_SOURCES[0], *sorted((QA_SOURCES[1], *QA_SWEEP), key=lambda q: q.correlation)):
         runs = runs_of(rec, POLICIES[0].name, qa_label(qa))
         shipped = [len(r["hidden"][-1]["failing_requirements"]) for r in runs]
-        last_review = [
-            next((it for it in reversed(r["iterations"]) if it["qa_ran"]), None) for r in runs
+        last_review = [next((it for it in reversed(r["iterations"]) if it["qa_ran"]), None) for r in runs]
+        uncaught = [
+            sum(1 for rid in r["hidden"][-1]["failing_requirements"] if not it or rid not in it["qa_findings"])
+            for r, it in zip(runs, last_review, strict=True)
         ]
-        uncaught = [sum(1 for rid in r["hidden"][-1]["failing_requirements"] if not it or rid not in it["qa_findings"])
-                    for r, it in zip(runs, last_review, strict=True)]  # fmt: skip
-        rows.append({
-            "QA source": qa.source, "correlation with the developer": qa.correlation if qa.source == "same-source" else None,
-            "runs": len(runs), "QA checks written (mean)": round(sum(len(r["qa_checks"]) for r in runs) / len(runs), 2),
-            "items reopened (total)": sum(it["reopened"] for r in runs for it in r["iterations"]),
-            "bugs shipped (hidden, total)": sum(shipped), "missed by QA's last review (total)": sum(uncaught),
-            "runs shipping a bug": sum(1 for s in shipped if s),
-            "final hidden score (mean)": round(sum(r["hidden"][-1]["passed"] / r["hidden"][-1]["total"] for r in runs) / len(runs), 4),
-        })  # fmt: skip
+        rows.append(
+            {
+                "QA source": qa.source,
+                "correlation with the developer": qa.correlation if qa.source == "same-source" else None,
+                "runs": len(runs),
+                "QA checks written (mean)": round(sum(len(r["qa_checks"]) for r in runs) / len(runs), 2),
+                "items reopened (total)": sum(it["reopened"] for r in runs for it in r["iterations"]),
+                "bugs shipped (hidden, total)": sum(shipped),
+                "missed by QA's last review (total)": sum(uncaught),
+                "runs shipping a bug": sum(1 for s in shipped if s),
+                "final hidden score (mean)": round(
+                    sum(r["hidden"][-1]["passed"] / r["hidden"][-1]["total"] for r in runs) / len(runs), 4
+                ),
+            }
+        )
     return rows
 
 

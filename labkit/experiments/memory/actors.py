@@ -45,9 +45,7 @@ class SimActor:
     p_fix: float = 0.3
     seed: int = 0
     blind: bool = False  # does not read the verdict (self-critique: it cannot tell it passed)
-    ignores_memory: bool = (
-        False  # control: the buffer is written and prepended, but the actor never reads it
-    )
+    ignores_memory: bool = False  # control: the buffer is written and prepended, but the actor never reads it
     name: str = "simulated actor"
     simulated: bool = True
 
@@ -66,16 +64,12 @@ class SimActor:
         else:
             fix = [p.name for p in case.patches if p.kind == "fix"]
             wrong = [p.name for p in case.patches if p.kind == "wrong"]
-            options = [(n, self.p_fix) for n in fix] + [
-                (n, (1 - self.p_fix) / max(1, len(wrong))) for n in wrong
-            ]
+            options = [(n, self.p_fix) for n in fix] + [(n, (1 - self.p_fix) / max(1, len(wrong))) for n in wrong]
             options = [(n, w) for n, w in options if n not in memory.ruled_out] or options
             pick = rng.choices([n for n, _ in options], weights=[w for _, w in options])[0]
         kind = case.patch(pick).kind
         child = Child(target=case.candidate(pick), name=pick, source=kind)
-        return Proposal(
-            children=(child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}"
-        )
+        return Proposal(children=(child,), usage=Usage(calls=1, cost_units=1.0), note=f"simulated pick: {pick}")
 
 
 @dataclass
@@ -90,9 +84,7 @@ class ModelActor:
     def __post_init__(self) -> None:
         from labkit.loop.strategies.rewrite import Rewrite
 
-        self.rewrite = Rewrite(
-            model=self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})"
-        )
+        self.rewrite = Rewrite(model=self.model, max_tokens=self.max_tokens, name=f"model actor ({self.model})")
         self.name = self.name or self.rewrite.name
 
     @property
@@ -102,9 +94,5 @@ class ModelActor:
     def act(self, s: Situation, memory: Window) -> Proposal:
         if s.verdict.resolved:
             return Proposal(note="visible tests pass: nothing to repair")
-        preface = (
-            f"Reflections on your earlier failed trials (newest last):\n{memory.text}"
-            if memory.text
-            else ""
-        )
+        preface = f"Reflections on your earlier failed trials (newest last):\n{memory.text}" if memory.text else ""
         return self.rewrite.propose(s, preface)

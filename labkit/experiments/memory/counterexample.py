@@ -127,10 +127,17 @@ class Counterexample:
         rows = []
         for db, key in sorted(self.hit_rate):
             h, e, w = self.hit_rate[db, key], self.entries[db, key], self.wrong_rate[db, key]
-            rows.append({"database": db, "key": key, "cache entries": round(e.estimate),
-                         "entries 95% CI": f"{e.low:.0f}–{e.high:.0f}", "hit rate": round(h.estimate, 3),
-                         "hit rate 95% CI": f"{h.low:.3f}–{h.high:.3f}",
-                         "wrong prices served": round(w.estimate, 3)})  # fmt: skip
+            rows.append(
+                {
+                    "database": db,
+                    "key": key,
+                    "cache entries": round(e.estimate),
+                    "entries 95% CI": f"{e.low:.0f}–{e.high:.0f}",
+                    "hit rate": round(h.estimate, 3),
+                    "hit rate 95% CI": f"{h.low:.3f}–{h.high:.3f}",
+                    "wrong prices served": round(w.estimate, 3),
+                }
+            )
         return pl.DataFrame(rows)
 
 
@@ -148,9 +155,17 @@ def measure(mix: Mix | None = None) -> Counterexample:
         if obs.exit_code != 0:
             raise RuntimeError(f"counterexample probe failed for key {key}: {obs.output[-500:]}")
         for r in json.loads(obs.output.splitlines()[-1]):
-            rows.append({"seed": r["seed"], "database": r["database"], "key": key, "entries": r["entries"],
-                         "queries": r["queries"], "hit_rate": 1 - r["queries"] / r["requests"],
-                         "wrong_rate": r["wrong"] / r["requests"]})  # fmt: skip
+            rows.append(
+                {
+                    "seed": r["seed"],
+                    "database": r["database"],
+                    "key": key,
+                    "entries": r["entries"],
+                    "queries": r["queries"],
+                    "hit_rate": 1 - r["queries"] / r["requests"],
+                    "wrong_rate": r["wrong"] / r["requests"],
+                }
+            )
     return summarise(mix, pl.DataFrame(rows))
 
 
@@ -169,27 +184,33 @@ def lesson(result: Counterexample, environment: str) -> Experience:
     cat = "public catalogue"
     h1, h2 = result.hit_rate[cat, "product_id"], result.hit_rate[cat, "(user_id, product_id)"]
     e1, e2 = result.entries[cat, "product_id"], result.entries[cat, "(user_id, product_id)"]
-    why = (f"measured on a public catalogue ({result.mix.requests} requests × {len(result.mix.seeds)} seeds): "
-           f"cache entries {e1.estimate:.0f} -> {e2.estimate:.0f} (×{e2.estimate / e1.estimate:.1f}), "
-           f"hit rate {h1.estimate:.3f} -> {h2.estimate:.3f}, with no price served wrong by either key")  # fmt: skip
-    return Experience.from_mapping({
-        "lesson": "Multi-tenant cache keys must cover the tenant boundary.",
-        "condition": "a cache shared by several tenants whose cached values differ per tenant",
-        "requires": TENANT_FACTS,
-        "failure_mode": "cross-tenant leak: one tenant is served another tenant's cached value",
-        "signal": "two users reading the same product get the same price; the cache keys omit the user",
-        "strategy": "put the tenant dimension in the key, (user_id, product_id); verify isolation AND same-user hits",
-        "counterexample": "public data that is the same for every user (a catalogue): " + why,
-        "source": "pending (the store writes the run's correction)",
-        "version": environment,
-        "rejected": [{"claim": WRONG, "why_wrong": "it drops the condition; " + why}],
-    })  # fmt: skip
+    why = (
+        f"measured on a public catalogue ({result.mix.requests} requests × {len(result.mix.seeds)} seeds): "
+        f"cache entries {e1.estimate:.0f} -> {e2.estimate:.0f} (×{e2.estimate / e1.estimate:.1f}), "
+        f"hit rate {h1.estimate:.3f} -> {h2.estimate:.3f}, with no price served wrong by either key"
+    )
+    return Experience.from_mapping(
+        {
+            "lesson": "Multi-tenant cache keys must cover the tenant boundary.",
+            "condition": "a cache shared by several tenants whose cached values differ per tenant",
+            "requires": TENANT_FACTS,
+            "failure_mode": "cross-tenant leak: one tenant is served another tenant's cached value",
+            "signal": "two users reading the same product get the same price; the cache keys omit the user",
+            "strategy": "put the tenant dimension in the key, (user_id, product_id); verify isolation AND same-user hits",
+            "counterexample": "public data that is the same for every user (a catalogue): " + why,
+            "source": "pending (the store writes the run's correction)",
+            "version": environment,
+            "rejected": [{"claim": WRONG, "why_wrong": "it drops the condition; " + why}],
+        }
+    )
 
 
 def refusal(store: ExperienceStore, environment: str) -> tuple[Retrieval, Retrieval]:
     """Retrieve for a multi-tenant contract-price task and for a public-catalogue task."""
-    return (store.retrieve(TENANT_FACTS, environment=environment),
-            store.retrieve(CATALOGUE_FACTS, environment=environment))  # fmt: skip
+    return (
+        store.retrieve(TENANT_FACTS, environment=environment),
+        store.retrieve(CATALOGUE_FACTS, environment=environment),
+    )
 
 
 @dataclass(frozen=True)
@@ -229,8 +250,12 @@ def record(mix: Mix) -> dict[str, Any]:
     trace = run_case("main", ledger=ledger)
     correction = find_correction(ledger, trace.run_id)
     frame = measure(mix).frame
-    return {"mix": asdict(mix), "correction": asdict(correction), "columns": frame.columns,
-            "rows": [list(row) for row in frame.iter_rows()]}  # fmt: skip
+    return {
+        "mix": asdict(mix),
+        "correction": asdict(correction),
+        "columns": frame.columns,
+        "rows": [list(row) for row in frame.iter_rows()],
+    }
 
 
 def from_record(rec: dict[str, Any]) -> Run:
@@ -249,7 +274,11 @@ RECORD = DATA / "memory" / "counterexample.json"
 
 def load(path: Path = RECORD) -> Run:
     """The memory notebook's counterexample, rebuilt from its recording (see `main`)."""
-    return from_record(read_recording(path, f"python -m labkit.experiments.memory.counterexample --out {path}", "data/memory/README.md"))
+    return from_record(
+        read_recording(
+            path, f"python -m labkit.experiments.memory.counterexample --out {path}", "data/memory/README.md"
+        )
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,8 +286,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the .json record (the notebook's mix)")
     args = list(sys.argv[1:] if argv is None else argv)
     a = p.parse_args(args)
-    rec = {"command": "python -m labkit.experiments.memory.counterexample " + " ".join(args),
-           "versions": package_versions(DEPENDS_ON), **record(NOTEBOOK_MIX)}
+    rec = {
+        "command": "python -m labkit.experiments.memory.counterexample " + " ".join(args),
+        "versions": package_versions(DEPENDS_ON),
+        **record(NOTEBOOK_MIX),
+    }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(rec["correction"]))

@@ -77,8 +77,9 @@ def measure(setting: Setting = Setting()) -> dict[str, Any]:
 
     cases = reflexion.cases()[: setting.n_cases]
     ledger = Ledger()
-    frame, strategy = reflexion.run_arm(reflexion.ARMS[1], cases, Checker(), trials=setting.trials,
-                                        seed=setting.seed, ledger=ledger)  # fmt: skip
+    frame, strategy = reflexion.run_arm(
+        reflexion.ARMS[1], cases, Checker(), trials=setting.trials, seed=setting.seed, ledger=ledger
+    )
     reflected = {c for c, _, w in strategy.windows if w.reflections}
     case = next((c for c in cases if c.id in reflected), cases[0])
     tried: dict[int, str] = {}
@@ -109,9 +110,17 @@ def load(path: Path = RECORD) -> Demo:
     rec = read_recording(path, f"python -m labkit.experiments.memory.demo --out {path}", "data/memory/README.md")
     correct = {t: bool(ok) for c, t, ok in rec["correct"] if c == rec["case"]}
     tried = {row[0]: row[1:] for row in rec.get("tried", [])}  # (name, kind, diff, decision, reason)
-    trials = tuple(Trial(trial=t, text=text, tokens=tokens, dropped=dropped, correct=correct.get(t),
-                         **dict(zip(("tried", "kind", "diff", "decision", "reason"), tried.get(t, ()), strict=False)))
-                   for t, text, tokens, dropped in rec["windows"])  # fmt: skip
+    trials = tuple(
+        Trial(
+            trial=t,
+            text=text,
+            tokens=tokens,
+            dropped=dropped,
+            correct=correct.get(t),
+            **dict(zip(("tried", "kind", "diff", "decision", "reason"), tried.get(t, ()), strict=False)),
+        )
+        for t, text, tokens, dropped in rec["windows"]
+    )
     return Demo(rec["case"], rec["title"], trials)
 
 
@@ -120,8 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the .json record")
     args = list(sys.argv[1:] if argv is None else argv)
     a = p.parse_args(args)
-    record = {"command": "python -m labkit.experiments.memory.demo " + " ".join(args),
-              "versions": package_versions(DEPENDS_ON), **measure()}
+    record = {
+        "command": "python -m labkit.experiments.memory.demo " + " ".join(args),
+        "versions": package_versions(DEPENDS_ON),
+        **measure(),
+    }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"case": record["case"], "trials": len(record["windows"])}))

@@ -56,9 +56,7 @@ COMMAND = "python -m labkit.experiments.memory.ending_run"
 REPLACEMENT = DATA / "ending_task"
 
 
-def end_task(
-    ledger: Ledger, result: SearchResult, case: SearchCase, total: float
-) -> ExperienceCandidate:
+def end_task(ledger: Ledger, result: SearchResult, case: SearchCase, total: float) -> ExperienceCandidate:
     """The experience candidate a finished search proposes, read from its ledger."""
     steps = read_search(ledger, result.run_id, case.checks).steps  # the search, read from the engine's events
     branches = [e for e in steps if e.kind == Kind.BRANCH]
@@ -67,14 +65,12 @@ def end_task(
     evidence = tuple(
         [f"event {e.seq}: branch {e.detail['name']!r} {e.detail['outcome']}" for e in branches]
         + [f"event {e.seq}: confirmation {e.detail.get('confirmed')}" for e in steps if e.kind == Kind.CONFIRM]
-        + [f"event {stop.seq}: stop {stop.detail['status']} ({stop.detail['reason']}); "
-           f"spent {paid.total:g} of {total:g} cost units"]
-    )  # fmt: skip
-    failed = tuple(
-        f"{e.detail['name']}: {e.detail['reason']}"
-        for e in branches
-        if e.detail["outcome"] != "sealed"
+        + [
+            f"event {stop.seq}: stop {stop.detail['status']} ({stop.detail['reason']}); "
+            f"spent {paid.total:g} of {total:g} cost units"
+        ]
     )
+    failed = tuple(f"{e.detail['name']}: {e.detail['reason']}" for e in branches if e.detail["outcome"] != "sealed")
     attribution = (
         "one task in one environment (n = 1): nothing here separates the route from the case",
         "routes came from a scripted generator (simulated), so no model's choice is being credited",
@@ -87,10 +83,15 @@ def end_task(
     )
     findings: tuple[Finding, ...] = ()
     if not result.success:
-        findings = (Finding(f"the search stopped {result.reason} with {len(result.sealed)} sealed route(s): "
-                            f"{paid.left:g} of {total:g} units left could not pay the next execution and "
-                            "verification plus the reserved confirmation", (evidence[-1],),
-                            "unreachable within budget"),)  # fmt: skip
+        findings = (
+            Finding(
+                f"the search stopped {result.reason} with {len(result.sealed)} sealed route(s): "
+                f"{paid.left:g} of {total:g} units left could not pay the next execution and "
+                "verification plus the reserved confirmation",
+                (evidence[-1],),
+                "unreachable within budget",
+            ),
+        )
     return ExperienceCandidate(
         task=f"{case.case.name}: {case.case.title} ({case.case.environment}; start {case.case.start.digest})",
         outcome=f"{result.status} ({result.reason})",
@@ -113,8 +114,12 @@ def replacement_final(case: SearchCase) -> AcceptanceSuite:
     text = (REPLACEMENT / "test_final_v2.py").read_text()
     release = case.final.tests["final/userlib_release.py"]
     node = "final/test_final_v2.py::test_profiles_and_reports_on_new_data"
-    return AcceptanceSuite(name=f"{case.case.name} final v2 (sealed, replaced)",
-                           tests={"final/test_final_v2.py": text, "final/userlib_release.py": release}, fail_to_pass=(node,), pass_to_pass=())  # fmt: skip
+    return AcceptanceSuite(
+        name=f"{case.case.name} final v2 (sealed, replaced)",
+        tests={"final/test_final_v2.py": text, "final/userlib_release.py": release},
+        fail_to_pass=(node,),
+        pass_to_pass=(),
+    )
 
 
 def _with_final(case: SearchCase, final: AcceptanceSuite) -> SearchCase:
@@ -129,23 +134,22 @@ def measure(ledger: Ledger | None = None) -> dict[str, Any]:
     ok = search(case, checker, baseline, total=15, reserve=2, ledger=ledger, run_id="end-15")
     short = search(case, checker, baseline, total=13, reserve=2, ledger=ledger, run_id="end-13")
     won, lost = end_task(ledger, ok, case, 15), end_task(ledger, short, case, 13)
-    skill = promote(
-        won, "skill", "when a dependency renames an API, fix the callers (verify on its checks)"
-    )
+    skill = promote(won, "skill", "when a dependency renames an API, fix the callers (verify on its checks)")
     refusals = []
     try:
         promote(lost, "skill", "always raise the budget")
     except MemoryRefused as exc:
         refusals.append(("incomplete task -> skill", str(exc)))
-    sealed = replace(won, exposure=ExposureLabel("sealed", final_set=case.final.digest),
-                     evidence=("diagnostics of the sealed final set (test output read for repair)",))  # fmt: skip
+    sealed = replace(
+        won,
+        exposure=ExposureLabel("sealed", final_set=case.final.digest),
+        evidence=("diagnostics of the sealed final set (test output read for repair)",),
+    )
     try:
         promote(sealed, "example", "the final test's users and expected lines")
     except MemoryRefused as exc:
         refusals.append(("sealed diagnostics -> example", str(exc)))
-    allowed = authorise(
-        sealed, ledger, authorised_by="course owner", reason="teach from the failing final test"
-    )
+    allowed = authorise(sealed, ledger, authorised_by="course owner", reason="teach from the failing final test")
     example = promote(allowed, "example", "the final test's users and expected lines")
     lesson = derive(example, "lesson", "check end-to-end output on the released library")
     try:
@@ -153,8 +157,15 @@ def measure(ledger: Ledger | None = None) -> dict[str, Any]:
         exposed = "confirmed (NOT refused)"
     except ExposedFinalSet as exc:
         exposed = f"refused: {exc}"
-    fresh = search(_with_final(case, replacement_final(case)), checker, baseline, total=15, reserve=2,
-                   ledger=ledger, run_id="end-replaced")  # fmt: skip
+    fresh = search(
+        _with_final(case, replacement_final(case)),
+        checker,
+        baseline,
+        total=15,
+        reserve=2,
+        ledger=ledger,
+        run_id="end-replaced",
+    )
     out = {
         "command": COMMAND,
         "source": "recorded real run (routes scripted: simulated; executions, checks, confirmations real)",

@@ -62,10 +62,7 @@ def raw_record(case: repair.RepairCase, r: Episode, checker: Checker) -> str:
     if verdict is None:  # a reflection is only written on a verdict the engine kept
         raise ValueError(f"case {case.id!r}: the engine kept no verdict for trial {r.trial} ({r.action})")
     failures = verdict.evidence.failures
-    said = (
-        "\n".join(f"FAILED {f.nodeid}: {f.message.strip()}" for f in failures)
-        or "(no failure message)"
-    )
+    said = "\n".join(f"FAILED {f.nodeid}: {f.message.strip()}" for f in failures) or "(no failure message)"
     return f"[{case.id}] trial {r.trial}: applied {r.action}\n{cand.files[case.module]}\n{said}"
 
 
@@ -94,9 +91,7 @@ class SessionTranscript(EpisodicBuffer):
             used += cost
         kept.reverse()
         text = "\n".join(t for _, t in kept)
-        return Window(
-            tuple(r for r, _ in kept), text, tokens(text) if text else 0, len(self.log) - len(kept)
-        )
+        return Window(tuple(r for r, _ in kept), text, tokens(text) if text else 0, len(self.log) - len(kept))
 
 
 @dataclass
@@ -150,8 +145,9 @@ def _artifacts(case: repair.RepairCase) -> int:
     return tokens(case.original.files[case.module] + "\n" + tests)
 
 
-def session(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, seed: int = 0, trials: int = 5,
-            capacity: int = 400) -> list[SubTask]:  # fmt: skip
+def session(
+    arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, seed: int = 0, trials: int = 5, capacity: int = 400
+) -> list[SubTask]:
     """The cases as one session's sub-tasks, in order, in `arm` ("fresh fork" or "polluted context")."""
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
@@ -162,13 +158,31 @@ def session(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, seed
     for case in cs:
         context = EpisodicBuffer(budget=capacity) if arm == "fresh fork" else shared  # a fork starts empty
         before = len(actor.calls)
-        run = repair.run([case], Reflexion(actor=actor, checker=checker, buffer=context), rounds=trials, checker=checker, ledger=Ledger(),
-                         run_id=f"fork-{arm}-{seed}-{case.id}", rules=(), case_rules=(), workers=1)  # fmt: skip
+        run = repair.run(
+            [case],
+            Reflexion(actor=actor, checker=checker, buffer=context),
+            rounds=trials,
+            checker=checker,
+            ledger=Ledger(),
+            run_id=f"fork-{arm}-{seed}-{case.id}",
+            rules=(),
+            case_rules=(),
+            workers=1,
+        )
         trace = run.traces[case.id]
         verified = trace.final_verdict.resolved  # the parent's check: the engine's verdict on the returned state
         correct = verified and _hidden_correct(run, case.id, trace.final.digest)
         mine = [t for _, t in actor.calls[before:]]
-        out.append(SubTask(case=case.id, calls=len(mine), tokens=sum(mine), largest=max(mine, default=0), verified=verified, correct=correct))
+        out.append(
+            SubTask(
+                case=case.id,
+                calls=len(mine),
+                tokens=sum(mine),
+                largest=max(mine, default=0),
+                verified=verified,
+                correct=correct,
+            )
+        )
     return out
 
 
@@ -200,11 +214,21 @@ def measure(setting: Setting = Setting(), checker: Checker | None = None) -> dic
     for arm in ARMS:
         for capacity in setting.capacities:
             for seed in setting.seeds:
-                for i, t in enumerate(
-                    session(arm, cs, checker, seed=seed, trials=setting.trials, capacity=capacity)
-                ):
-                    rows.append([arm, capacity, seed, i + 1, t.case, t.calls, t.tokens, t.largest, int(t.verified),
-                                 int(t.correct)])  # fmt: skip
+                for i, t in enumerate(session(arm, cs, checker, seed=seed, trials=setting.trials, capacity=capacity)):
+                    rows.append(
+                        [
+                            arm,
+                            capacity,
+                            seed,
+                            i + 1,
+                            t.case,
+                            t.calls,
+                            t.tokens,
+                            t.largest,
+                            int(t.verified),
+                            int(t.correct),
+                        ]
+                    )
     return {
         "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor); verdicts: real pytest",
         "setting": {
@@ -219,9 +243,7 @@ def measure(setting: Setting = Setting(), checker: Checker | None = None) -> dic
 
 def load(path: Path = RECORD) -> dict[str, Any]:
     """The recording (a missing one names the command that makes it)."""
-    return read_recording(
-        path, f"python -m labkit.experiments.memory.fork --out {path}", "data/memory/README.md"
-    )
+    return read_recording(path, f"python -m labkit.experiments.memory.fork --out {path}", "data/memory/README.md")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

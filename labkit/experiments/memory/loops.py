@@ -65,9 +65,7 @@ def _arm(name: str) -> rx.ReflexionSetup:
     return next(a for a in rx.ARMS if a.name == name)
 
 
-def measure_belief(
-    cs: Sequence[repair.RepairCase], setting: Setting, checker: Checker
-) -> dict[str, Any]:
+def measure_belief(cs: Sequence[repair.RepairCase], setting: Setting, checker: Checker) -> dict[str, Any]:
     """Rows [arm, seed, case, trial, correct] for `BELIEF_ARMS`, and what the actor read, trial by
     trial, in both false-belief arms on the first (seed, case) where the revision rule changed the end."""
     rows: list[list[Any]] = []
@@ -75,16 +73,14 @@ def measure_belief(
     for name in BELIEF_ARMS:
         for seed in setting.seeds:
             frame, strategy = rx.run_arm(_arm(name), cs, checker, trials=setting.trials, seed=seed)
-            rows += [
-                [name, seed, c, t, int(ok)]
-                for c, t, ok in frame.select("case", "trial", "correct").iter_rows()
-            ]
+            rows += [[name, seed, c, t, int(ok)] for c, t, ok in frame.select("case", "trial", "correct").iter_rows()]
             for c, t, w in strategy.windows:
                 windows.setdefault((name, seed, c), []).append(w.text) if t >= 1 else None
     final = {(a, s, c): ok for a, s, c, t, ok in rows if t == setting.trials}
     stuck, revised = BELIEF_ARMS[1], BELIEF_ARMS[2]
-    shown = next(((s, c.id) for s in setting.seeds for c in cs
-                  if final[revised, s, c.id] and not final[stuck, s, c.id]), None)  # fmt: skip
+    shown = next(
+        ((s, c.id) for s in setting.seeds for c in cs if final[revised, s, c.id] and not final[stuck, s, c.id]), None
+    )
     example = None
     if shown is not None:
         seed, case = shown
@@ -96,9 +92,7 @@ def measure_belief(
     return {"arms": list(BELIEF_ARMS), "rows": sorted(rows), "example": example}
 
 
-def measure_unified(
-    cs: Sequence[repair.RepairCase], setting: Setting, checker: Checker
-) -> dict[str, Any]:
+def measure_unified(cs: Sequence[repair.RepairCase], setting: Setting, checker: Checker) -> dict[str, Any]:
     """Rows [arm, seed, case, round, correct, proposals] for `unified.ARMS` (round 0: the start),
     and per arm the cases whose skill seed `setting.seeds[0]` stored, each with whether it passes
     the hidden tests (self-critique has nothing verified: the store refuses it)."""
@@ -111,15 +105,15 @@ def measure_unified(
     stored: dict[str, list[list[Any]]] = {}
     for arm in un.ARMS:
         for seed in setting.seeds:
-            frame, agent, ledger, run_id = un.run_arm(
-                arm, cs, checker, rounds=setting.trials, seed=seed
-            )
+            frame, agent, ledger, run_id = un.run_arm(arm, cs, checker, rounds=setting.trials, seed=seed)
             calls: dict[str, int] = {}
             for e in ledger.events():
                 if e.kind == Kind.REFLECT and int(e.detail.get("children", 0)) > 0:
                     calls[str(e.detail["case"])] = calls.get(str(e.detail["case"]), 0) + 1
-            rows += [[arm, seed, c, r, int(ok), calls.get(c, 0)]
-                     for c, r, ok in frame.select("case", "round", "correct").iter_rows()]  # fmt: skip
+            rows += [
+                [arm, seed, c, r, int(ok), calls.get(c, 0)]
+                for c, r, ok in frame.select("case", "round", "correct").iter_rows()
+            ]
             if seed == setting.seeds[0]:
                 try:
                     skills = commit(
@@ -132,9 +126,12 @@ def measure_unified(
                 except MemoryRefused:
                     skills = []
                 stored[arm] = sorted(
-                    [s.name.removeprefix("repair_"), int(un._hidden_ok(checker, by_id[s.name.removeprefix("repair_")], s.code))]
+                    [
+                        s.name.removeprefix("repair_"),
+                        int(un._hidden_ok(checker, by_id[s.name.removeprefix("repair_")], s.code)),
+                    ]
                     for s in skills
-                )  # fmt: skip
+                )
     return {"arms": list(un.ARMS), "rows": sorted(rows), "stored": stored}
 
 
@@ -157,13 +154,17 @@ def measure(
 
 def load(path: Path = RECORD) -> dict[str, Any]:
     """The recording (a missing one names the command that makes it)."""
-    return read_recording(
-        path, f"python -m labkit.experiments.memory.loops --out {path}", "data/memory/README.md"
-    )
+    return read_recording(path, f"python -m labkit.experiments.memory.loops --out {path}", "data/memory/README.md")
 
 
-def record_main(module: str, doc: str | None, argv: Sequence[str] | None, measure: Callable[[], dict[str, Any]],
-                depends_on: Sequence[str], summary: Callable[[dict[str, Any]], dict[str, Any]]) -> int:  # fmt: skip
+def record_main(
+    module: str,
+    doc: str | None,
+    argv: Sequence[str] | None,
+    measure: Callable[[], dict[str, Any]],
+    depends_on: Sequence[str],
+    summary: Callable[[dict[str, Any]], dict[str, Any]],
+) -> int:
     """`python -m <module> --out FILE`: measure, store the command and package versions beside the
     numbers, print `summary(record)` as JSON."""
     p = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
@@ -182,8 +183,14 @@ def record_main(module: str, doc: str | None, argv: Sequence[str] | None, measur
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return record_main("labkit.experiments.memory.loops", __doc__, argv, measure, DEPENDS_ON,
-                       lambda r: {"cases": len(r["cases"]), "example": r["belief"]["example"] is not None})  # fmt: skip
+    return record_main(
+        "labkit.experiments.memory.loops",
+        __doc__,
+        argv,
+        measure,
+        DEPENDS_ON,
+        lambda r: {"cases": len(r["cases"]), "example": r["belief"]["example"] is not None},
+    )
 
 
 if __name__ == "__main__":

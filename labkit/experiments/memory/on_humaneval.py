@@ -116,8 +116,15 @@ def load(ids: Sequence[str], *, mutants: int = 0, checker: Checker | None = None
     return tuple(out)
 
 
-def run_tasks(strategy: Reflexion, cs: Sequence[HumanEvalCase], checker: Checker, *, trials: int,
-              run_id: str, ledger: Ledger | None = None) -> pl.DataFrame:  # fmt: skip
+def run_tasks(
+    strategy: Reflexion,
+    cs: Sequence[HumanEvalCase],
+    checker: Checker,
+    *,
+    trials: int,
+    run_id: str,
+    ledger: Ledger | None = None,
+) -> pl.DataFrame:
     """The cases through `trials` engine rounds (same settings as the repair runs: keep no-worse,
     passing cases stay in play, hidden scoring). Returns (case, trial, correct)."""
     out = engine.run(
@@ -135,14 +142,22 @@ def run_tasks(strategy: Reflexion, cs: Sequence[HumanEvalCase], checker: Checker
     return scored.select("case", pl.col("round").alias("trial"), "correct").sort("case", "trial")
 
 
-def real_model(ids: Sequence[str], model: str = "labkit/smollm2", trials: int = 3, ledger: Ledger | None = None,
-               checker: Checker | None = None, max_tokens: int = 400) -> pl.DataFrame:  # fmt: skip
+def real_model(
+    ids: Sequence[str],
+    model: str = "labkit/smollm2",
+    trials: int = 3,
+    ledger: Ledger | None = None,
+    checker: Checker | None = None,
+    max_tokens: int = 400,
+) -> pl.DataFrame:
     """No memory vs the buffer with a REAL model on the problems `ids` (same trials in both arms)."""
     cs = load(ids)
     checker = checker or Checker()
     frames = []
     for arm, memory in (("no memory", False), ("buffer", True)):
-        strategy = Reflexion(actor=ModelActor(model, max_tokens=max_tokens), checker=checker, buffer=EpisodicBuffer() if memory else None)
+        strategy = Reflexion(
+            actor=ModelActor(model, max_tokens=max_tokens), checker=checker, buffer=EpisodicBuffer() if memory else None
+        )
         f = run_tasks(strategy, cs, checker, trials=trials, run_id=f"reflexion-humaneval-{arm}", ledger=ledger)
         frames.append(f.with_columns(pl.lit(arm).alias("arm")))
     return pl.concat(frames).select("arm", "case", "trial", "correct").sort("arm", "case", "trial")

@@ -63,7 +63,9 @@ def humaneval_arms() -> tuple[rx.ReflexionSetup, ...]:
 
 def budget_arms(setting: tr.Setting) -> tuple[rx.ReflexionSetup, ...]:
     """The truncation arms plus keep-newest arms at `BUDGETS` (success vs token budget)."""
-    extra = tuple(rx.ReflexionSetup(name=f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight)
+    extra = tuple(
+        rx.ReflexionSetup(name=f"{b} tok, keep newest", memory=True, budget=b) for b in BUDGETS if b != setting.tight
+    )
     return (*tr.arms(setting), *extra)
 
 
@@ -78,7 +80,9 @@ def success(frame: pl.DataFrame, arms: Sequence[str], trials: int) -> dict[tuple
     return out
 
 
-def differences(frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], trials: int) -> dict[tuple[str, str, int], Interval]:
+def differences(
+    frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], trials: int
+) -> dict[tuple[str, str, int], Interval]:
     """Paired differences in success (arm a minus arm b) over (seed, case) units, per trial."""
     result = rx.Result(frame)
     return {(a, b, t): result.difference(a, b, t) for a, b in pairs for t in range(1, trials + 1)}
@@ -87,16 +91,28 @@ def differences(frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], trials: i
 def measure_humaneval(setting: HumanEvalSetting, checker: Checker) -> tuple[tuple[str, ...], pl.DataFrame]:
     """(the drawn problems, rows arm/seed/case/trial/correct) for `humaneval_arms()`."""
     problems = he.load(he.draw(setting.sample, setting.sample_seed), mutants=setting.mutants, checker=checker)
-    frame = rx.compare(humaneval_arms(), seeds=setting.seeds, trials=setting.trials, checker=checker,
-                       p_fix=setting.p_fix, among=problems).frame  # fmt: skip
+    frame = rx.compare(
+        humaneval_arms(),
+        seeds=setting.seeds,
+        trials=setting.trials,
+        checker=checker,
+        p_fix=setting.p_fix,
+        among=problems,
+    ).frame
     return tuple(c.id for c in problems), frame
 
 
 def measure_truncation(setting: tr.Setting, checker: Checker) -> tuple[tuple[str, ...], pl.DataFrame, Interval]:
     """(the kept problems, rows for `budget_arms(setting)`, tokens per reflection in the generous arm)."""
     problems = tr.problems(setting, checker)
-    frame = rx.compare(budget_arms(setting), seeds=setting.seeds, trials=setting.trials, checker=checker,
-                       p_fix=setting.p_fix, among=problems).frame  # fmt: skip
+    frame = rx.compare(
+        budget_arms(setting),
+        seeds=setting.seeds,
+        trials=setting.trials,
+        checker=checker,
+        p_fix=setting.p_fix,
+        among=problems,
+    ).frame
     return tuple(c.id for c in problems), frame, tr.reflection_tokens(problems, checker, setting)
 
 
@@ -104,14 +120,28 @@ def _iv(i: Interval) -> list[float]:
     return [i.estimate, i.low, i.high]
 
 
-def section(arms: Sequence[rx.ReflexionSetup], cases: Sequence[str], frame: pl.DataFrame, trials: int,
-            pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:  # fmt: skip
+def section(
+    arms: Sequence[rx.ReflexionSetup],
+    cases: Sequence[str],
+    frame: pl.DataFrame,
+    trials: int,
+    pairs: Sequence[tuple[str, str]],
+) -> dict[str, Any]:
     """One measurement as recorded: arms (name, budget, truncation), cases, rows, intervals."""
     names = [a.name for a in arms]
     ordered = frame.select("arm", "seed", "case", "trial", "correct").sort("arm", "seed", "case", "trial")
     return {
-        "arms": [{"name": a.name, "memory": a.memory, "signal": a.signal, "budget": a.budget,
-                  "truncate": a.truncate, "ignored": a.ignored} for a in arms],  # fmt: skip
+        "arms": [
+            {
+                "name": a.name,
+                "memory": a.memory,
+                "signal": a.signal,
+                "budget": a.budget,
+                "truncate": a.truncate,
+                "ignored": a.ignored,
+            }
+            for a in arms
+        ],
         "cases": list(cases),
         "success": [[a, t, *_iv(i)] for (a, t), i in success(frame, names, trials).items()],
         "differences": [[a, b, t, *_iv(i)] for (a, b, t), i in differences(frame, pairs, trials).items()],
@@ -123,8 +153,12 @@ def section(arms: Sequence[rx.ReflexionSetup], cases: Sequence[str], frame: pl.D
 def rows(section: dict[str, Any]) -> pl.DataFrame:
     """A recorded section's rows as (arm, seed, case, trial, correct), in the recorded order."""
     arms, cases = [a["name"] for a in section["arms"]], section["cases"]
-    return pl.DataFrame([{"arm": arms[a], "seed": seed, "case": cases[c], "trial": t, "correct": bool(ok)}
-                         for a, seed, c, t, ok in section["rows"]])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {"arm": arms[a], "seed": seed, "case": cases[c], "trial": t, "correct": bool(ok)}
+            for a, seed, c, t, ok in section["rows"]
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,19 +28,34 @@ from labkit.record.ledger import Ledger
 __all__ = ["ARMS", "ModelActor", "ReflexionSetup", "Result", "SimActor", "cases", "compare", "real_model", "run_arm"]
 
 
-def real_model(model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3,
-               checker: Checker | None = None) -> pl.DataFrame:  # fmt: skip
+def real_model(
+    model: str = "labkit/smollm2", n_cases: int = 4, trials: int = 3, checker: Checker | None = None
+) -> pl.DataFrame:
     """The no-memory and buffer arms with a real model on the first `n_cases` cases (slow on CPU)."""
     cs = cases()[:n_cases]
     checker = checker or Checker()
     frames = []
     for arm in ARMS[:2]:
-        strategy = Reflexion(actor=ModelActor(model), checker=checker, buffer=EpisodicBuffer(budget=arm.budget) if arm.memory else None)
+        strategy = Reflexion(
+            actor=ModelActor(model), checker=checker, buffer=EpisodicBuffer(budget=arm.budget) if arm.memory else None
+        )
         ledger = Ledger()
-        done = repair.run(cs, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
-                          run_id=f"reflexion-model-{arm.name}", workers=1)  # fmt: skip
-        rows = [{"arm": arm.name, "case": s.case, "trial": s.round, "correct": s.correct}
-                for s in done.scores() if s.round >= 1]  # fmt: skip
+        done = repair.run(
+            cs,
+            strategy,
+            rounds=trials,
+            checker=checker,
+            ledger=ledger,
+            rules=(),
+            case_rules=(),
+            run_id=f"reflexion-model-{arm.name}",
+            workers=1,
+        )
+        rows = [
+            {"arm": arm.name, "case": s.case, "trial": s.round, "correct": s.correct}
+            for s in done.scores()
+            if s.round >= 1
+        ]
         frames.append(pl.DataFrame(rows).group_by("arm", "case", "trial").agg(pl.col("correct").last()))
     return pl.concat(frames).sort("arm", "case", "trial")
 
@@ -72,9 +87,16 @@ def cases() -> tuple[repair.RepairCase, ...]:
     return tuple(c for c in repair.load_cases() if not c.initially_correct and not c.flaky and not c.oscillates)
 
 
-def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase], checker: Checker, *,
-            trials: int = 4, seed: int = 0, p_fix: float = 0.3,
-            ledger: Ledger | None = None) -> tuple[pl.DataFrame, Reflexion]:  # fmt: skip
+def run_arm(
+    arm: ReflexionSetup,
+    cs: Sequence[repair.RepairCase] | Sequence[HumanEvalCase],
+    checker: Checker,
+    *,
+    trials: int = 4,
+    seed: int = 0,
+    p_fix: float = 0.3,
+    ledger: Ledger | None = None,
+) -> tuple[pl.DataFrame, Reflexion]:
     """One arm, one seed, through the engine, on repair cases or HumanEval problems (`cs`).
     Returns (case, trial, correct) and the wrapper; a repair run records into `ledger` if given."""
     actor = SimActor(cases={c.id: c for c in cs}, p_fix=p_fix, seed=seed, ignores_memory=arm.ignored)
@@ -86,15 +108,30 @@ def run_arm(arm: ReflexionSetup, cs: Sequence[repair.RepairCase] | Sequence[Huma
         first.add(case)
         return True
 
-    strategy = Reflexion(actor=actor, checker=checker, buffer=EpisodicBuffer(budget=arm.budget, truncate=arm.truncate) if arm.memory else None,
-                         signal=arm.signal, believe=believe if arm.false_belief else None, revise_after=arm.revise_after)  # fmt: skip
+    strategy = Reflexion(
+        actor=actor,
+        checker=checker,
+        buffer=EpisodicBuffer(budget=arm.budget, truncate=arm.truncate) if arm.memory else None,
+        signal=arm.signal,
+        believe=believe if arm.false_belief else None,
+        revise_after=arm.revise_after,
+    )
     if cs and not isinstance(cs[0], repair.RepairCase):
         he = [c for c in cs if not isinstance(c, repair.RepairCase)]
         return run_tasks(strategy, he, checker, trials=trials, run_id=f"reflexion-{arm.name}-{seed}"), strategy
     ledger = ledger if ledger is not None else Ledger()
     rc = [c for c in cs if isinstance(c, repair.RepairCase)]
-    done = repair.run(rc, strategy, rounds=trials, checker=checker, ledger=ledger, rules=(), case_rules=(),
-                      run_id=f"reflexion-{arm.name}-{seed}", workers=1)  # fmt: skip
+    done = repair.run(
+        rc,
+        strategy,
+        rounds=trials,
+        checker=checker,
+        ledger=ledger,
+        rules=(),
+        case_rules=(),
+        run_id=f"reflexion-{arm.name}-{seed}",
+        workers=1,
+    )
     rows = [{"case": s.case, "trial": s.round, "correct": s.correct} for s in done.scores() if s.round >= 1]
     return pl.DataFrame(rows).group_by("case", "trial").agg(pl.col("correct").last()).sort("case", "trial"), strategy
 
@@ -115,13 +152,22 @@ class Result:
         return bootstrap_mean((both["a"] - both["b"]).to_numpy())
 
     def table(self) -> pl.DataFrame:
-        return pl.DataFrame([{"arm": a, "trial": t, "success": round(i.estimate, 3),
-                              "95% CI": f"{i.low:.3f}–{i.high:.3f}"} for (a, t), i in self.success.items()])  # fmt: skip
+        return pl.DataFrame(
+            [
+                {"arm": a, "trial": t, "success": round(i.estimate, 3), "95% CI": f"{i.low:.3f}–{i.high:.3f}"}
+                for (a, t), i in self.success.items()
+            ]
+        )
 
 
-def compare(arms: Sequence[ReflexionSetup] = ARMS, seeds: Sequence[int] = tuple(range(12)), trials: int = 5,
-            checker: Checker | None = None, p_fix: float = 0.3,
-            among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None) -> Result:  # fmt: skip
+def compare(
+    arms: Sequence[ReflexionSetup] = ARMS,
+    seeds: Sequence[int] = tuple(range(12)),
+    trials: int = 5,
+    checker: Checker | None = None,
+    p_fix: float = 0.3,
+    among: Sequence[repair.RepairCase] | Sequence[HumanEvalCase] | None = None,
+) -> Result:
     """Every arm on every seed at the same number of trials; intervals over (seed, case) units.
     `among`: the cases, repair or HumanEval (default: all of `cases()`)."""
     cs = among if among is not None else cases()

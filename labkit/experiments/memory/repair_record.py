@@ -46,8 +46,9 @@ class Setting:
 def measure(setting: Setting = Setting(), checker: Checker | None = None) -> dict[str, Any]:
     """Every arm of `reflexion.ARMS` in `setting`, as recorded (`recording.section`)."""
     cs = rx.cases()[: setting.cases]
-    result = rx.compare(rx.ARMS, seeds=setting.seeds, trials=setting.trials, checker=checker,
-                        p_fix=setting.p_fix, among=cs)  # fmt: skip
+    result = rx.compare(
+        rx.ARMS, seeds=setting.seeds, trials=setting.trials, checker=checker, p_fix=setting.p_fix, among=cs
+    )
     return {
         "actor": "SIMULATED (labkit.experiments.memory.reflexion_repair.SimActor); verdicts: real pytest",
         "setting": {**asdict(setting), "seeds": list(setting.seeds)},
@@ -67,8 +68,14 @@ def load(path: Path = RECORD) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     from labkit.experiments.memory.loops import record_main
 
-    return record_main("labkit.experiments.memory.repair_record", __doc__, argv, measure, DEPENDS_ON,
-                       lambda r: {"rows": len(r["rows"]), "cases": r["cases"]})  # fmt: skip
+    return record_main(
+        "labkit.experiments.memory.repair_record",
+        __doc__,
+        argv,
+        measure,
+        DEPENDS_ON,
+        lambda r: {"rows": len(r["rows"]), "cases": r["cases"]},
+    )
 
 
 if __name__ == "__main__":

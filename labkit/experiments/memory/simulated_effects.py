@@ -63,8 +63,17 @@ class Pollution:
     rejected_copied: dict[str, Interval]  # share of tasks acting on a rolled-back action
 
 
-def pollution(store: ExperienceStore, environment: str, *, branch: str = "tempting", tasks: int = 2000,
-              tenant_share: float = 0.5, p_copy: float = 0.6, p_own: float = 0.6, seed: int = 0) -> Pollution:  # fmt: skip
+def pollution(
+    store: ExperienceStore,
+    environment: str,
+    *,
+    branch: str = "tempting",
+    tasks: int = 2000,
+    tenant_share: float = 0.5,
+    p_copy: float = 0.6,
+    p_own: float = 0.6,
+    seed: int = 0,
+) -> Pollution:
     """Next tasks: tenant (right action: composite key) or public catalogue (right: keep the
     product key). Arms: no memory, raw transcript of `branch`, distilled lesson from `store`."""
     from labkit.experiments.memory.counterexample import CATALOGUE_FACTS, TENANT_FACTS
@@ -73,8 +82,10 @@ def pollution(store: ExperienceStore, environment: str, *, branch: str = "tempti
     kinds, weights = [k for k, _ in raw], [n for _, n in raw]
     # a retrieval reads the store and re-checks preconditions: a pure function of the task's
     # facts, of which there are two kinds, so each is retrieved once rather than once per task
-    found = {tenant: bool(store.retrieve(TENANT_FACTS if tenant else CATALOGUE_FACTS, environment=environment).candidates)
-             for tenant in (True, False)}  # fmt: skip
+    found = {
+        tenant: bool(store.retrieve(TENANT_FACTS if tenant else CATALOGUE_FACTS, environment=environment).candidates)
+        for tenant in (True, False)
+    }
     rng = random.Random(seed)
     rows = []
     for t in range(tasks):
@@ -84,21 +95,40 @@ def pollution(store: ExperienceStore, environment: str, *, branch: str = "tempti
         copy = rng.random() < p_copy
         pick = rng.choices(kinds, weights=weights)[0]
         lesson = "composite" if found[tenant] else ""
-        for arm, action in (("no memory", own), ("raw transcript", pick if copy else own),
-                            ("distilled", lesson if copy and lesson else own)):  # fmt: skip
-            rows.append({"arm": arm, "task": t, "tenant": tenant, "action": action, "correct": action == right,
-                         "copied_rejected": action in ("disable", "rewrite")})  # fmt: skip
+        for arm, action in (
+            ("no memory", own),
+            ("raw transcript", pick if copy else own),
+            ("distilled", lesson if copy and lesson else own),
+        ):
+            rows.append(
+                {
+                    "arm": arm,
+                    "task": t,
+                    "tenant": tenant,
+                    "action": action,
+                    "correct": action == right,
+                    "copied_rejected": action in ("disable", "rewrite"),
+                }
+            )
     frame = pl.DataFrame(rows)
 
     def ci(col: str) -> dict[str, Interval]:
-        return {a: bootstrap_mean(frame.filter(pl.col("arm") == a)[col].cast(pl.Float64).to_numpy())
-                for a in ("no memory", "raw transcript", "distilled")}  # fmt: skip
+        return {
+            a: bootstrap_mean(frame.filter(pl.col("arm") == a)[col].cast(pl.Float64).to_numpy())
+            for a in ("no memory", "raw transcript", "distilled")
+        }
 
     return Pollution(frame, ci("correct"), ci("copied_rejected"))
 
 
-def experience_following(qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0), *, tasks: int = 2000,
-                         p_follow: float = 0.7, p_own: float = 0.6, seed: int = 0) -> pl.DataFrame:  # fmt: skip
+def experience_following(
+    qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0),
+    *,
+    tasks: int = 2000,
+    p_follow: float = 0.7,
+    p_own: float = 0.6,
+    seed: int = 0,
+) -> pl.DataFrame:
     """Success vs retrieval quality with a replayed example, and the no-replay baseline, per quality."""
     rows = []
     for q in qualities:
@@ -112,8 +142,16 @@ def experience_following(qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0
             replay.append(float(relevant if follows else right_own))
         b, r = bootstrap_mean(own), bootstrap_mean(replay)
         d = bootstrap_mean([x - y for x, y in zip(replay, own, strict=True)])
-        rows.append({"quality": q, "no replay": b.estimate, "replay": r.estimate, "replay - none": d.estimate,
-                     "diff low": d.low, "diff high": d.high})  # fmt: skip
+        rows.append(
+            {
+                "quality": q,
+                "no replay": b.estimate,
+                "replay": r.estimate,
+                "replay - none": d.estimate,
+                "diff low": d.low,
+                "diff high": d.high,
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -133,8 +171,15 @@ def relabel(t: Trajectory) -> Trajectory:
     return Trajectory(t.reached, t.reached, t.steps)
 
 
-def hindsight(*, goals: int = 20, episodes: int = 60, tests: int = 2000, p_reach: float = 0.2,
-              p_with_example: float = 0.7, seed: int = 0) -> dict[str, Interval]:  # fmt: skip
+def hindsight(
+    *,
+    goals: int = 20,
+    episodes: int = 60,
+    tests: int = 2000,
+    p_reach: float = 0.2,
+    p_with_example: float = 0.7,
+    seed: int = 0,
+) -> dict[str, Interval]:
     """Success on new tasks after `episodes` attempts, replaying stored examples: only successes
     vs successes + relabelled failures. Without an example the actor succeeds with `p_reach`."""
     rng = random.Random(seed)
@@ -158,4 +203,3 @@ def hindsight(*, goals: int = 20, episodes: int = 60, tests: int = 2000, p_reach
             wins.append(float(trng.random() < (p_with_example if g in buf else p_reach)))
         out[arm] = bootstrap_mean(wins)
     return out
-

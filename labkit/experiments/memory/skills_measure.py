@@ -110,8 +110,12 @@ def candidates(seed: int = 0) -> list[SkillCandidate]:
         name = f"{op.key}_{noun}_{k}"
         buggy = rng.random() < 0.1
         expr = op.expr.format(k=k) + (" + 1" if buggy else "")
-        sk = Skill(name=name, description=op.describe.format(k=k, noun=noun), code=f"def {name}(x):\n    return {expr}\n",
-                   files={"examples.txt": "\n".join(f"{name}({x}) == {op.ref(x, k)}" for x in INPUTS)})  # fmt: skip
+        sk = Skill(
+            name=name,
+            description=op.describe.format(k=k, noun=noun),
+            code=f"def {name}(x):\n    return {expr}\n",
+            files={"examples.txt": "\n".join(f"{name}({x}) == {op.ref(x, k)}" for x in INPUTS)},
+        )
         c = SkillCandidate(sk, partial(_apply, op, k), buggy)
         out.append(c)
         if not buggy:
@@ -121,8 +125,13 @@ def candidates(seed: int = 0) -> list[SkillCandidate]:
             cname = f"{a.skill.name}_then_{b.skill.name}"
             desc = f"Pipeline: {a.skill.description.rstrip('.')} then {b.skill.description[0].lower()}{b.skill.description[1:]}"
             code = f"def {cname}(x):\n    return {b.skill.name}({a.skill.name}(x))\n"
-            out.append(SkillCandidate(Skill(name=cname, description=desc, code=code, calls=(a.skill.name, b.skill.name)),
-                                  partial(_chain, a.ref, b.ref), False))  # fmt: skip
+            out.append(
+                SkillCandidate(
+                    Skill(name=cname, description=desc, code=code, calls=(a.skill.name, b.skill.name)),
+                    partial(_chain, a.ref, b.ref),
+                    False,
+                )
+            )
     return out
 
 
@@ -149,10 +158,21 @@ print(json.dumps(out))
 def verify(cands: Sequence[SkillCandidate]) -> dict[str, Check]:
     """The external oracle: every candidate's code run in one separate process, compared with
     the reference's expected values (computed here, not by the code under test)."""
-    payload = [{"name": c.skill.name, "code": c.skill.code, "calls": list(c.skill.calls), "inputs": list(INPUTS),
-                "expected": [c.ref(x) for x in INPUTS]} for c in cands]  # fmt: skip
-    obs = observe(Candidate({"skills_under_test.json": json.dumps(payload)}, label="skills"),
-                  Experiment("do the candidate skills pass their tests?", _ORACLE), timeout=120)  # fmt: skip
+    payload = [
+        {
+            "name": c.skill.name,
+            "code": c.skill.code,
+            "calls": list(c.skill.calls),
+            "inputs": list(INPUTS),
+            "expected": [c.ref(x) for x in INPUTS],
+        }
+        for c in cands
+    ]
+    obs = observe(
+        Candidate({"skills_under_test.json": json.dumps(payload)}, label="skills"),
+        Experiment("do the candidate skills pass their tests?", _ORACLE),
+        timeout=120,
+    )
     if obs.exit_code != 0:
         raise RuntimeError(f"skill oracle failed: {obs.output[-500:]}")
     return {n: Check(n, bool(ok), detail) for n, (ok, detail) in json.loads(obs.output.splitlines()[-1]).items()}
@@ -200,21 +220,30 @@ def measure(sizes: Sequence[int] = SIZES, k: int = 2, seed: int = 0) -> pl.DataF
         hits1 = [lib.search(t.query, 1)[:1] == [t.skill] for t in ts]
         hitsk = [t.skill in lib.search(t.query, k) for t in ts]
         n = len(ts)
-        rows.append({
-            "skills": len(lib), "refused by the gate": len(refused), "composites": sum(bool(s.calls) for s in lib.skills.values()),
-            "L1 tokens (all skills)": sum(p.l1_tokens for p in prompts) / n,
-            "L1 tokens (retrieved only)": sum(p.l1_tokens for p in narrow) / n,
-            "L2 tokens": sum(p.l2_tokens for p in prompts) / n, "L3 tokens": sum(p.l3_tokens for p in prompts) / n,
-            "L1 tokens per skill": sum(p.l1_tokens for p in prompts) / n / len(lib),
-            "precision@1": sum(hits1) / n, "precision@1 low": bootstrap_mean([float(h) for h in hits1]).low,
-            f"recall@{k}": sum(hitsk) / n, "tasks": n,
-        })  # fmt: skip
+        rows.append(
+            {
+                "skills": len(lib),
+                "refused by the gate": len(refused),
+                "composites": sum(bool(s.calls) for s in lib.skills.values()),
+                "L1 tokens (all skills)": sum(p.l1_tokens for p in prompts) / n,
+                "L1 tokens (retrieved only)": sum(p.l1_tokens for p in narrow) / n,
+                "L2 tokens": sum(p.l2_tokens for p in prompts) / n,
+                "L3 tokens": sum(p.l3_tokens for p in prompts) / n,
+                "L1 tokens per skill": sum(p.l1_tokens for p in prompts) / n / len(lib),
+                "precision@1": sum(hits1) / n,
+                "precision@1 low": bootstrap_mean([float(h) for h in hits1]).low,
+                f"recall@{k}": sum(hitsk) / n,
+                "tasks": n,
+            }
+        )
     return pl.DataFrame(rows)
 
 
 def load(path: Path = RECORD) -> pl.DataFrame:
     """The recorded `measure()` table (the notebook's), exactly as measured."""
-    rec = read_recording(path, f"python -m labkit.experiments.memory.skills_measure --out {path}", "data/memory/README.md")
+    rec = read_recording(
+        path, f"python -m labkit.experiments.memory.skills_measure --out {path}", "data/memory/README.md"
+    )
     return pl.DataFrame(rec["rows"], schema=rec["columns"], orient="row")
 
 

@@ -65,8 +65,16 @@ def problems(setting: Setting, checker: Checker) -> tuple[HumanEvalCase, ...]:
     loaded = load(sorted(ids, key=lambda i: int(i.split("-")[1])), mutants=setting.mutants, checker=checker)
     kept = tuple(c for c in loaded if sum(p.name.startswith("mutant") for p in c.patches) >= setting.min_failing)
     # every state may be kept as progress over the stub and then scored: validate them all up front, two at a time
-    checker.warm([(st.candidate, s) for c in kept for st in c.states.values() for s in (c.task.suite, c.task.hidden)
-                  if s is not None], workers=2)  # fmt: skip
+    checker.warm(
+        [
+            (st.candidate, s)
+            for c in kept
+            for st in c.states.values()
+            for s in (c.task.suite, c.task.hidden)
+            if s is not None
+        ],
+        workers=2,
+    )
     return kept
 
 
@@ -74,9 +82,15 @@ def arms(setting: Setting) -> tuple[ReflexionSetup, ...]:
     return (
         ReflexionSetup(name="no memory", memory=False),
         ReflexionSetup(name=f"generous ({setting.generous} tok)", memory=True, budget=setting.generous),
-        ReflexionSetup(name=f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"),
-        ReflexionSetup(name=f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"),
-        ReflexionSetup(name=f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"),
+        ReflexionSetup(
+            name=f"tight ({setting.tight} tok), keep newest", memory=True, budget=setting.tight, truncate="newest"
+        ),
+        ReflexionSetup(
+            name=f"tight ({setting.tight} tok), keep oldest", memory=True, budget=setting.tight, truncate="oldest"
+        ),
+        ReflexionSetup(
+            name=f"tight ({setting.tight} tok), summarise", memory=True, budget=setting.tight, truncate="summarise"
+        ),
     )
 
 
@@ -93,6 +107,7 @@ def measure(setting: Setting | None = None, checker: Checker | None = None) -> t
     setting = setting or Setting()
     checker = checker or Checker()
     cs = problems(setting, checker)
-    result = compare(arms(setting), seeds=setting.seeds, trials=setting.trials, checker=checker, p_fix=setting.p_fix,
-                     among=cs)  # fmt: skip
+    result = compare(
+        arms(setting), seeds=setting.seeds, trials=setting.trials, checker=checker, p_fix=setting.p_fix, among=cs
+    )
     return cs, result

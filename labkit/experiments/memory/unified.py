@@ -29,23 +29,35 @@ ARMS = ("external oracle", "self-critique, no guard", "self-critique + guard")
 
 def _critic(seed: int) -> Callable[[Situation], float]:
     """SIMULATED self-critique: a score of the agent's own output that does not see the truth."""
+
     def critique(s: Situation) -> float:
         return random.Random(f"critic:{seed}:{s.case}:{s.round}").random()
+
     return critique
 
 
-def run_arm(arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, rounds: int = 5, seed: int = 0
-            ) -> tuple[pl.DataFrame, ReflectiveAgent, Ledger, str]:  # fmt: skip
+def run_arm(
+    arm: str, cs: Sequence[repair.RepairCase], checker: Checker, *, rounds: int = 5, seed: int = 0
+) -> tuple[pl.DataFrame, ReflectiveAgent, Ledger, str]:
     blind = arm != "external oracle"
     actor = SimActor(cases={c.id: c for c in cs}, seed=seed, blind=blind)
-    agent = ReflectiveAgent(actor=actor, checker=checker, oracle=None if blind else "external",
-                            critique=_critic(seed) if blind else None, guard=arm == "self-critique + guard")  # fmt: skip
+    agent = ReflectiveAgent(
+        actor=actor,
+        checker=checker,
+        oracle=None if blind else "external",
+        critique=_critic(seed) if blind else None,
+        guard=arm == "self-critique + guard",
+    )
     ledger, run_id = Ledger(), f"unified-{arm}-{seed}"
-    done = repair.run(cs, agent, rounds=rounds, checker=checker, ledger=ledger, rules=(), case_rules=(),
-                      run_id=run_id, workers=1)  # fmt: skip
+    done = repair.run(
+        cs, agent, rounds=rounds, checker=checker, ledger=ledger, rules=(), case_rules=(), run_id=run_id, workers=1
+    )
     score = [{"case": s.case, "round": s.round, "correct": s.correct} for s in done.scores()]
-    calls = [{"case": str(e.detail["case"]), "round": e.round} for e in ledger.events()
-             if e.kind == Kind.REFLECT and int(e.detail.get("children", 0)) > 0]  # fmt: skip
+    calls = [
+        {"case": str(e.detail["case"]), "round": e.round}
+        for e in ledger.events()
+        if e.kind == Kind.REFLECT and int(e.detail.get("children", 0)) > 0
+    ]
     f = pl.DataFrame(score).group_by("case", "round").agg(pl.col("correct").last())
     f = f.with_columns(pl.lit(len(calls)).alias("proposals"))
     return f, agent, ledger, run_id
@@ -69,8 +81,12 @@ class Unified:
         return bootstrap_mean((both["a"] - both["b"]).to_numpy())
 
 
-def compare(seeds: Sequence[int] = tuple(range(8)), rounds: int = 5, checker: Checker | None = None,
-            among: Sequence[repair.RepairCase] | None = None) -> Unified:  # fmt: skip
+def compare(
+    seeds: Sequence[int] = tuple(range(8)),
+    rounds: int = 5,
+    checker: Checker | None = None,
+    among: Sequence[repair.RepairCase] | None = None,
+) -> Unified:
     from labkit.core.errors import MemoryRefused
 
     cs = tuple(among) if among is not None else cases()
@@ -83,7 +99,13 @@ def compare(seeds: Sequence[int] = tuple(range(8)), rounds: int = 5, checker: Ch
             frames.append(f.with_columns(pl.lit(arm).alias("arm"), pl.lit(seed).alias("seed")))
             if seed == seeds[0]:
                 try:
-                    skills = commit(agent, ledger, run_id, {c.id: [s.candidate for s in c.states.values()] for c in cs}, SkillLibrary())
+                    skills = commit(
+                        agent,
+                        ledger,
+                        run_id,
+                        {c.id: [s.candidate for s in c.states.values()] for c in cs},
+                        SkillLibrary(),
+                    )
                 except MemoryRefused:
                     skills = []
                 stored[arm] = len(skills)
@@ -91,10 +113,14 @@ def compare(seeds: Sequence[int] = tuple(range(8)), rounds: int = 5, checker: Ch
     frame = pl.concat(frames)
     last = frame.filter(pl.col("round") == rounds)
     final = {a: bootstrap_mean(last.filter(pl.col("arm") == a)["correct"].cast(pl.Float64).to_numpy()) for a in ARMS}
-    props = {a: _mean(frame.filter(pl.col("arm") == a).group_by("seed").agg(pl.col("proposals").first())["proposals"])
-             for a in ARMS}  # fmt: skip
+    props = {
+        a: _mean(frame.filter(pl.col("arm") == a).group_by("seed").agg(pl.col("proposals").first())["proposals"])
+        for a in ARMS
+    }
     start = _mean(frame.filter(pl.col("round") == 0)["correct"].cast(pl.Float64))
-    return Unified(frame=frame, final=final, proposals=props, stored=stored, stored_hidden_correct=hidden_ok, start=start)
+    return Unified(
+        frame=frame, final=final, proposals=props, stored=stored, stored_hidden_correct=hidden_ok, start=start
+    )
 
 
 def _mean(col: pl.Series) -> float:

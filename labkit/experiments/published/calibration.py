@@ -57,8 +57,9 @@ class Estimate:
 
 
 def _defaults() -> dict[str, float]:
-    out = {f"SimulatedPolicy.{f.name}": float(f.default) for f in fields(SimulatedPolicy)
-           if isinstance(f.default, float)}  # fmt: skip
+    out = {
+        f"SimulatedPolicy.{f.name}": float(f.default) for f in fields(SimulatedPolicy) if isinstance(f.default, float)
+    }
     out["SimActor.p_fix"] = float(next(f.default for f in fields(SimActor) if f.name == "p_fix"))  # type: ignore[arg-type]
     return out
 
@@ -67,9 +68,7 @@ def _norm_cdf(x: np.ndarray) -> np.ndarray:
     # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf and labkit does not depend on scipy.
     z = np.abs(x) / math.sqrt(2.0)
     t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     erf = 1.0 - poly * np.exp(-z * z)
     return 0.5 * (1.0 + np.sign(x) * erf)
 
@@ -86,7 +85,9 @@ def _grid(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, np.exp(-x * x / 2.0) / math.sqrt(2.0 * math.pi)
 
 
-def _both_below(a: np.ndarray, b: np.ndarray, r: np.ndarray, grid: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def _both_below(
+    a: np.ndarray, b: np.ndarray, r: np.ndarray, grid: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """P(X < a, Y < b) for a standard bivariate normal with correlation r (elementwise; Gauss-Legendre in x).
     `grid` is `_grid(a)`, passed in by a caller that asks for many r with the same a (the bisection)."""
     x, dens = grid if grid is not None else _grid(a)
@@ -134,27 +135,22 @@ def _ladder_share(ladder: Sequence[LadderRow] | None, runs: Sequence[str], rung:
     An unsolved row of the March-2023 Reflexion log keeps no answer (solution ""): its candidate is
     the prompt alone, not a wrong answer the model gave, so it is left out."""
     logged = load_runs()
-    empty = {
-        (r, t)
-        for r, t, s in logged.select("run", "task_id", "solution").iter_rows()
-        if not s.strip()
-    }
+    empty = {(r, t) for r, t, s in logged.select("run", "task_id", "solution").iter_rows() if not s.strip()}
     verdict = {(r.run, r.task_id, r.rung): r.passed for r in ladder or ()}
-    return [verdict[(run, t, rung)] for (run, t, g), ok in verdict.items()
-            if g == "check" and not ok and run in runs and (run, t) not in empty and (run, t, rung) in verdict]  # fmt: skip
+    return [
+        verdict[(run, t, rung)]
+        for (run, t, g), ok in verdict.items()
+        if g == "check" and not ok and run in runs and (run, t) not in empty and (run, t, rung) in verdict
+    ]
 
 
 def calibrate(ladder: Sequence[LadderRow] | None = None, seed: int = 0) -> list[Estimate]:
     """Every simulated parameter, with the logs' estimate or the reason there is none."""
     d = _defaults()
     he, mb = outcomes("humaneval"), outcomes("mbpp")
-    reflected = (
-        he.reflections > 0
-    )  # exactly the problems whose first attempt failed the hidden tests
+    reflected = he.reflections > 0  # exactly the problems whose first attempt failed the hidden tests
     fix, fix_n = _share(he.reflexion[reflected].tolist(), seed)
-    first, first_n = _share(
-        (he.reflexion[reflected] & (he.reflections[reflected] == 1)).tolist(), seed
-    )
+    first, first_n = _share((he.reflexion[reflected] & (he.reflections[reflected] == 1)).tolist(), seed)
     first_pass = ~reflected
     cells = [int(np.sum(first_pass & he.single)), int(np.sum(first_pass & ~he.single)),
              int(np.sum(~first_pass & he.single)), int(np.sum(~first_pass & ~he.single))]  # fmt: skip
@@ -166,9 +162,7 @@ def calibrate(ladder: Sequence[LadderRow] | None = None, seed: int = 0) -> list[
     over, over_n = _share(_ladder_share(ladder, he_runs, "visible"), seed)
     weak, weak_n = _share(_ladder_share(ladder, he_runs, "own_tests"), seed)
     no_ladder = (
-        ""
-        if ladder
-        else "not computed yet: needs ladder.jsonl (python -m labkit.experiments.published regrade). "
+        "" if ladder else "not computed yet: needs ladder.jsonl (python -m labkit.experiments.published regrade). "
     )
     he_log = "reflexion-humaneval log"
     out = [

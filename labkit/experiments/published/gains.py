@@ -109,9 +109,7 @@ class Outcomes:
     reflections: np.ndarray  # int per problem: how many reflections Reflexion logged
 
 
-def outcomes(
-    benchmark: str, grader: str = "logged", ladder: Sequence[LadderRow] | None = None
-) -> Outcomes:
+def outcomes(benchmark: str, grader: str = "logged", ladder: Sequence[LadderRow] | None = None) -> Outcomes:
     """Outcomes as logged (`is_solved`), or as labkit's ladder says at rung `grader` (e.g. "check")."""
     if benchmark not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {benchmark!r}; they are {sorted(BENCHMARKS)}")
@@ -119,9 +117,7 @@ def outcomes(
     runs = load_runs()
     refl = {
         t: (s, len(r))
-        for t, s, r in runs.filter(runs["run"] == refl_run)
-        .select("task_id", "is_solved", "reflections")
-        .iter_rows()
+        for t, s, r in runs.filter(runs["run"] == refl_run).select("task_id", "is_solved", "reflections").iter_rows()
     }
     single = dict(runs.filter(runs["run"] == single_run).select("task_id", "is_solved").iter_rows())
     tasks = tuple(t for t in refl if t in single)
@@ -133,10 +129,18 @@ def outcomes(
         r_ok, s_ok = _verdicts(ladder, refl_run, grader), _verdicts(ladder, single_run, grader)
         missing = [t for t in tasks if t not in r_ok or t not in s_ok]
         if missing:
-            raise ReferenceDataMissing(f"the ladder has no {grader!r} verdict for {len(missing)} {benchmark} problems "
-                                       f"(first {missing[0]}): record it with `{REGRADE}`")  # fmt: skip
-    return Outcomes(benchmark=benchmark, grader=grader, task_ids=tasks, reflexion=np.array([bool(r_ok[t]) for t in tasks]),
-                    single=np.array([bool(s_ok[t]) for t in tasks]), reflections=np.array([refl[t][1] for t in tasks]))  # fmt: skip
+            raise ReferenceDataMissing(
+                f"the ladder has no {grader!r} verdict for {len(missing)} {benchmark} problems "
+                f"(first {missing[0]}): record it with `{REGRADE}`"
+            )
+    return Outcomes(
+        benchmark=benchmark,
+        grader=grader,
+        task_ids=tasks,
+        reflexion=np.array([bool(r_ok[t]) for t in tasks]),
+        single=np.array([bool(s_ok[t]) for t in tasks]),
+        reflections=np.array([refl[t][1] for t in tasks]),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,20 +167,35 @@ class Wins:
 
     def cells(self) -> tuple[Interval, ...]:
         """The six counts in table order: both, self-correction, unreflected, single only, neither, net."""
-        return (self.both, self.self_correction, self.reflexion_only_unreflected, self.single_only,
-                self.neither, self.net)  # fmt: skip
+        return (
+            self.both,
+            self.self_correction,
+            self.reflexion_only_unreflected,
+            self.single_only,
+            self.neither,
+            self.net,
+        )
 
 
 def wins(o: Outcomes, seed: int = 0) -> Wins:
     """Decompose the two runs' difference on `o`'s problems."""
     r, s, reflected = o.reflexion, o.single, o.reflections > 0
-    cells = np.column_stack([r & s, r & ~s & reflected, r & ~s & ~reflected, ~r & s, ~r & ~s,
-                             r.astype(int) - s.astype(int)]).astype(float)  # fmt: skip
+    cells = np.column_stack(
+        [r & s, r & ~s & reflected, r & ~s & ~reflected, ~r & s, ~r & ~s, r.astype(int) - s.astype(int)]
+    ).astype(float)
     ivs = bootstrap_columns(cells, seed=seed)
     both, refl, unrefl, single_only, neither, net = ivs
-    return Wins(benchmark=o.benchmark, grader=o.grader, problems=len(o.task_ids), both=both,
-                reflexion_only_reflected=refl, reflexion_only_unreflected=unrefl, single_only=single_only,
-                neither=neither, net=net)
+    return Wins(
+        benchmark=o.benchmark,
+        grader=o.grader,
+        problems=len(o.task_ids),
+        both=both,
+        reflexion_only_reflected=refl,
+        reflexion_only_unreflected=unrefl,
+        single_only=single_only,
+        neither=neither,
+        net=net,
+    )
 
 
 @dataclass(frozen=True)
@@ -208,9 +227,7 @@ def by_reflections(o: Outcomes, seed: int = 0) -> list[RateRow]:
     return rows
 
 
-def rung_rate(
-    ladder: Sequence[LadderRow] | None, run: str, rung: str, seed: int = 0
-) -> RateRow | None:
+def rung_rate(ladder: Sequence[LadderRow] | None, run: str, rung: str, seed: int = 0) -> RateRow | None:
     """`run`'s pass rate at `rung` from the ladder; None when that rung is not computed for it."""
     got = _verdicts(ladder or (), run, rung)
     if not got:
@@ -250,8 +267,15 @@ def published_beside(ladder: Sequence[LadderRow] | None, seed: int = 0) -> list[
     for run, paper in PUBLISHED.items():
         x = np.array(runs.filter(runs["run"] == run)["is_solved"].to_list(), dtype=float)
         logged = RateRow(run, "logged", int(x.size), int(x.sum()), bootstrap_mean(x, seed=seed))
-        rows.append(PublishedRow(run, paper, logged, rung_rate(ladder, run, "check", seed),
-                                 rung_rate(ladder, run, "differential_contract", seed)))  # fmt: skip
+        rows.append(
+            PublishedRow(
+                run,
+                paper,
+                logged,
+                rung_rate(ladder, run, "check", seed),
+                rung_rate(ladder, run, "differential_contract", seed),
+            )
+        )
     return rows
 
 
@@ -266,18 +290,12 @@ class BeliefCandidate:
     why: str
 
 
-def belief_candidates(
-    benchmark: str, ladder: Sequence[LadderRow] | None = None
-) -> list[BeliefCandidate]:
+def belief_candidates(benchmark: str, ladder: Sequence[LadderRow] | None = None) -> list[BeliefCandidate]:
     """Problems where Reflexion reflected and its final answer still fails (logged, or at labkit's
     `check`), or where it used every reflection (its own tests never passed, whatever it argued)."""
     refl_run = BENCHMARKS[benchmark][0]
     runs = load_runs()
-    rows = list(
-        runs.filter(runs["run"] == refl_run)
-        .select("task_id", "is_solved", "reflections")
-        .iter_rows()
-    )
+    rows = list(runs.filter(runs["run"] == refl_run).select("task_id", "is_solved", "reflections").iter_rows())
     check = _verdicts(ladder or (), refl_run, "check")
     top = max(len(r) for _, _, r in rows)
     out = []
@@ -304,9 +322,7 @@ class FalseBelief:
     reflection_quote: str  # verbatim from that reflection
     prompt_quote: str  # verbatim from the prompt
     why: str
-    repeated: (
-        int  # how many of the problem's reflections contain the quote (computed, not typed in)
-    )
+    repeated: int  # how many of the problem's reflections contain the quote (computed, not typed in)
     reflections: int  # how many reflections the problem has
 
 
@@ -314,14 +330,10 @@ def false_beliefs(path: Path | None = None) -> list[FalseBelief]:
     """false_beliefs.json (selected by reading, from the authors' logs); every quote is checked
     verbatim against the logged reflection and the prompt, else ReferenceDataMissing."""
     path = path or tables_dir() / "false_beliefs.json"
-    data = read_recording(
-        path, "written by hand from reading the logs", "data/published/reflexion/SOURCE.md"
-    )
+    data = read_recording(path, "written by hand from reading the logs", "data/published/reflexion/SOURCE.md")
     runs, problems = load_runs(), load_problems()
     refl = {
-        t: r
-        for run, t, r in runs.select("run", "task_id", "reflections").iter_rows()
-        if run.startswith("reflexion-")
+        t: r for run, t, r in runs.select("run", "task_id", "reflections").iter_rows() if run.startswith("reflexion-")
     }
     prompts = dict(problems.select("task_id", "prompt").iter_rows())
     out = []

@@ -65,9 +65,7 @@ def load_recording(path: Path | None = None) -> tuple[list[dict[str, Any]], dict
     try:
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ReferenceDataMissing(
-            f"{path} cannot be read ({e}): record it again with `{REGRADE}`"
-        ) from e
+        raise ReferenceDataMissing(f"{path} cannot be read ({e}): record it again with `{REGRADE}`") from e
     return rows, meta
 
 
@@ -78,9 +76,7 @@ def _causes(path: Path) -> dict[tuple[str, str], Mapping[str, Any]]:
     return {(d["run"], d["task_id"]): d for d in data["disagreements"]}
 
 
-def disagreements(
-    rows: Sequence[Mapping[str, Any]], causes_path: Path | None = None
-) -> list[Disagreement]:
+def disagreements(rows: Sequence[Mapping[str, Any]], causes_path: Path | None = None) -> list[Disagreement]:
     """Every (run, task) whose recorded `check` verdict differs from the logged is_solved."""
     logged = {(r["run"], r["task_id"]): bool(r["is_solved"]) for r in load_runs().to_dicts()}
     causes = _causes(causes_path or tables_dir() / "disagreements.json")
@@ -91,8 +87,13 @@ def disagreements(
             c = causes.get(key, {})
             out.append(
                 Disagreement(
-                    run=key[0], task_id=key[1], labkit=r["passed"], logged=logged[key], reason=r["reason"],
-                    cause=c.get("cause"), evidence=c.get("evidence"),
+                    run=key[0],
+                    task_id=key[1],
+                    labkit=r["passed"],
+                    logged=logged[key],
+                    reason=r["reason"],
+                    cause=c.get("cause"),
+                    evidence=c.get("evidence"),
                 )
             )
     return out
@@ -113,11 +114,7 @@ def ladder(path: Path | None = None) -> dict[str, dict[str, Any]]:
             cell: dict[str, Any] = {"passed": sum(r["passed"] for r in mine), "total": len(mine)}
             why = unavailable.get(run, {}).get(rung)
             if not mine:
-                status = (
-                    "; ".join(why)
-                    if why
-                    else f"not recorded: run `{REGRADE} --runs {run} --rungs {rung}`"
-                )
+                status = "; ".join(why) if why else f"not recorded: run `{REGRADE} --runs {run} --rungs {rung}`"
                 cell = {"passed": None, "total": None, "status": status}
             elif why:
                 cell["not_graded"] = dict(why)  # some problems had no suite on this rung
@@ -127,8 +124,9 @@ def ladder(path: Path | None = None) -> dict[str, dict[str, Any]]:
         entry["published_pass_at_1"] = PUBLISHED[run]
         entry["disagreements_with_log"] = [
             {"task_id": d.task_id, "labkit": d.labkit, "logged": d.logged, "cause": d.cause}
-            for d in found if d.run == run
-        ]  # fmt: skip
+            for d in found
+            if d.run == run
+        ]
         out[run] = entry
     return out
 
@@ -157,16 +155,17 @@ def table(summary: Mapping[str, Mapping[str, Any]]) -> str:
     for run, e in summary.items():
         for d in e["disagreements_with_log"]:
             verdict = f"labkit {'pass' if d['labkit'] else 'fail'}, logged {'solved' if d['logged'] else 'unsolved'}"
-            lines.append(
-                f"  {run} {d['task_id']}: {verdict}: {d['cause'] or 'cause not written down yet'}"
-            )
+            lines.append(f"  {run} {d['task_id']}: {verdict}: {d['cause'] or 'cause not written down yet'}")
     lines += ["", "Rungs without verdicts:"] + [f"  {k}: {v}" for k, v in sorted(notes.items())]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m labkit.experiments.published ladder", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m labkit.experiments.published ladder",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument(
         "--recording",

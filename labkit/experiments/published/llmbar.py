@@ -150,12 +150,16 @@ def _folders(t: Tables) -> tuple[_Columns, dict[tuple[str, str, str], npt.NDArra
     def codes(col: str) -> npt.NDArray[np.int64]:
         return rows[col].fill_null(-1).to_numpy().astype(np.int64)
 
-    cols = _Columns(ids=rows["id"].to_list(), w12=codes("order1"), w21=codes("order2"), label=codes("label"),
-                    len_1=rows["len_1"].to_numpy().astype(float), len_2=rows["len_2"].to_numpy().astype(float))  # fmt: skip
+    cols = _Columns(
+        ids=rows["id"].to_list(),
+        w12=codes("order1"),
+        w21=codes("order2"),
+        label=codes("label"),
+        len_1=rows["len_1"].to_numpy().astype(float),
+        len_2=rows["len_2"].to_numpy().astype(float),
+    )
     groups = rows.with_row_index("row").group_by(["judge", "strategy", "set"], maintain_order=True).agg("row")
-    return cols, {
-        (j, s, x): np.asarray(r, dtype=np.int64) for j, s, x, r in groups.iter_rows()
-    }
+    return cols, {(j, s, x): np.asarray(r, dtype=np.int64) for j, s, x, r in groups.iter_rows()}
 
 
 def swap_table(t: Tables, judge: str, strategy: str, set_name: str) -> bias.SwapTable:
@@ -168,14 +172,22 @@ def swap_table(t: Tables, judge: str, strategy: str, set_name: str) -> bias.Swap
     empty = np.full(n, "", dtype=object)
     return bias.SwapTable(
         pair_ids=np.array([f"{set_name}/{cols.ids[i]}" for i in at], dtype=object),
-        w12=cols.w12[at], w21=cols.w21[at], label=cols.label[at], len_1=cols.len_1[at], len_2=cols.len_2[at],
-        quality_1=np.full(n, np.nan), quality_2=np.full(n, np.nan), model_1=empty, model_2=empty,
-        kind=np.full(n, set_name, dtype=object), judge=judge, simulated=False)  # fmt: skip
+        w12=cols.w12[at],
+        w21=cols.w21[at],
+        label=cols.label[at],
+        len_1=cols.len_1[at],
+        len_2=cols.len_2[at],
+        quality_1=np.full(n, np.nan),
+        quality_2=np.full(n, np.nan),
+        model_1=empty,
+        model_2=empty,
+        kind=np.full(n, set_name, dtype=object),
+        judge=judge,
+        simulated=False,
+    )
 
 
-def score(
-    t: Tables, judge: str, strategy: str, set_name: str, resamples: int = 1000, seed: int = 0
-) -> Scores:
+def score(t: Tables, judge: str, strategy: str, set_name: str, resamples: int = 1000, seed: int = 0) -> Scores:
     """labkit's position metrics for one folder, missing verdicts counted wrong (LLMBar's rule)."""
     p = bias.position(
         swap_table(t, judge, strategy, set_name),
@@ -216,9 +228,7 @@ def score_all(resamples: int = 0, strategies: tuple[str, ...] | None = None) -> 
     t = load()
     folders = _order(t.verdicts.select("judge", "strategy", "set").unique())
     return tuple(
-        score(t, j, s, x, resamples)
-        for j, s, x in folders.iter_rows()
-        if strategies is None or s in strategies
+        score(t, j, s, x, resamples) for j, s, x in folders.iter_rows() if strategies is None or s in strategies
     )
 
 
@@ -229,16 +239,26 @@ def authors_percent(share: float) -> str:
 
 def claim_frame(scores: tuple[Scores, ...]) -> pl.DataFrame:
     """Per folder, both readings of the claim: does swapping move accuracy by more than 10 points?"""
-    return pl.DataFrame([{
-        "judge": s.judge, "strategy": s.strategy, "set": s.set,
-        "order_gap_points": 100 * s.order_gap.estimate, "gold_shift_points": 100 * s.gold_shift.estimate,
-        "order_gap_holds": abs(100 * s.order_gap.estimate) > CLAIM_POINTS,
-        "gold_shift_holds": abs(100 * s.gold_shift.estimate) > CLAIM_POINTS,
-    } for s in scores])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "judge": s.judge,
+                "strategy": s.strategy,
+                "set": s.set,
+                "order_gap_points": 100 * s.order_gap.estimate,
+                "gold_shift_points": 100 * s.gold_shift.estimate,
+                "order_gap_holds": abs(100 * s.order_gap.estimate) > CLAIM_POINTS,
+                "gold_shift_holds": abs(100 * s.gold_shift.estimate) > CLAIM_POINTS,
+            }
+            for s in scores
+        ]
+    )
 
 
 def _table_text(scores: tuple[Scores, ...]) -> str:
-    head = f"{'judge':<13}{'strategy':<18}{'set':<9}{'n':>4}{'order 1':>9}{'order 2':>9}{'consistent':>11}{'swap-avg':>9}"
+    head = (
+        f"{'judge':<13}{'strategy':<18}{'set':<9}{'n':>4}{'order 1':>9}{'order 2':>9}{'consistent':>11}{'swap-avg':>9}"
+    )
     lines = [SOURCE_LABEL, head]
     for s in scores:
         lines.append(
@@ -261,9 +281,7 @@ def report_main(argv: list[str]) -> int:
         description=f"LLMBar's judges, {SOURCE_LABEL}.",
     )
     ap.add_argument("--json", action="store_true", help="one JSON list of judge/strategy/set rows")
-    ap.add_argument(
-        "--strategy", action="append", choices=STRATEGIES, help="only these strategies (repeatable)"
-    )
+    ap.add_argument("--strategy", action="append", choices=STRATEGIES, help="only these strategies (repeatable)")
     args = ap.parse_args(argv)
     scores = score_all(strategies=tuple(args.strategy) if args.strategy else None)
     if args.json:
@@ -278,9 +296,7 @@ def build_main(argv: list[str]) -> int:
         prog="python -m labkit.experiments.published build-llmbar",
         description="Rebuild data/published/llmbar from a local clone of princeton-nlp/LLMBar.",
     )
-    ap.add_argument(
-        "--repo", type=Path, required=True, help="a clone (work tree) of princeton-nlp/LLMBar"
-    )
+    ap.add_argument("--repo", type=Path, required=True, help="a clone (work tree) of princeton-nlp/LLMBar")
     ap.add_argument("--out", type=Path, default=build.OUT)
     ap.add_argument(
         "--record-digests",

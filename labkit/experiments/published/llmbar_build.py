@@ -104,23 +104,15 @@ def discover(repo: Path) -> list[str]:
 def read_digests(path: Path) -> dict[str, str]:
     """`sha256.tsv` (lines "<sha256>  <path>") as path -> digest."""
     if not path.is_file():
-        raise ReferenceDataMissing(
-            f"{path} is missing: the digests of LLMBar's files come with labkit"
-        )
-    rows = (
-        line.split("  ", 1)
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    )
+        raise ReferenceDataMissing(f"{path} is missing: the digests of LLMBar's files come with labkit")
+    rows = (line.split("  ", 1) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     return {p: d for d, p in rows}
 
 
 def _load(repo: Path, rel: str, expected: str | None) -> Any:
     f = repo / rel
     if not f.is_file():
-        raise ReferenceDataMissing(
-            f"{f} is missing: {REPOSITORY} at {COMMIT[:12]} has it ({BUILD})"
-        )
+        raise ReferenceDataMissing(f"{f} is missing: {REPOSITORY} at {COMMIT[:12]} has it ({BUILD})")
     got = sha256(f)
     if expected is not None and got != expected:
         raise DigestMismatch(
@@ -186,9 +178,7 @@ def read_source(repo: Path, paths: Sequence[str], digests: dict[str, str] | None
         if name not in sets:
             raise ValueError(f"{rel}: read {SETS[name]}/dataset.json first")
         if len(data) != len(sets[name]):
-            raise ValueError(
-                f"{rel}: {len(data)} instances, {SETS[name]}/dataset.json has {len(sets[name])}"
-            )
+            raise ValueError(f"{rel}: {len(data)} instances, {SETS[name]}/dataset.json has {len(sets[name])}")
         for i, (row, inst) in enumerate(zip(data, sets[name], strict=True)):
             if any(row[k] != inst[k] for k in ("input", "output_1", "output_2", "label")):
                 raise ValueError(f"{rel}: instance {i} differs from {SETS[name]}/dataset.json")
@@ -232,9 +222,7 @@ def write_tables(source: Source, out: Path) -> list[Path]:
     }
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
-    verdict_frame(source.verdicts).write_parquet(
-        out / VERDICTS, compression="zstd", statistics=False
-    )
+    verdict_frame(source.verdicts).write_parquet(out / VERDICTS, compression="zstd", statistics=False)
     return [out / n for n in (INSTANCES, VERDICTS, PUBLISHED, DIGESTS)]
 
 

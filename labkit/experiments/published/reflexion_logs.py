@@ -95,9 +95,7 @@ def _task_id(row: Mapping[str, Any]) -> str:
 def _read_original(repo: Path, original: Original, digests: Mapping[str, str]) -> bytes:
     path = repo / original.path
     if not path.is_file():
-        raise ReferenceDataMissing(
-            f"{path} is missing: {BUILD_COMMAND} needs a clone of {REPOSITORY} at {COMMIT}"
-        )
+        raise ReferenceDataMissing(f"{path} is missing: {BUILD_COMMAND} needs a clone of {REPOSITORY} at {COMMIT}")
     data = path.read_bytes()
     got, want = hashlib.sha256(data).hexdigest(), digests[original.path]
     if got != want:
@@ -119,9 +117,7 @@ def _rows(data: bytes, where: str) -> list[dict[str, Any]]:
     return out
 
 
-def build(
-    repo: Path, out: Path, digests: Mapping[str, str] | None = None
-) -> dict[str, list[dict[str, Any]]]:
+def build(repo: Path, out: Path, digests: Mapping[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Read the originals under `repo` (digests checked first), write the three tables to `out`.
 
     `digests` maps each original's path to its sha256 (default: the recorded ORIGINALS). Every
@@ -139,18 +135,30 @@ def build(
                        "test": row["test"], "canonical_solution": row.get("canonical_solution")}  # fmt: skip
             seen = problems.setdefault((bench, tid), problem)
             if seen != problem:
-                raise ReferenceDataMissing(
-                    f"{run}: problem {tid} differs from the same problem in another log"
-                )
-            runs.append({"run": run, "benchmark": bench, "task_id": tid, "solution": row["solution"],
-                         "is_solved": bool(row["is_solved"]), "reflections": list(row.get("reflections", []))})  # fmt: skip
+                raise ReferenceDataMissing(f"{run}: problem {tid} differs from the same problem in another log")
+            runs.append(
+                {
+                    "run": run,
+                    "benchmark": bench,
+                    "task_id": tid,
+                    "solution": row["solution"],
+                    "is_solved": bool(row["is_solved"]),
+                    "reflections": list(row.get("reflections", [])),
+                }
+            )
     self_tests = []
     for row in logs["self-tests"]:
         tid = _task_id(row)
         if ("humaneval", tid) not in problems:
             raise ReferenceDataMissing(f"self-tests: {tid} is not a HumanEval problem of the runs")
-        self_tests.append({"benchmark": "humaneval", "task_id": tid, "tests": list(row["solution"]),
-                           "is_solved": bool(row["is_solved"])})  # fmt: skip
+        self_tests.append(
+            {
+                "benchmark": "humaneval",
+                "task_id": tid,
+                "tests": list(row["solution"]),
+                "is_solved": bool(row["is_solved"]),
+            }
+        )
     tables = {"problems": list(problems.values()), "runs": runs, "self_tests": self_tests}
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
@@ -176,13 +184,9 @@ def _read(name: str, file: str, mtime_ns: int, size: int) -> pl.DataFrame:
     try:
         frame = pl.read_ndjson(path, schema=schema)
     except Exception as e:  # polars raises several kinds for a damaged file
-        raise ReferenceDataMissing(
-            f"{path} cannot be read ({e}): rebuild it with `{BUILD_COMMAND}`"
-        ) from e
+        raise ReferenceDataMissing(f"{path} cannot be read ({e}): rebuild it with `{BUILD_COMMAND}`") from e
     if frame.height == 0 or frame.select(pl.col("task_id").is_null().any()).item():
-        raise ReferenceDataMissing(
-            f"{path} is empty or has rows without a task_id: rebuild it with `{BUILD_COMMAND}`"
-        )
+        raise ReferenceDataMissing(f"{path} is empty or has rows without a task_id: rebuild it with `{BUILD_COMMAND}`")
     return frame
 
 
@@ -218,8 +222,10 @@ def candidate_source(problem_row: Mapping[str, Any], run_row: Mapping[str, Any])
 
 
 def build_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m labkit.experiments.published build-reflexion",
-                                description="Rebuild data/published/reflexion's tables from a local clone.")  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m labkit.experiments.published build-reflexion",
+        description="Rebuild data/published/reflexion's tables from a local clone.",
+    )
     p.add_argument(
         "--repo",
         type=Path,

@@ -45,7 +45,7 @@ from labkit.experiments.published.reflexion_logs import (
     load_runs,
     load_self_tests,
     tables_dir,
-)  # fmt: skip
+)
 from labkit.grading import isolation
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.importers.humaneval import split
@@ -88,12 +88,8 @@ class Grade:
 @dataclass
 class Regrading:
     grades: list[Grade]
-    unavailable: dict[str, dict[str, dict[str, int]]] = field(
-        default_factory=dict
-    )  # run -> rung -> why -> n
-    import_only_visible: list[str] = field(
-        default_factory=list
-    )  # HumanEval ids whose visible rung only imports
+    unavailable: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # run -> rung -> why -> n
+    import_only_visible: list[str] = field(default_factory=list)  # HumanEval ids whose visible rung only imports
 
 
 def _own_tests(tests: Sequence[str]) -> AcceptanceSuite:
@@ -105,9 +101,7 @@ def _own_tests(tests: Sequence[str]) -> AcceptanceSuite:
 
 def _differential(problem: Mapping[str, Any], contract: bool) -> AcceptanceSuite | Unavailable:
     if problem["benchmark"] != "humaneval":
-        return Unavailable(
-            "not available", "no canonical solution to compare with (MBPP here has none)"
-        )
+        return Unavailable("not available", "no canonical solution to compare with (MBPP here has none)")
     try:
         module = importlib.import_module("labkit.grading.differential")
     except ModuleNotFoundError:
@@ -121,31 +115,29 @@ def _differential(problem: Mapping[str, Any], contract: bool) -> AcceptanceSuite
     )
 
 
-def rung_suite(rung: str, problem: Mapping[str, Any], self_tests: Mapping[str, Sequence[str]]) -> AcceptanceSuite | Unavailable:  # fmt: skip
+def rung_suite(
+    rung: str, problem: Mapping[str, Any], self_tests: Mapping[str, Sequence[str]]
+) -> AcceptanceSuite | Unavailable:
     """The suite `rung` grades `problem`'s candidates on, or why there is none."""
     he = problem["benchmark"] == "humaneval"
     if rung == "own_tests":
         tests = self_tests.get(problem["task_id"]) if he else None
         if not tests:
-            return Unavailable(
-                "not available", "self-written tests were logged for HumanEval only (test-acc run)"
-            )
+            return Unavailable("not available", "self-written tests were logged for HumanEval only (test-acc run)")
         return _own_tests(tests)
     if rung in ("visible", "check"):
         if rung == "visible" and not he:
-            return Unavailable(
-                "not available", "MBPP prompts here (MultiPL-E, reworded) carry no examples"
-            )
+            return Unavailable("not available", "MBPP prompts here (MultiPL-E, reworded) carry no examples")
         # MBPP has no canonical solution; the split never reads it, but checks the field is there.
         sp = split({**problem, "canonical_solution": problem["canonical_solution"] or "(none)"})
-        tests, ids = (
-            (sp.visible, sp.visible_ids) if rung == "visible" else (sp.hidden, sp.hidden_ids)
-        )
+        tests, ids = (sp.visible, sp.visible_ids) if rung == "visible" else (sp.hidden, sp.hidden_ids)
         entry, path = problem["entry_point"], ids[0].split("::")[0]
         if rung == "check" and entry.startswith("_"):
             # A star import skips _names, and MBPP's test calls the entry point by name (mbpp_798 `_sum`).
             tests = f"from solution import {entry}  # noqa: F401\n" + tests
-        return AcceptanceSuite(name=f"{problem['task_id']}-{rung}", tests={path: tests}, fail_to_pass=ids, pass_to_pass=())
+        return AcceptanceSuite(
+            name=f"{problem['task_id']}-{rung}", tests={path: tests}, fail_to_pass=ids, pass_to_pass=()
+        )
     if rung in ("differential_raw", "differential_contract"):
         return _differential(problem, contract=rung == "differential_contract")
     raise InvalidSetting(f"unknown rung {rung!r}; rungs are {', '.join(RUNGS)}")
@@ -161,18 +153,22 @@ def _reason(verdict: Verdict) -> str:
     return ""
 
 
-def grade(
-    validator: Validator, run: str, task_id: str, rung: str, source: str, suite: AcceptanceSuite
-) -> Grade:
+def grade(validator: Validator, run: str, task_id: str, rung: str, source: str, suite: AcceptanceSuite) -> Grade:
     """Run one candidate through the isolated validator on one rung's suite."""
     verdict = validator.run(Candidate({MODULE: source}, label=f"{run}:{task_id}"), suite)
     passed = verdict.resolved
     return Grade(run, task_id, rung, passed, "" if passed else _reason(verdict))
 
 
-def regrade(runs: Iterable[str] = RUNS, rungs: Iterable[str] = RUNGS, tasks: Iterable[str] | None = None,
-            *, workers: int = 2, validator: Validator | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Regrading:  # fmt: skip
+def regrade(
+    runs: Iterable[str] = RUNS,
+    rungs: Iterable[str] = RUNGS,
+    tasks: Iterable[str] | None = None,
+    *,
+    workers: int = 2,
+    validator: Validator | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Regrading:
     """Grade every logged solution of `runs` (optionally only `tasks`) on `rungs`, in a thread pool."""
     runs, rungs = list(runs), list(rungs)
     for rung in rungs:
@@ -182,11 +178,7 @@ def regrade(runs: Iterable[str] = RUNS, rungs: Iterable[str] = RUNGS, tasks: Ite
     problems = {(p["benchmark"], p["task_id"]): p for p in load_problems().to_dicts()}
     self_tests = {r["task_id"]: r["tests"] for r in load_self_tests().to_dicts()}
     wanted = None if tasks is None else set(tasks)
-    rows = [
-        r
-        for r in load_runs().to_dicts()
-        if r["run"] in runs and (wanted is None or r["task_id"] in wanted)
-    ]
+    rows = [r for r in load_runs().to_dicts() if r["run"] in runs and (wanted is None or r["task_id"] in wanted)]
     out = Regrading([])
     suites: dict[tuple[str, str], AcceptanceSuite | Unavailable] = {}
     jobs = []
@@ -201,12 +193,15 @@ def regrade(runs: Iterable[str] = RUNS, rungs: Iterable[str] = RUNGS, tasks: Ite
                 n = out.unavailable.setdefault(row["run"], {}).setdefault(rung, {})
                 n[str(suite)] = n.get(str(suite), 0) + 1
             else:
-                jobs.append(
-                    (row["run"], row["task_id"], rung, candidate_source(problem, row), suite)
-                )
+                jobs.append((row["run"], row["task_id"], rung, candidate_source(problem, row), suite))
     out.import_only_visible = sorted(
-        {t for (t, rung), s in suites.items() if rung == "visible" and isinstance(s, AcceptanceSuite)
-         and s.fail_to_pass[0].endswith("::test_imports")}, key=_order)  # fmt: skip
+        {
+            t
+            for (t, rung), s in suites.items()
+            if rung == "visible" and isinstance(s, AcceptanceSuite) and s.fail_to_pass[0].endswith("::test_imports")
+        },
+        key=_order,
+    )
     done = 0
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for g in pool.map(lambda j: grade(validator, *j), jobs):
@@ -223,9 +218,7 @@ def _order(task_id: str) -> tuple[str, int]:
 
 
 def _write(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    out.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-    )
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
 def _merge(out: Path, result: Regrading, command: str, seconds: float) -> int:
@@ -251,17 +244,21 @@ def _merge(out: Path, result: Regrading, command: str, seconds: float) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m labkit.experiments.published regrade", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m labkit.experiments.published regrade",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
     p.add_argument("--rungs", nargs="+", choices=RUNGS, default=list(RUNGS))
     p.add_argument("--tasks", nargs="+", default=None, help="only these task ids (default: all)")
     p.add_argument("--workers", type=int, default=2, help="validator runs at once")
+    p.add_argument("--out", type=Path, default=None, help="default: data/published/reflexion/ladder.jsonl")
     p.add_argument(
-        "--out", type=Path, default=None, help="default: data/published/reflexion/ladder.jsonl"
+        "--merge",
+        action="store_true",
+        help="replace only the graded rows in an existing --out recording (noted in its meta)",
     )
-    p.add_argument("--merge", action="store_true",
-                   help="replace only the graded rows in an existing --out recording (noted in its meta)")  # fmt: skip
     a = p.parse_args(list(argv))
     out = a.out or tables_dir() / "ladder.jsonl"
     start, validator = time.monotonic(), Validator()
@@ -274,9 +271,7 @@ def main(argv: Sequence[str]) -> int:
                 flush=True,
             )
 
-    result = regrade(
-        a.runs, a.rungs, a.tasks, workers=a.workers, validator=validator, progress=progress
-    )
+    result = regrade(a.runs, a.rungs, a.tasks, workers=a.workers, validator=validator, progress=progress)
     seconds = round(time.monotonic() - start, 1)
     command = "python -m labkit.experiments.published regrade " + " ".join(argv)
     if a.merge:

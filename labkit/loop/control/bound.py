@@ -39,7 +39,16 @@ if TYPE_CHECKING:
     from labkit.record.budget import Budget
     from labkit.record.ledger import Ledger
 
-__all__ = ["BoundReflection", "Next", "Observed", "ToolReflector", "ToolRun", "check_bound", "observed", "run_tool_task"]
+__all__ = [
+    "BoundReflection",
+    "Next",
+    "Observed",
+    "ToolReflector",
+    "ToolRun",
+    "check_bound",
+    "observed",
+    "run_tool_task",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,8 +101,12 @@ def check_bound(r: BoundReflection | None, ledger: Ledger, run_id: str) -> Bound
         raise InvalidRecord([f"the reflection cites action {r.action}, which {run_id} never recorded"])
     d = events[-1].detail
     if str(d.get("error_class", "")) != r.error_class.value:
-        raise InvalidRecord([f"action {r.action} was classified {d.get('error_class') or 'success'}, "
-                             f"the reflection says {r.error_class.value}"])  # fmt: skip
+        raise InvalidRecord(
+            [
+                f"action {r.action} was classified {d.get('error_class') or 'success'}, "
+                f"the reflection says {r.error_class.value}"
+            ]
+        )
     if str(d.get("artifact", "")) != r.artifact:
         raise InvalidRecord([f"action {r.action} touched {d.get('artifact')!r}, the reflection cites {r.artifact!r}"])
     missing = [n for n in ("observation", "hypothesis", "next_trial") if not getattr(r, n).strip()]
@@ -128,14 +141,39 @@ def run_tool_task(
     action (InvalidRecord). The run's end is a STOP event of `unit` with its status.
     """
     actor = _Actor(reflector)
-    act = Acting(tool=tool, artifact_of=artifact_of, classify=classify_exception, payment=Payment(Kind.TOOL, Usage(cost_units=cost)), unit=unit,
-              admit=partial(_admit, require_bound), simulated=getattr(tool, "simulated", False))  # fmt: skip
-    out = engine.run([command_task(unit, first)], actor, rounds=max_actions, rules=rules, ledger=ledger,
-                     budget=budget, run_id=run_id, act=act)  # fmt: skip
+    act = Acting(
+        tool=tool,
+        artifact_of=artifact_of,
+        classify=classify_exception,
+        payment=Payment(Kind.TOOL, Usage(cost_units=cost)),
+        unit=unit,
+        admit=partial(_admit, require_bound),
+        simulated=getattr(tool, "simulated", False),
+    )
+    out = engine.run(
+        [command_task(unit, first)],
+        actor,
+        rounds=max_actions,
+        rules=rules,
+        ledger=ledger,
+        budget=budget,
+        run_id=run_id,
+        act=act,
+    )
     history = observed(ledger, run_id)  # read back from the run's TOOL events
-    fresh = new_evidence(Step(case=unit, round=o.action - 1, state="", failures=frozenset({evidence_key(o)})) for o in history)
-    return ToolRun(run_id=run_id, unit=unit, reflector=reflector.name, actions=len(history), spent=budget.spent.cost_units,
-                   new_evidence=sum(k for r, k in fresh.items() if r > 0), outcome=_OUTCOMES.get(out.stop.rule, "no_progress"), history=history)  # fmt: skip
+    fresh = new_evidence(
+        Step(case=unit, round=o.action - 1, state="", failures=frozenset({evidence_key(o)})) for o in history
+    )
+    return ToolRun(
+        run_id=run_id,
+        unit=unit,
+        reflector=reflector.name,
+        actions=len(history),
+        spent=budget.spent.cost_units,
+        new_evidence=sum(k for r, k in fresh.items() if r > 0),
+        outcome=_OUTCOMES.get(out.stop.rule, "no_progress"),
+        history=history,
+    )
 
 
 def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
@@ -144,8 +182,16 @@ def observed(ledger: Ledger, run_id: str) -> tuple[Observed, ...]:
     for e in ledger.events(run_id):
         if (e.role, e.kind) == (Role.TOOL, Kind.TOOL):
             d, cls = e.detail, str(e.detail.get("error_class", ""))
-            out.append(Observed(action=int(d["action"]), command=str(d["command"]), ok=bool(d["ok"]), output=str(d["reason"]),
-                                error_class=ErrorClass(cls) if cls else None, artifact=str(d["artifact"])))  # fmt: skip
+            out.append(
+                Observed(
+                    action=int(d["action"]),
+                    command=str(d["command"]),
+                    ok=bool(d["ok"]),
+                    output=str(d["reason"]),
+                    error_class=ErrorClass(cls) if cls else None,
+                    artifact=str(d["artifact"]),
+                )
+            )
     return tuple(out)
 
 
@@ -166,8 +212,13 @@ class _Actor:
 
     def propose(self, seen: Observed, history: tuple[Observed, ...]) -> Turn:
         nxt = self.reflector.reflect(seen, history)
-        return Turn(nxt.command, nxt.escalate, nxt.reflection.next_trial if nxt.reflection else nxt.text,
-                    _reflect_detail(nxt), nxt)  # fmt: skip
+        return Turn(
+            nxt.command,
+            nxt.escalate,
+            nxt.reflection.next_trial if nxt.reflection else nxt.text,
+            _reflect_detail(nxt),
+            nxt,
+        )
 
 
 def _admit(require_bound: bool, turn: Turn, ledger: Ledger, run_id: str) -> None:
@@ -186,6 +237,12 @@ def _reflect_detail(nxt: Next) -> dict[str, object]:
     r = nxt.reflection
     detail: dict[str, object] = {"bound": r is not None, "note": nxt.text}
     if r is not None:
-        detail |= {"action": r.action, "error_class": r.error_class.value, "artifact": r.artifact,
-                   "open": list(r.open), "hypothesis": r.hypothesis, "next_trial": r.next_trial}  # fmt: skip
+        detail |= {
+            "action": r.action,
+            "error_class": r.error_class.value,
+            "artifact": r.artifact,
+            "open": list(r.open),
+            "hypothesis": r.hypothesis,
+            "next_trial": r.next_trial,
+        }
     return detail

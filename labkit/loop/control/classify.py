@@ -82,13 +82,9 @@ def _sandbox_run(r: SandboxRun) -> Classified | None:
     if r.timed_out:
         return Classified(E.TEST_FAILURE, "sandbox", "the candidate's run hit the wall limit", True)
     if r.exit_code is None:
-        return Classified(
-            E.TEST_FAILURE, "sandbox", "the candidate's run was killed by a signal (memory?)", True
-        )
+        return Classified(E.TEST_FAILURE, "sandbox", "the candidate's run was killed by a signal (memory?)", True)
     if not r.report_found:
-        return Classified(
-            E.TEST_FAILURE, "sandbox", f"no report from the candidate's run (exit {r.exit_code})", True
-        )
+        return Classified(E.TEST_FAILURE, "sandbox", f"no report from the candidate's run (exit {r.exit_code})", True)
     bad = [t.nodeid for t in r.results if t.outcome in ("failed", "error")]
     if bad:
         return Classified(E.TEST_FAILURE, "sandbox", f"tests fail: {', '.join(bad)}", True)
@@ -136,8 +132,16 @@ def retry_infrastructure(
     once. When retries run out the last exception is raised. Each attempt is a RETRY
     event of `unit` in the ledger, so the accounting sees one unit with several attempts.
     """
-    return retried(lambda: budget.paid(kind, op, round=round), kind, policy=policy, unit=unit,
-                   source=source, ledger=ledger, run_id=run_id, round=round)  # fmt: skip
+    return retried(
+        lambda: budget.paid(kind, op, round=round),
+        kind,
+        policy=policy,
+        unit=unit,
+        source=source,
+        ledger=ledger,
+        run_id=run_id,
+        round=round,
+    )
 
 
 def retried(
@@ -154,5 +158,14 @@ def retried(
     """The same rule as `retry_infrastructure` for an `attempt` that pays for itself (each
     call must charge the budget: an engine step given a Payment). The rule is the engine's
     (`labkit.loop.engine.failure_policy.retried`), with this module's classification."""
-    return engine_retried(attempt, kind, classify=classify_exception, policy=policy, unit=unit, source=source,
-                          ledger=ledger, run_id=run_id, round=round)  # fmt: skip
+    return engine_retried(
+        attempt,
+        kind,
+        classify=classify_exception,
+        policy=policy,
+        unit=unit,
+        source=source,
+        ledger=ledger,
+        run_id=run_id,
+        round=round,
+    )

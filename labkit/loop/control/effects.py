@@ -67,13 +67,27 @@ class EffectGate:
     actions: int = 0
 
     def _log(self, mode: str, key: str, target: str, payload: str, outcome: str, error_class: str = "") -> None:
-        self.ledger.record(self.run_id, self.actions, Role.TOOL, Kind.EFFECT, detail={
-            "unit": self.unit, "action": self.actions, "mode": mode, "key": key, "target": target,
-            "payload": payload, "outcome": outcome, "error_class": error_class})  # fmt: skip
+        self.ledger.record(
+            self.run_id,
+            self.actions,
+            Role.TOOL,
+            Kind.EFFECT,
+            detail={
+                "unit": self.unit,
+                "action": self.actions,
+                "mode": mode,
+                "key": key,
+                "target": target,
+                "payload": payload,
+                "outcome": outcome,
+                "error_class": error_class,
+            },
+        )
 
     def _paid(self, fn: Callable[..., object], *args: object) -> object:
-        op: Operation[object] = Operation(fn, args, upper=Usage(cost_units=self.cost),
-                                          measure=lambda _: Usage(cost_units=self.cost))  # fmt: skip
+        op: Operation[object] = Operation(
+            fn, args, upper=Usage(cost_units=self.cost), measure=lambda _: Usage(cost_units=self.cost)
+        )
         return self.budget.paid(Kind.EFFECT, op, round=self.actions)
 
     def send(self, key: str, target: str, body: str) -> str:
@@ -84,7 +98,9 @@ class EffectGate:
             self.pending[key] = {"key": key, "target": target, "payload": payload, "state": "planned"}
             self._log("dry_run", key, target, payload, "planned")
             return "planned"
-        unknown = [k for k, p in self.pending.items() if p["state"] == "unknown" and (k == key or p["payload"] == payload)]
+        unknown = [
+            k for k, p in self.pending.items() if p["state"] == "unknown" and (k == key or p["payload"] == payload)
+        ]
         if unknown and self.reconcile_first:
             self._log("send", key, target, payload, "refused", ErrorClass.UNKNOWN_EFFECT.value)
             cls = classify(UnknownEffect(f"{unknown[0]} is unreconciled"), "tool")
@@ -120,16 +136,39 @@ class EffectGate:
         unknown = sorted(k for k, p in self.pending.items() if p["state"] == "unknown")
         if unknown:
             status, reason = "incomplete", f"unreconciled effects: {unknown}"
-        self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.STOP,
-                           detail={"unit": self.unit, "status": status, "reason": reason})  # fmt: skip
+        self.ledger.record(
+            self.run_id,
+            self.actions,
+            Role.CONTROL,
+            Kind.STOP,
+            detail={"unit": self.unit, "status": status, "reason": reason},
+        )
 
     def checkpoint(self, name: str, code_version: str, dependency_image: str, environment: str) -> Checkpoint:
         events = self.ledger.events(self.run_id)
-        cp = Checkpoint(name=name, code_version=code_version, dependency_image=dependency_image, environment=environment, pending=tuple(dict(p) for p in self.pending.values()),
-                        position=events[-1].seq if events else 0)  # fmt: skip
-        self.ledger.record(self.run_id, self.actions, Role.CONTROL, Kind.CHECKPOINT, detail={
-            "unit": self.unit, "reason": name, "code_version": code_version, "dependency_image": dependency_image,
-            "environment": environment, "pending": list(cp.pending), "position": cp.position})  # fmt: skip
+        cp = Checkpoint(
+            name=name,
+            code_version=code_version,
+            dependency_image=dependency_image,
+            environment=environment,
+            pending=tuple(dict(p) for p in self.pending.values()),
+            position=events[-1].seq if events else 0,
+        )
+        self.ledger.record(
+            self.run_id,
+            self.actions,
+            Role.CONTROL,
+            Kind.CHECKPOINT,
+            detail={
+                "unit": self.unit,
+                "reason": name,
+                "code_version": code_version,
+                "dependency_image": dependency_image,
+                "environment": environment,
+                "pending": list(cp.pending),
+                "position": cp.position,
+            },
+        )
         return cp
 
 
@@ -174,5 +213,14 @@ def effect_steps(ledger: Ledger, run_id: str) -> list[EffectStep]:
                 pending.pop(key, None)
         elif e.kind not in (Kind.CHECKPOINT, Kind.STOP):
             continue
-        out.append(EffectStep(seq=e.seq, kind=e.kind, detail=d, spent=spent, delivered=tuple(delivered), pending=tuple(f"{k} ({v})" for k, v in pending.items())))
+        out.append(
+            EffectStep(
+                seq=e.seq,
+                kind=e.kind,
+                detail=d,
+                spent=spent,
+                delivered=tuple(delivered),
+                pending=tuple(f"{k} ({v})" for k, v in pending.items()),
+            )
+        )
     return out

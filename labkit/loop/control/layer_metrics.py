@@ -93,8 +93,13 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
             takeovers[str(unit)] += 1
     for e in events:  # a one-task engine run recorded before its stop named its unit (e.g. data/arms)
         if e.kind == Kind.STOP and e.detail.get("run") is True and "unit" not in e.detail and e.run_id in wanted:
-            stop = unit_end(ledger, e.run_id, str(e.detail.get("candidate", "")), str(e.detail.get("rule", "")),
-                            bool(e.detail.get("error")))  # fmt: skip
+            stop = unit_end(
+                ledger,
+                e.run_id,
+                str(e.detail.get("candidate", "")),
+                str(e.detail.get("rule", "")),
+                bool(e.detail.get("error")),
+            )
             unit_of_run.setdefault(e.run_id, e.run_id)
             stops.setdefault(e.run_id, {**e.detail, **stop})
     cands: dict[str, int] = dict.fromkeys(assigned, 0)
@@ -113,13 +118,33 @@ def layer_metrics(ledger: Ledger, assigned: Sequence[str]) -> LayerMetrics:
         ok = stop["status"] == "success" and stop.get("confirmed", True) is True and dup == 0
         # an engine run's stop names its rule ("budget", "stalled", ...); its reason is a sentence
         why = stop.get("rule") if stop.get("run") is True and stop.get("rule") else stop.get("reason", "")
-        rows.append(UnitRow(unit=u, status=str(stop["status"]), reason=str(why), trusted=ok, candidates=cands[u], cost=cost[u], duplicates=dup, takeovers=takeovers[u]))
-    outcomes = [UnitOutcome(r.unit, "success" if r.trusted else "failed" if r.status == "success" else r.status)  # type: ignore[arg-type]
-                for r in rows if r.status != "not_returned"]  # fmt: skip
+        rows.append(
+            UnitRow(
+                unit=u,
+                status=str(stop["status"]),
+                reason=str(why),
+                trusted=ok,
+                candidates=cands[u],
+                cost=cost[u],
+                duplicates=dup,
+                takeovers=takeovers[u],
+            )
+        )
+    outcomes = [
+        UnitOutcome(r.unit, "success" if r.trusted else "failed" if r.status == "success" else r.status)  # type: ignore[arg-type]
+        for r in rows
+        if r.status != "not_returned"
+    ]
     trusted, n = completion_rate(assigned, outcomes)
     total = sum(cost.values())
-    return LayerMetrics(rows=tuple(rows), trusted=trusted, units=n, candidates_per_task=sum(cands.values()) / n, cost=total,
-                        cost_per_trusted=total / trusted if trusted else None, duplicated_side_effects=sum(r.duplicates for r in rows),
-                        no_progress_stops=sum(r.reason in NO_PROGRESS for r in rows), human_takeovers=sum(takeovers.values()))  # fmt: skip
-
-
+    return LayerMetrics(
+        rows=tuple(rows),
+        trusted=trusted,
+        units=n,
+        candidates_per_task=sum(cands.values()) / n,
+        cost=total,
+        cost_per_trusted=total / trusted if trusted else None,
+        duplicated_side_effects=sum(r.duplicates for r in rows),
+        no_progress_stops=sum(r.reason in NO_PROGRESS for r in rows),
+        human_takeovers=sum(takeovers.values()),
+    )

@@ -41,9 +41,7 @@ class Scored:
 def score(ledger: Ledger, run_id: str) -> tuple[Scored, ...]:
     """Every experiment of `run_id`, paired with the prediction asked with it."""
     out: list[Scored] = []
-    asked: dict[
-        tuple[str, str], tuple[int, tuple[str, ...]]
-    ] = {}  # (case, question) -> (seq, prediction)
+    asked: dict[tuple[str, str], tuple[int, tuple[str, ...]]] = {}  # (case, question) -> (seq, prediction)
     for e in ledger.events(run_id):
         case = str(e.detail.get("case", ""))
         if e.kind in (Kind.REFLECT, Kind.IDLE) and e.detail.get("experiment"):
@@ -56,15 +54,16 @@ def score(ledger: Ledger, run_id: str) -> tuple[Scored, ...]:
             seq, prediction = asked.pop((case, question), (None, ()))
             observed = ledger.get(e.output_hash) if e.output_hash else ""
             lines = set(observed.splitlines())
-            held = (
-                bool(prediction)
-                and seq is not None
-                and seq < e.seq
-                and all(p in lines for p in prediction)
-            )
+            held = bool(prediction) and seq is not None and seq < e.seq and all(p in lines for p in prediction)
             out.append(
                 Scored(
-                    case=case, question=question, prediction=prediction, observation=observed, predicted_at=seq if prediction else None, observed_at=e.seq, held=held
+                    case=case,
+                    question=question,
+                    prediction=prediction,
+                    observation=observed,
+                    predicted_at=seq if prediction else None,
+                    observed_at=e.seq,
+                    held=held,
                 )
             )
     return tuple(out)

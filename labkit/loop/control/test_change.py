@@ -76,11 +76,18 @@ class ChangeOutcome:
 def _new_suite(suite: AcceptanceSuite, change: TestChange) -> AcceptanceSuite:
     if change.path not in suite.tests:
         raise TestChangeRefused(f"{change.path!r} is not a protected test of {suite.name!r}: {list(suite.tests)}")
+
     def swap(ids: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(change.replaces.get(i, i) for i in ids)
+
     groups = {g: swap(ids) for g, ids in suite.groups.items()}
-    return AcceptanceSuite(name=suite.name, tests={**suite.tests, change.path: change.new_text},
-                           fail_to_pass=swap(suite.fail_to_pass), pass_to_pass=swap(suite.pass_to_pass), groups=groups)  # fmt: skip
+    return AcceptanceSuite(
+        name=suite.name,
+        tests={**suite.tests, change.path: change.new_text},
+        fail_to_pass=swap(suite.fail_to_pass),
+        pass_to_pass=swap(suite.pass_to_pass),
+        groups=groups,
+    )
 
 
 def _scored(ledger: Ledger, suite_digest: str) -> dict[str, tuple[str, bool]]:
@@ -138,17 +145,32 @@ def change_test(
     elif missing := sorted(set(scored) - set(pool)):
         why = f"{len(missing)} candidate(s) scored under the old suite cannot be re-validated: {missing}"
     if why:
-        ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE,
-                          detail={**base, "accepted": False, "why": why})
+        ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE, detail={**base, "accepted": False, "why": why})
         raise TestChangeRefused(f"test change to {change.path} refused: {why}")
     assert requirement is not None
     rows = []
     for cand, (label, old_ok) in scored.items():
         verdict = checker.check(pool[cand], new).verdict
         rows.append(Revalidated(cand, label, old_ok, bool(verdict.resolved)))
-        ledger.record(run_id, 0, Role.VALIDATOR, Kind.VERIFY, detail={
-            "suite": new.digest, "candidate": cand, "label": label, "resolved": bool(verdict.resolved),
-            "retest": True, "why": f"re-validated after test change {requirement.id}"})  # fmt: skip
-    event = ledger.record(run_id, 0, Role.CONTROL, Kind.TEST_CHANGE, detail={
-        **base, "accepted": True, "why": "", "revalidated": [asdict(r) for r in rows]})  # fmt: skip
+        ledger.record(
+            run_id,
+            0,
+            Role.VALIDATOR,
+            Kind.VERIFY,
+            detail={
+                "suite": new.digest,
+                "candidate": cand,
+                "label": label,
+                "resolved": bool(verdict.resolved),
+                "retest": True,
+                "why": f"re-validated after test change {requirement.id}",
+            },
+        )
+    event = ledger.record(
+        run_id,
+        0,
+        Role.CONTROL,
+        Kind.TEST_CHANGE,
+        detail={**base, "accepted": True, "why": "", "revalidated": [asdict(r) for r in rows]},
+    )
     return ChangeOutcome(suite, new, requirement, tuple(rows), event.seq)

@@ -33,7 +33,6 @@ from labkit.record.events import Kind
 CHAPTER_EXAMPLE = DATA / "diminishing_returns" / "rounds.csv"
 
 
-
 # -- input ------------------------------------------------------------------------------
 
 _OPTIONAL = {"cost": 0.0, "seconds": 0.0}
@@ -92,7 +91,9 @@ def prepare(frame: pl.DataFrame, *, slice_by: str | None = None) -> pl.DataFrame
     late = starts.filter(pl.col("first") != 0)
     if late.height:
         row = late.row(0, named=True)
-        raise InvalidRounds(f"case {row['case']!r} has no round 0 (first round {row['first']}): its starting state is unknown")
+        raise InvalidRounds(
+            f"case {row['case']!r} has no round 0 (first round {row['first']}): its starting state is unknown"
+        )
     if slice_by is not None:
         per_case = frame.group_by("case").agg(pl.col(slice_by).n_unique().alias("n"))
         bad = per_case.filter(pl.col("n") > 1)
@@ -111,8 +112,10 @@ def prepare(frame: pl.DataFrame, *, slice_by: str | None = None) -> pl.DataFrame
 
     # Complete the grid: untouched rounds carry the last state forward and cost nothing.
     rounds = int(df["round"].max())  # type: ignore[arg-type]
-    grid = df.select("case").unique().join(
-        pl.DataFrame({"round": list(range(rounds + 1))}, schema={"round": pl.Int64}), how="cross"
+    grid = (
+        df.select("case")
+        .unique()
+        .join(pl.DataFrame({"round": list(range(rounds + 1))}, schema={"round": pl.Int64}), how="cross")
     )
     full = grid.join(df, on=["case", "round"], how="left").sort("case", "round")
     fill = [pl.col("correct").forward_fill().over("case")]
@@ -126,10 +129,7 @@ def _matrices(df: pl.DataFrame) -> tuple[list[str], dict[str, npt.NDArray[np.flo
     cases = df["case"].unique().sort().to_list()
     rounds = int(df["round"].max()) + 1  # type: ignore[arg-type]
     df = df.sort("case", "round")
-    out = {
-        col: df[col].cast(pl.Float64).to_numpy().reshape(len(cases), rounds)
-        for col in ("correct", *_OPTIONAL)
-    }
+    out = {col: df[col].cast(pl.Float64).to_numpy().reshape(len(cases), rounds) for col in ("correct", *_OPTIONAL)}
     return cases, out
 
 
@@ -178,9 +178,7 @@ def transitions(frame: pl.DataFrame) -> pl.DataFrame:
     """
     df = prepare(frame)
     state = pl.when(pl.col("correct")).then(pl.lit("right")).otherwise(pl.lit("wrong"))
-    df = df.sort("case", "round").with_columns(
-        state.alias("after"), state.shift(1).over("case").alias("before")
-    )
+    df = df.sort("case", "round").with_columns(state.alias("after"), state.shift(1).over("case").alias("before"))
     moved = (
         df.filter(pl.col("round") > 0)
         .group_by("round", "before", "after")
@@ -214,9 +212,7 @@ def moved(frame: pl.DataFrame, round: int) -> dict[str, list[str]]:
 # -- bootstrap ----------------------------------------------------------------------------
 
 
-def _resampled_sums(
-    matrix: npt.NDArray[np.float64], resamples: int, seed: int | None
-) -> npt.NDArray[np.float64]:
+def _resampled_sums(matrix: npt.NDArray[np.float64], resamples: int, seed: int | None) -> npt.NDArray[np.float64]:
     """(resamples, k) column sums of `matrix` (cases, k) over bootstrap resamples of its rows.
 
     counts @ matrix (labkit.core.stats.resample_counts): a gather of (resamples, cases, k)
@@ -230,9 +226,7 @@ def _ratio(num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]) -> npt.ND
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def per_round(
-    frame: pl.DataFrame, *, resamples: int = 1000, level: float = 0.95, seed: int | None = 0
-) -> pl.DataFrame:
+def per_round(frame: pl.DataFrame, *, resamples: int = 1000, level: float = 0.95, seed: int | None = 0) -> pl.DataFrame:
     """One row per round (0..R) with counts, rates, spend and bootstrap intervals over cases.
 
     Columns: round, cases, right_before, wrong_before, fixed, broken, net, correct,
@@ -279,9 +273,7 @@ def _derive(s: dict[str, npt.NDArray[np.float64]], n: int) -> dict[str, npt.NDAr
 _INTERVALS = ("net", "correct", "success_rate", "cumulative_fixed", "fix_rate", "break_rate", "cost")
 
 
-def _per_round(
-    m: dict[str, npt.NDArray[np.float64]], resamples: int, level: float, seed: int | None
-) -> pl.DataFrame:
+def _per_round(m: dict[str, npt.NDArray[np.float64]], resamples: int, level: float, seed: int | None) -> pl.DataFrame:
     cols = _columns(m)
     n, rounds = m["correct"].shape
     names = list(cols)
@@ -308,9 +300,7 @@ def _per_round(
     df = pl.DataFrame(out)
     counts = ["right_before", "wrong_before", "fixed", "broken", "net", "correct", "cumulative_fixed"]
     floats = [c for c in df.columns if c not in counts and df.schema[c] == pl.Float64]
-    return df.with_columns(
-        pl.col(counts).fill_nan(None).cast(pl.Int64), pl.col(floats).fill_nan(None)
-    )
+    return df.with_columns(pl.col(counts).fill_nan(None).cast(pl.Int64), pl.col(floats).fill_nan(None))
 
 
 def per_slice(
@@ -368,9 +358,7 @@ def from_ledger(events: pl.DataFrame, *, kind: str = Kind.SCORE, field: str = "c
         .group_by("case", "round")
         .agg(pl.col("cost_units").sum().alias("cost"), pl.col("wall_seconds").sum().alias("seconds"))
     )
-    state = scored.group_by("case", "round").agg(
-        pl.col("correct").last(), pl.col("slice").last()
-    )
+    state = scored.group_by("case", "round").agg(pl.col("correct").last(), pl.col("slice").last())
     out = state.join(spend, on=["case", "round"], how="left")
     return out.with_columns(
         pl.col("slice").fill_null(""), pl.col("cost").fill_null(0.0), pl.col("seconds").fill_null(0.0)

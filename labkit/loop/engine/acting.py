@@ -102,18 +102,44 @@ def command_task(unit: str, first: str) -> Task:
     from labkit.grading.acceptance import AcceptanceSuite
 
     text = "def test_command_succeeds():\n    pass  # observed by the engine: the action raised nothing\n"
-    suite = AcceptanceSuite(name=f"tool:{unit}", tests={"test_tool.py": text}, fail_to_pass=("test_tool.py::test_command_succeeds",), pass_to_pass=())
+    suite = AcceptanceSuite(
+        name=f"tool:{unit}",
+        tests={"test_tool.py": text},
+        fail_to_pass=("test_tool.py::test_command_succeeds",),
+        pass_to_pass=(),
+    )
     return Task(id=unit, start=Candidate({COMMAND: first}, label="action 1"), suite=suite, start_state="action 1")
 
 
-def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, max_actions: int, rules: Sequence[Rule]) -> EngineRun:
+def act_run(
+    rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, max_actions: int, rules: Sequence[Rule]
+) -> EngineRun:
     """Act until an action succeeds, the actor escalates or stops, a rule fires, the budget or `max_actions` ends it."""
-    rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
-        "strategy": actor.name, "cases": [task.id], "rounds": max_actions, "keep": "always", "observe": "visible",
-        "recheck": 0, "rules": [getattr(r, "name", type(r).__name__) for r in rules], "case_rules": []})  # fmt: skip
-    rec.log(task, 0, Role.DECISION, Kind.DEFINE, outputs=task.suite.digest,
-            evidence={"fail_to_pass": list(task.suite.fail_to_pass), "pass_to_pass": []},
-            detail={"strategy": actor.name, "hidden": ""})  # fmt: skip
+    rec.log(
+        None,
+        0,
+        Role.EXPERIMENT,
+        Kind.START,
+        detail={
+            "strategy": actor.name,
+            "cases": [task.id],
+            "rounds": max_actions,
+            "keep": "always",
+            "observe": "visible",
+            "recheck": 0,
+            "rules": [getattr(r, "name", type(r).__name__) for r in rules],
+            "case_rules": [],
+        },
+    )
+    rec.log(
+        task,
+        0,
+        Role.DECISION,
+        Kind.DEFINE,
+        outputs=task.suite.digest,
+        evidence={"fail_to_pass": list(task.suite.fail_to_pass), "pass_to_pass": []},
+        detail={"strategy": actor.name, "hidden": ""},
+    )
     history: list[Observed] = []
     steps: list[Step] = []
     stops: list[StopRecord] = []
@@ -128,12 +154,31 @@ def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, ma
             break
         except Exception as exc:  # noqa: BLE001 - the action's failure, classified by the control plane
             out, cls = str(exc), act.classify(exc, "tool")
-        obs = Observed(action=n, command=command, ok=cls is None, output=out, error_class=cls.error_class if cls else None, artifact=act.artifact_of(command))
+        obs = Observed(
+            action=n,
+            command=command,
+            ok=cls is None,
+            output=out,
+            error_class=cls.error_class if cls else None,
+            artifact=act.artifact_of(command),
+        )
         history.append(obs)
         steps.append(Step(case=task.id, round=n - 1, state=digest(command), failures=frozenset({evidence_key(obs)})))
-        rec.log(None, n, Role.TOOL, Kind.TOOL, detail={
-            "unit": act.unit, "action": n, "command": command, "ok": obs.ok, "artifact": obs.artifact,
-            "error_class": obs.error_class.value if obs.error_class else "", "reason": obs.output})  # fmt: skip
+        rec.log(
+            None,
+            n,
+            Role.TOOL,
+            Kind.TOOL,
+            detail={
+                "unit": act.unit,
+                "action": n,
+                "command": command,
+                "ok": obs.ok,
+                "artifact": obs.artifact,
+                "error_class": obs.error_class.value if obs.error_class else "",
+                "reason": obs.output,
+            },
+        )
         if obs.ok:
             end = _decided(rec, task, n, command, DecisionRecord(Decision.STOP, f"action {n} succeeded", DONE))
             break
@@ -142,39 +187,91 @@ def act_run(rec: Recorder, task: Task, actor: ActionStrategy, act: Acting, *, ma
         if act.admit is not None:
             act.admit(turn, rec.ledger, rec.run_id)
         if turn.escalate:
-            end = _decided(rec, task, n, command, DecisionRecord(Decision.STOP, f"escalated after action {n}", ESCALATE))
+            end = _decided(
+                rec, task, n, command, DecisionRecord(Decision.STOP, f"escalated after action {n}", ESCALATE)
+            )
             break
         if not turn.command:
-            end = _decided(rec, task, n, command, DecisionRecord(Decision.STOP, f"the actor stopped after action {n}", ACTOR_STOP))
+            end = _decided(
+                rec, task, n, command, DecisionRecord(Decision.STOP, f"the actor stopped after action {n}", ACTOR_STOP)
+            )
             break
         fired = check(rules, History(steps=tuple(steps)))
         if fired is not None:
             stops.append(StopRecord(fired.decision, fired.reason, fired.rule, fired.outcome, ""))
             end = _decided(rec, task, n, command, DecisionRecord(Decision.STOP, fired.reason, fired.rule))
             break
-        _decided(rec, task, n, turn.command, DecisionRecord(Decision.INVESTIGATE, f"act on: {turn.command}", "next-action"))
+        _decided(
+            rec, task, n, turn.command, DecisionRecord(Decision.INVESTIGATE, f"act on: {turn.command}", "next-action")
+        )
         command = turn.command
     if end.rule == ESCALATE and turn is not None:
-        rec.log(None, len(history), Role.HUMAN, Kind.ESCALATE, detail={
-            "unit": act.unit, "action": len(history),
-            "error_class": history[-1].error_class.value if history[-1].error_class else "", "reason": turn.reason})  # fmt: skip
+        rec.log(
+            None,
+            len(history),
+            Role.HUMAN,
+            Kind.ESCALATE,
+            detail={
+                "unit": act.unit,
+                "action": len(history),
+                "error_class": history[-1].error_class.value if history[-1].error_class else "",
+                "reason": turn.reason,
+            },
+        )
     status = "success" if end.rule == DONE else "incomplete"
-    rec.log(None, len(history), Role.CONTROL, Kind.STOP, detail={
-        "unit": act.unit, "status": status, "reason": _REASONS.get(end.rule, "no_progress"),
-        **({"rule": stops[-1].rule} if stops else {})})  # fmt: skip
+    rec.log(
+        None,
+        len(history),
+        Role.CONTROL,
+        Kind.STOP,
+        detail={
+            "unit": act.unit,
+            "status": status,
+            "reason": _REASONS.get(end.rule, "no_progress"),
+            **({"rule": stops[-1].rule} if stops else {}),
+        },
+    )
     final = {task.id: f"action {len(history)}"}
-    return EngineRun(run_id=rec.run_id, ledger=rec.ledger, tasks=(task,), traces={}, rounds_run=len(history), stops=tuple(stops), stop=end, simulated=act.simulated, strategy=actor.name, final=final)
+    return EngineRun(
+        run_id=rec.run_id,
+        ledger=rec.ledger,
+        tasks=(task,),
+        traces={},
+        rounds_run=len(history),
+        stops=tuple(stops),
+        stop=end,
+        simulated=act.simulated,
+        strategy=actor.name,
+        final=final,
+    )
 
 
 # the STOP event's reason for each ending (a fired stop rule: "no_progress"), as tool runs always recorded it
-_REASONS = {DONE: "done", ESCALATE: "escalated", ACTOR_STOP: "stopped", BUDGET: "budget_exhausted", MAX_ACTIONS: "max_actions"}
+_REASONS = {
+    DONE: "done",
+    ESCALATE: "escalated",
+    ACTOR_STOP: "stopped",
+    BUDGET: "budget_exhausted",
+    MAX_ACTIONS: "max_actions",
+}
 
 
 def _decided(rec: Recorder, task: Task, n: int, command: str, d: DecisionRecord) -> DecisionRecord:
     """Step 6's record: what the engine decided after action `n` (the held command is the next one)."""
     held = Candidate({COMMAND: command}, label=f"action {n + 1 if d.decision is Decision.INVESTIGATE else n}")
-    rec.log(task, n, Role.DECISION, Kind.DECIDE, outputs=candidate_json(held), detail={
-        "decision": d.decision.value, "reason": d.reason, "rule": d.rule, "candidate": held.digest,
-        "proposal": held.label, "cost_so_far": rec.usage.cost_units})  # fmt: skip
+    rec.log(
+        task,
+        n,
+        Role.DECISION,
+        Kind.DECIDE,
+        outputs=candidate_json(held),
+        detail={
+            "decision": d.decision.value,
+            "reason": d.reason,
+            "rule": d.rule,
+            "candidate": held.digest,
+            "proposal": held.label,
+            "cost_so_far": rec.usage.cost_units,
+        },
+    )
     return d
-

@@ -40,9 +40,7 @@ KEEP_MODES: tuple[Keep, ...] = ("progress", "no_worse", "resolved", "severity", 
 def assess(verdict: Verdict) -> DecisionRecord:
     """What the evidence on a candidate calls for before any patch."""
     if verdict.quarantined:
-        return DecisionRecord(
-            Decision.STOP, "integrity alarm: " + "; ".join(verdict.evidence.alarms), "integrity"
-        )
+        return DecisionRecord(Decision.STOP, "integrity alarm: " + "; ".join(verdict.evidence.alarms), "integrity")
     if verdict.resolved:
         return DecisionRecord(
             Decision.STOP,
@@ -50,9 +48,7 @@ def assess(verdict: Verdict) -> DecisionRecord:
             "resolved",
         )
     a, n = verdict.score("acceptance")
-    return DecisionRecord(
-        Decision.INVESTIGATE, f"failing acceptance {a}/{n}: reflect on the evidence"
-    )
+    return DecisionRecord(Decision.INVESTIGATE, f"failing acceptance {a}/{n}: reflect on the evidence")
 
 
 def delta_f(before: Verdict, after: Verdict) -> int:
@@ -66,9 +62,12 @@ def delta_f(before: Verdict, after: Verdict) -> int:
 
 
 def decide(
-    before: Verdict, after: Verdict, size_problem: str = "", keep: Keep = "progress",
+    before: Verdict,
+    after: Verdict,
+    size_problem: str = "",
+    keep: Keep = "progress",
     checks: CheckSet | None = None,
-) -> DecisionRecord:  # fmt: skip
+) -> DecisionRecord:
     """Keep or roll back a patched candidate, judged by the same suite and validator as `before`.
 
     `checks` (the versioned checks with severities) is required by keep="severity"."""
@@ -76,18 +75,11 @@ def decide(
         raise ValueError(f"keep must be one of {KEEP_MODES}, got {keep!r}")
     if keep == "severity" and checks is None:
         raise ValueError('keep="severity" needs the check set with severities (checks=...)')
-    if (
-        after.evidence.suite != before.evidence.suite
-        or after.evidence.validator != before.evidence.validator
-    ):
+    if after.evidence.suite != before.evidence.suite or after.evidence.validator != before.evidence.validator:
         # Validator.retest already refuses this; decide refuses too, so no caller can slip past.
-        return DecisionRecord(
-            Decision.STOP, "re-test used a different suite or validator", "integrity"
-        )
+        return DecisionRecord(Decision.STOP, "re-test used a different suite or validator", "integrity")
     if after.quarantined:
-        return DecisionRecord(
-            Decision.STOP, "integrity alarm: " + "; ".join(after.evidence.alarms), "integrity"
-        )
+        return DecisionRecord(Decision.STOP, "integrity alarm: " + "; ".join(after.evidence.alarms), "integrity")
     if keep == "severity":
         assert checks is not None
         from labkit.grading.checkset import compare
@@ -105,9 +97,7 @@ def decide(
             "protective",
         )
     if size_problem:
-        return DecisionRecord(
-            Decision.ROLL_BACK, f"green or not, not attributable: {size_problem}", "patch-size"
-        )
+        return DecisionRecord(Decision.ROLL_BACK, f"green or not, not attributable: {size_problem}", "patch-size")
     if keep == "always":
         return DecisionRecord(Decision.KEEP, "kept without a visible gate: the strategy decides", "always")
     if keep == "resolved":
@@ -130,9 +120,7 @@ def decide(
             "resolved",
         )
     if fixed > 0:
-        return DecisionRecord(
-            Decision.KEEP, f"{fixed} more acceptance test(s) pass, none broken", "progress"
-        )
+        return DecisionRecord(Decision.KEEP, f"{fixed} more acceptance test(s) pass, none broken", "progress")
     return DecisionRecord(
         Decision.ROLL_BACK,
         "no failing acceptance test changed: hypothesis not supported",
@@ -146,11 +134,7 @@ def best(options: Sequence[tuple[DecisionRecord, Verdict | None]]) -> int:
     for i, (d, _) in enumerate(options):
         if d.decision is Decision.STOP:
             return i
-    kept = [
-        (i, v)
-        for i, (d, v) in enumerate(options)
-        if d.decision is Decision.KEEP and v is not None
-    ]
+    kept = [(i, v) for i, (d, v) in enumerate(options) if d.decision is Decision.KEEP and v is not None]
     if not kept:
         return 0
     return max(kept, key=lambda iv: (iv[1].resolved, len(iv[1].fail_to_pass) + len(iv[1].pass_to_pass), -iv[0]))[0]

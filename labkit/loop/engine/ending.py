@@ -60,9 +60,7 @@ def ending(cases: Sequence[CaseState], stop_at_green: bool, rounds: int) -> Deci
         return DecisionRecord(Decision.STOP, "every case stopped", "all-stopped")
     if stop_at_green and cases and all(assess(c.verdict).decision is Decision.STOP for c in cases):
         return assess(cases[0].verdict)
-    return DecisionRecord(
-        Decision.STOP, f"round cap reached ({rounds}); report unknowns", "round-cap"
-    )
+    return DecisionRecord(Decision.STOP, f"round cap reached ({rounds}); report unknowns", "round-cap")
 
 
 def confirm_winners(
@@ -84,61 +82,111 @@ def confirm_winners(
             why = "the sealed final set passes" if confirmed else "the sealed final set fails"
         except BudgetExhausted as exc:
             confirmed, why = None, f"confirmation unfunded: {exc}"
-        rec.log(c.task, rnd, Role.DECISION, Kind.CONFIRM, outputs=candidate_json(node.candidate),
-                detail={"candidate": node.candidate.digest, "state": node.state, "rule": rule.name,
-                        "confirmed": confirmed, "reason": why, "green": len(c.green)})  # fmt: skip
+        rec.log(
+            c.task,
+            rnd,
+            Role.DECISION,
+            Kind.CONFIRM,
+            outputs=candidate_json(node.candidate),
+            detail={
+                "candidate": node.candidate.digest,
+                "state": node.state,
+                "rule": rule.name,
+                "confirmed": confirmed,
+                "reason": why,
+                "green": len(c.green),
+            },
+        )
         winners[c.task.id] = Winner(c.task.id, node, rule.name, confirmed, why)
     return winners
 
 
 def record_stop(
-    rec: Recorder, tasks: Sequence[Task], cases: Mapping[str, CaseState], reached: int,
-    stop: DecisionRecord, error: BaseException | None, winners: Mapping[str, Winner] | None = None,
-) -> None:  # fmt: skip
+    rec: Recorder,
+    tasks: Sequence[Task],
+    cases: Mapping[str, CaseState],
+    reached: int,
+    stop: DecisionRecord,
+    error: BaseException | None,
+    winners: Mapping[str, Winner] | None = None,
+) -> None:
     """The run's STOP event (a one-case run's says how its experimental unit ended; with the
     winner-plus-confirmation ending, `winners`, a success is a confirmed winner)."""
-    record = (
-        stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
-    )
+    record = stop if isinstance(stop, StopRecord) else StopRecord(stop.decision, stop.reason, stop.rule)
     single = tasks[0] if len(tasks) == 1 else None
     held = next(iter(cases.values()), None) if single else None
     try:
         rid = rec.run_id
-        unit = (
-            unit_end(rec.ledger, rid, held.candidate.digest, record.rule, error is not None)
-            if held
-            else {}
-        )
+        unit = unit_end(rec.ledger, rid, held.candidate.digest, record.rule, error is not None) if held else {}
         if single is not None and winners is not None:  # the unit succeeds only by a confirmed winner
             w = winners.get(single.id)
             ok = w is not None and w.confirmed is True
-            unit = {"unit": rid, "status": "success" if ok else "incomplete", **({"confirmed": w.confirmed} if w else {})}
-        rec.log(single, reached, Role.DECISION, Kind.STOP,
-                outputs=candidate_json(held.candidate) if held else None,
-                detail={**detail_of(record), "outcome": str(record.outcome), "run": True,
-                        "candidate": held.candidate.digest if held else "",
-                        "error": f"{type(error).__name__}: {error}" if error else "", **unit})  # fmt: skip
+            unit = {
+                "unit": rid,
+                "status": "success" if ok else "incomplete",
+                **({"confirmed": w.confirmed} if w else {}),
+            }
+        rec.log(
+            single,
+            reached,
+            Role.DECISION,
+            Kind.STOP,
+            outputs=candidate_json(held.candidate) if held else None,
+            detail={
+                **detail_of(record),
+                "outcome": str(record.outcome),
+                "run": True,
+                "candidate": held.candidate.digest if held else "",
+                "error": f"{type(error).__name__}: {error}" if error else "",
+                **unit,
+            },
+        )
     except LedgerError:
         if error is None:
             raise
 
 
 def result(
-    rec: Recorder, tasks: tuple[Task, ...], strategy: Strategy, cases: Mapping[str, CaseState], reached: int,
-    stops: Sequence[StopRecord], stop: DecisionRecord, winners: Mapping[str, Winner],
-) -> EngineRun:  # fmt: skip
+    rec: Recorder,
+    tasks: tuple[Task, ...],
+    strategy: Strategy,
+    cases: Mapping[str, CaseState],
+    reached: int,
+    stops: Sequence[StopRecord],
+    stop: DecisionRecord,
+    winners: Mapping[str, Winner],
+) -> EngineRun:
     traces = {}
     for cid, c in cases.items():
         rolled = c.rounds and c.rounds[-1].kept.digest != c.candidate.digest
         traces[cid] = Trace(
-            run_id=rec.run_id, suite=c.task.suite.digest, validator=rec.checker.id, reflector=strategy.name, simulated=strategy.simulated,
-            start=c.start, start_verdict=c.start_verdict, rounds=tuple(c.rounds), stop=c.stop or stop, case=cid, final_state=c.state,
-            held=c.candidate if rolled else None, held_verdict=c.verdict if rolled else None,
-        )  # fmt: skip
+            run_id=rec.run_id,
+            suite=c.task.suite.digest,
+            validator=rec.checker.id,
+            reflector=strategy.name,
+            simulated=strategy.simulated,
+            start=c.start,
+            start_verdict=c.start_verdict,
+            rounds=tuple(c.rounds),
+            stop=c.stop or stop,
+            case=cid,
+            final_state=c.state,
+            held=c.candidate if rolled else None,
+            held_verdict=c.verdict if rolled else None,
+        )
     return EngineRun(
-        run_id=rec.run_id, ledger=rec.ledger, tasks=tasks, traces=traces, rounds_run=reached, stops=tuple(stops), stop=stop, simulated=strategy.simulated, strategy=strategy.name,
-        final={cid: c.state for cid, c in cases.items()}, winners=dict(winners),
-    )  # fmt: skip
+        run_id=rec.run_id,
+        ledger=rec.ledger,
+        tasks=tasks,
+        traces=traces,
+        rounds_run=reached,
+        stops=tuple(stops),
+        stop=stop,
+        simulated=strategy.simulated,
+        strategy=strategy.name,
+        final={cid: c.state for cid, c in cases.items()},
+        winners=dict(winners),
+    )
 
 
 def unit_end(ledger: Ledger, run_id: str, held: str, rule: str, error: bool) -> dict[str, Any]:
@@ -150,8 +198,14 @@ def unit_end(ledger: Ledger, run_id: str, held: str, rule: str, error: bool) -> 
     status: "success" when the held candidate was scored correct (on the hidden tests where the
     task has them — a check its author never saw, so `confirmed`), else "incomplete" when the
     budget or an error ended the run, else "failed"."""
-    score = next((e.detail for e in reversed(ledger.events(run_id))
-                  if e.kind == Kind.SCORE and e.detail.get("candidate") == held), None)  # fmt: skip
+    score = next(
+        (
+            e.detail
+            for e in reversed(ledger.events(run_id))
+            if e.kind == Kind.SCORE and e.detail.get("candidate") == held
+        ),
+        None,
+    )
     correct = bool(score and score.get("correct"))
     status = "success" if correct else "incomplete" if error or rule == "budget" else "failed"
     out: dict[str, Any] = {"unit": run_id, "status": status}

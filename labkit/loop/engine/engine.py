@@ -166,17 +166,46 @@ def run(
     if act is not None:
         if len(tasks) != 1 or resume or expand != "hold":
             raise InvalidSetting("act runs one task of external effects, from its start (no resume, no frontier)")
-        rec = Recorder(run_id=run_id, ledger=ledger, checker=checker_for(validator, cache), budget=budget, validation_cost=0.0, simulated=act.simulated)
+        rec = Recorder(
+            run_id=run_id,
+            ledger=ledger,
+            checker=checker_for(validator, cache),
+            budget=budget,
+            validation_cost=0.0,
+            simulated=act.simulated,
+        )
         with acquire(ledger, run_id, resume=False):
             return act_run(rec, tasks[0], cast(ActionStrategy, strategy), act, max_actions=rounds, rules=rules)
     strat = as_strategy(strategy)
-    rec = Recorder(run_id=run_id, ledger=ledger, checker=checker_for(validator, cache), budget=budget, validation_cost=validation_cost, simulated=strat.simulated)
+    rec = Recorder(
+        run_id=run_id,
+        ledger=ledger,
+        checker=checker_for(validator, cache),
+        budget=budget,
+        validation_cost=validation_cost,
+        simulated=strat.simulated,
+    )
     engine = Runner(
-        rec=rec, tasks=tuple(tasks), strategy=strat, rounds=rounds, rules=tuple(rules), case_rules=tuple(case_rules),
-        keep=keep, stop_at_green=stop_at_green, observe=observe, recheck=recheck, max_experiments=max_experiments,
-        workers=workers, on_alarm=on_alarm, expand=expand, limits=limits or FrontierLimits(), confirmation=confirm,
-        prices=prices or Prices(), failures=failures, build=build,
-    )  # fmt: skip
+        rec=rec,
+        tasks=tuple(tasks),
+        strategy=strat,
+        rounds=rounds,
+        rules=tuple(rules),
+        case_rules=tuple(case_rules),
+        keep=keep,
+        stop_at_green=stop_at_green,
+        observe=observe,
+        recheck=recheck,
+        max_experiments=max_experiments,
+        workers=workers,
+        on_alarm=on_alarm,
+        expand=expand,
+        limits=limits or FrontierLimits(),
+        confirmation=confirm,
+        prices=prices or Prices(),
+        failures=failures,
+        build=build,
+    )
     recorded = resuming.read(ledger, run_id) if resume else None
     if recorded is not None and recorded.stop is not None:
         return engine.as_recorded(recorded)
@@ -218,9 +247,20 @@ def run_loop(
 
     task = Task(id=suite.name, start=start, suite=suite, patch_cap=dict(patch_cap or {}))
     try:
-        out = run([task], reflector, validator, rounds=max_rounds, rules=stop_rules, max_experiments=max_experiments,
-                  ledger=ledger, budget=budget, run_id=run_id or new_run_id("run"),
-                  validation_cost=validation_cost, resume=resume, on_alarm=on_alarm)  # fmt: skip
+        out = run(
+            [task],
+            reflector,
+            validator,
+            rounds=max_rounds,
+            rules=stop_rules,
+            max_experiments=max_experiments,
+            ledger=ledger,
+            budget=budget,
+            run_id=run_id or new_run_id("run"),
+            validation_cost=validation_cost,
+            resume=resume,
+            on_alarm=on_alarm,
+        )
     except RunInterrupted:
         raise
     if task.id not in out.traces:  # e.g. the budget could not pay for the first validation

@@ -55,8 +55,9 @@ class Obeyed:
 
     @property
     def words(self) -> str:
-        return {"continue": "end this branch; other hypotheses continue", "stop": "stop",
-                "quarantine": "quarantine"}[self.action]  # fmt: skip
+        return {"continue": "end this branch; other hypotheses continue", "stop": "stop", "quarantine": "quarantine"}[
+            self.action
+        ]
 
     @property
     def rule(self) -> str:

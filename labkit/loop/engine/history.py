@@ -63,8 +63,14 @@ class Step:
     @classmethod
     def of(cls, case: str, round: int, evidence: Evidence, kept: bool = True) -> Step:
         outcomes = {r.nodeid: r.outcome for r in evidence.results}
-        return cls(case=case, round=round, state=evidence.candidate, outcomes=outcomes,
-                   failures=failure_keys(evidence), kept=kept)
+        return cls(
+            case=case,
+            round=round,
+            state=evidence.candidate,
+            outcomes=outcomes,
+            failures=failure_keys(evidence),
+            kept=kept,
+        )
 
 
 def failure_keys(evidence: Evidence) -> frozenset[str]:
@@ -73,9 +79,7 @@ def failure_keys(evidence: Evidence) -> frozenset[str]:
     The same failure seen again on a new candidate has the same key; a new failing test,
     or the same test failing with a different message, is new evidence.
     """
-    return frozenset(
-        digest(f"{evidence.suite}\0{r.nodeid}\0{r.outcome}\0{r.message}") for r in evidence.failures
-    )
+    return frozenset(digest(f"{evidence.suite}\0{r.nodeid}\0{r.outcome}\0{r.message}") for r in evidence.failures)
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,7 @@ class Verification:
 
     @classmethod
     def of(cls, evidence: Evidence, case: str = "") -> Verification:
-        return cls(
-            evidence.candidate, evidence.suite, evidence.validator, signature(evidence), case
-        )
+        return cls(evidence.candidate, evidence.suite, evidence.validator, signature(evidence), case)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,9 @@ class OneRound(OneAtATime):
                     halted[c.task.id] = ended
                 elif ended is not None:  # the children not executed are recorded with the decision
                     exhausted = ended
-                    self.unexecuted[c.task.id] = tuple(ch.name or ch.source for ch in proposal.children[len(prepared) :])
+                    self.unexecuted[c.task.id] = tuple(
+                        ch.name or ch.source for ch in proposal.children[len(prepared) :]
+                    )
                     break
                 continue
             prepared = []
@@ -106,7 +108,9 @@ class OneRound(OneAtATime):
                     break
                 prepared.append(p)
             work.append((c, proposal, obs, prepared))
-        jobs = [(c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results]
+        jobs = [
+            (c, p) for c, _, _, prepared in work for p in prepared if p.patched is not None and id(p) not in results
+        ]
         checked = self._map(lambda job: self._check(r, job[0], job[1]), jobs)
         results.update({id(p): ch for (_, p), ch in zip(jobs, checked, strict=True)})
         risk = 0.0
@@ -128,8 +132,15 @@ class OneRound(OneAtATime):
             raise exhausted
         return self._case_rules(r)
 
-    def _decide(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...],
-                prepared: list[Prepared], results: dict[int, Paid]) -> float:  # fmt: skip
+    def _decide(
+        self,
+        r: int,
+        c: CaseState,
+        proposal: Proposal,
+        obs: tuple[Observation, ...],
+        prepared: list[Prepared],
+        results: dict[int, Paid],
+    ) -> float:
         """Steps 5 and 6 for one case: record each child's verdict, hold the best kept child."""
         attempts: list[Attempt] = []
         for p in prepared:
@@ -147,8 +158,16 @@ class OneRound(OneAtATime):
         i = best([(a.decision, a.retest) for a in attempts])
         return self._hold(r, c, proposal, obs, attempts, attempts[i], attempts[i].decision)
 
-    def _hold(self, r: int, c: CaseState, proposal: Proposal, obs: tuple[Observation, ...], attempts: list[Attempt],
-              chosen: Attempt | None, decision: DecisionRecord | None) -> float:  # fmt: skip
+    def _hold(
+        self,
+        r: int,
+        c: CaseState,
+        proposal: Proposal,
+        obs: tuple[Observation, ...],
+        attempts: list[Attempt],
+        chosen: Attempt | None,
+        decision: DecisionRecord | None,
+    ) -> float:
         """Step 6: hold the chosen child if it is kept, record the decision, stop the case if asked."""
         held, held_verdict = c.candidate, c.verdict
         if decision is None:
@@ -159,30 +178,63 @@ class OneRound(OneAtATime):
                 decision = DecisionRecord(Decision.INVESTIGATE, f"reflection unusable: {why}", "reflection")
         self._grow(r, c, [chosen] if proposal.sequence else attempts)
         risk = 0.0
-        if decision.decision is Decision.KEEP and chosen is not None and chosen.patched is not None and chosen.retest is not None:
+        if (
+            decision.decision is Decision.KEEP
+            and chosen is not None
+            and chosen.patched is not None
+            and chosen.retest is not None
+        ):
             c.candidate, c.verdict = chosen.patched, chosen.retest
             c.state = chosen.child.name or chosen.patched.label or f"round-{r}"
-            risk = float(sum(a.size.lines for a in attempts if a.size is not None and a.decision.decision is Decision.KEEP))
+            risk = float(
+                sum(a.size.lines for a in attempts if a.size is not None and a.decision.decision is Decision.KEEP)
+            )
         else:
             self.steps.append(Step.of(c.task.id, r, c.verdict.evidence))
         cause = proposal.record.hypothesis.cause if proposal.record else ""
         unrun = self.unexecuted.pop(c.task.id, ())
         if decision.decision is Decision.ROLL_BACK and cause:
             c.rejected.append(cause)
-        rnd = Round(index=r, candidate=held, verdict=held_verdict, reflection=proposal, observations=obs,
-                    patched=chosen.patched if chosen else None, patch_size=chosen.size if chosen else None,
-                    retest=chosen.retest if chosen else None, decision=decision, usage=self.rec.usage, case=c.task.id, attempts=tuple(attempts), state=c.state)  # fmt: skip
+        rnd = Round(
+            index=r,
+            candidate=held,
+            verdict=held_verdict,
+            reflection=proposal,
+            observations=obs,
+            patched=chosen.patched if chosen else None,
+            patch_size=chosen.size if chosen else None,
+            retest=chosen.retest if chosen else None,
+            decision=decision,
+            usage=self.rec.usage,
+            case=c.task.id,
+            attempts=tuple(attempts),
+            state=c.state,
+        )
         c.rounds.append(rnd)
         c.done = r
-        self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(c.candidate),
-                     detail={**detail_of(decision), "candidate": c.candidate.digest, "proposal": c.state,
-                             "offered": chosen.child.name if chosen else "", "cause": cause, "lines": risk,
-                             "cost_so_far": self.rec.usage.cost_units,
-                             **({"frontier": len(c.frontier.waiting)} if c.frontier is not None else {}),
-                             **({"unexecuted": list(unrun)} if unrun else {}),
-                             "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts]})  # fmt: skip
+        self.rec.log(
+            c.task,
+            r,
+            Role.DECISION,
+            Kind.DECIDE,
+            outputs=candidate_json(c.candidate),
+            detail={
+                **detail_of(decision),
+                "candidate": c.candidate.digest,
+                "proposal": c.state,
+                "offered": chosen.child.name if chosen else "",
+                "cause": cause,
+                "lines": risk,
+                "cost_so_far": self.rec.usage.cost_units,
+                **({"frontier": len(c.frontier.waiting)} if c.frontier is not None else {}),
+                **({"unexecuted": list(unrun)} if unrun else {}),
+                "children": [{"name": a.child.name, **detail_of(a.decision)} for a in attempts],
+            },
+        )
         if decision.decision is Decision.STOP:
-            self._case_stop(c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id))
+            self._case_stop(
+                c, r, StopRecord(decision.decision, decision.reason, decision.rule, Stop.ESCALATE, c.task.id)
+            )
         return risk
 
     def _grow(self, r: int, c: CaseState, attempts: Sequence[Attempt | None]) -> None:
@@ -192,7 +244,14 @@ class OneRound(OneAtATime):
             if a is None or a.decision.decision is not Decision.KEEP or a.patched is None or a.retest is None:
                 continue
             name = a.child.name or a.patched.label or f"round-{r}"
-            node = Node(candidate=a.patched, verdict=a.retest, state=name, depth=c.depth + 1, order=len(c.green), path=(*c.path, name))
+            node = Node(
+                candidate=a.patched,
+                verdict=a.retest,
+                state=name,
+                depth=c.depth + 1,
+                order=len(c.green),
+                path=(*c.path, name),
+            )
             if a.retest.resolved:
                 c.green.append(node)
             elif c.frontier is not None:
@@ -203,7 +262,9 @@ class OneRound(OneAtATime):
     def _ask(self, r: int, c: CaseState, situation: Situation) -> tuple[Proposal, tuple[Observation, ...]] | None:
         """Step 3. With `failures`, a failed proposal is classified: its class ends this expansion
         (an empty proposal) or stops the case (None)."""
-        once = partial(ask, self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose)
+        once = partial(
+            ask, self.rec, self.strategy, situation, c.task, self.max_experiments, payment=self.prices.propose
+        )
         if self.failures is None:
             return once()
         try:
@@ -252,13 +313,24 @@ class OneRound(OneAtATime):
     def _retried(self, step: Callable[[], T], action: str, r: int, c: CaseState, source: str) -> T:
         assert self.failures is not None
         unit = self.rec.run_id if len(self.cases) == 1 else c.task.id  # a retry is never a new unit
-        out, _ = retried(step, action, classify=self.failures.classify, policy=self.failures.retry, unit=unit,
-                         source=source, ledger=self.rec.ledger, run_id=self.rec.run_id, round=r)  # fmt: skip
+        out, _ = retried(
+            step,
+            action,
+            classify=self.failures.classify,
+            policy=self.failures.retry,
+            unit=unit,
+            source=source,
+            ledger=self.rec.ledger,
+            run_id=self.rec.run_id,
+            round=r,
+        )
         return out
 
     def _failed(self, r: int, c: CaseState, exc: BaseException, where: str, child: str) -> Obeyed:
         assert self.failures is not None
-        return self._obeyed(r, c, obey(self.failures, exc, "model" if where == "propose" else "candidate"), where, child)
+        return self._obeyed(
+            r, c, obey(self.failures, exc, "model" if where == "propose" else "candidate"), where, child
+        )
 
     def _halt(self, r: int, c: CaseState, ob: Obeyed) -> None:
         """Stop a case its failure's class stopped (or quarantined)."""
@@ -273,7 +345,18 @@ class OneRound(OneAtATime):
         return self._obeyed(r, c, ob, "verify", p.child.name or p.child.source)
 
     def _obeyed(self, r: int, c: CaseState, ob: Obeyed, where: str, child: str) -> Obeyed:
-        self.rec.log(c.task, r, Role.DECISION, Kind.ERROR_DECISION, detail={
-            "where": where, "error_class": ob.error.error_class.value, "reason": ob.error.reason,
-            "action": ob.action, "candidate": c.candidate.digest, "child": child})  # fmt: skip
+        self.rec.log(
+            c.task,
+            r,
+            Role.DECISION,
+            Kind.ERROR_DECISION,
+            detail={
+                "where": where,
+                "error_class": ob.error.error_class.value,
+                "reason": ob.error.reason,
+                "action": ob.action,
+                "candidate": c.candidate.digest,
+                "child": child,
+            },
+        )
         return ob

@@ -54,6 +54,11 @@ def observe(
     if run.timed_out:
         out += f"\n[probe killed after {timeout:.0f} s]"
     return Observation(
-        experiment=experiment, candidate=candidate.digest, output=out.strip(), exit_code=run.exit_code, timed_out=run.timed_out,
-        wall_seconds=run.wall_seconds, isolation=run.isolation,
-    )  # fmt: skip
+        experiment=experiment,
+        candidate=candidate.digest,
+        output=out.strip(),
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        wall_seconds=run.wall_seconds,
+        isolation=run.isolation,
+    )

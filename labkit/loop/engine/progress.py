@@ -43,10 +43,15 @@ class Progress:
             return [{"check": c, "severity": s} for c, s in xs]
 
         return {
-            "comparable": self.comparable, "reason": self.reason, "delta_f": self.delta_f,
-            "resolved": rows(self.resolved), "new": rows(self.new), "not_run": rows(self.not_run),
-            "changed": rows(self.changed), "still_failing": rows(self.still_failing),
-        }  # fmt: skip
+            "comparable": self.comparable,
+            "reason": self.reason,
+            "delta_f": self.delta_f,
+            "resolved": rows(self.resolved),
+            "new": rows(self.new),
+            "not_run": rows(self.not_run),
+            "changed": rows(self.changed),
+            "still_failing": rows(self.still_failing),
+        }
 
 
 def _worst(xs: tuple[tuple[str, Severity], ...]) -> int:
@@ -74,5 +79,13 @@ def judge(report: RoundReport) -> Progress:
         ok, why = False, f"no progress: ΔF = {report.delta_f:+d}"
     else:
         ok, why = True, f"ΔF = {report.delta_f:+d}, no new severe failure"
-    return Progress(comparable=ok, reason=why, delta_f=report.delta_f, resolved=resolved, new=new, not_run=not_run, changed=changed,
-                    still_failing=pick(report.still_failing))  # fmt: skip
+    return Progress(
+        comparable=ok,
+        reason=why,
+        delta_f=report.delta_f,
+        resolved=resolved,
+        new=new,
+        not_run=not_run,
+        changed=changed,
+        still_failing=pick(report.still_failing),
+    )

@@ -138,15 +138,29 @@ class Recorder:
             base = {"suite": task.suite.digest, "case": task.id, "slice": task.slice}
         base["simulated"] = self.simulated  # the ledger refuses a field the vocabulary does not declare
         self.ledger.record(
-            self.run_id, rnd, str(role), str(kind), inputs=inputs, outputs=outputs,
-            evidence=evidence, usage=usage or Usage(), started_at=started, ended_at=time.time(),
+            self.run_id,
+            rnd,
+            str(role),
+            str(kind),
+            inputs=inputs,
+            outputs=outputs,
+            evidence=evidence,
+            usage=usage or Usage(),
+            started_at=started,
+            ended_at=time.time(),
             detail={**base, **(detail or {})},
-        )  # fmt: skip
+        )
 
     def charge(
-        self, kind: Kind, fn: Callable[[], T], upper: Usage, measure: Callable[[T], Usage], rnd: int,
-        *, for_confirmation: bool = False,
-    ) -> T:  # fmt: skip
+        self,
+        kind: Kind,
+        fn: Callable[[], T],
+        upper: Usage,
+        measure: Callable[[T], Usage],
+        rnd: int,
+        *,
+        for_confirmation: bool = False,
+    ) -> T:
         """Run `fn` under the budget (reserve `upper`, settle `measure(result)`), if there is one.
 
         `for_confirmation=True` may draw on the budget's confirmation reserve."""
@@ -162,9 +176,15 @@ class Recorder:
         return out
 
     def check(
-        self, task: Task, rnd: int, candidate: Candidate, *, hidden: bool = False, fresh: bool = False,
+        self,
+        task: Task,
+        rnd: int,
+        candidate: Candidate,
+        *,
+        hidden: bool = False,
+        fresh: bool = False,
         given: bool = False,
-    ) -> Paid:  # fmt: skip
+    ) -> Paid:
         """One validation through the cache, paid through the budget as this run's own.
 
         The price depends on this run alone, never on what the shared cache holds: the first
@@ -198,9 +218,12 @@ class Recorder:
         lim = self.checker.validator.limits.wall_seconds
         try:
             return self.charge(
-                Kind.VERIFY, validate, Usage(wall_seconds=lim + 30, cost_units=cost),
-                lambda c: Usage(wall_seconds=c.seconds, cost_units=c.cost_units), rnd,
-            )  # fmt: skip
+                Kind.VERIFY,
+                validate,
+                Usage(wall_seconds=lim + 30, cost_units=cost),
+                lambda c: Usage(wall_seconds=c.seconds, cost_units=c.cost_units),
+                rnd,
+            )
         except BaseException:
             if first and not fresh:  # not paid after all (e.g. the budget refused): not this run's yet
                 with self._lock:
@@ -230,27 +253,45 @@ class Recorder:
         """Record a visible validation (steps 2 and 5) and return its verdict."""
         verdict = checked.verdict
         if before is not None and (
-            before.evidence.suite != verdict.evidence.suite
-            or before.evidence.validator != verdict.evidence.validator
+            before.evidence.suite != verdict.evidence.suite or before.evidence.validator != verdict.evidence.validator
         ):
             raise ValidatorMismatch("re-test on a different suite or validator than the failure")
         cost = checked.cost_units  # what this run paid (see `check`); `cached` is wall time saved
         self.log(
-            task, rnd, Role.VALIDATOR, Kind.VERIFY, inputs=candidate_json(candidate),
+            task,
+            rnd,
+            Role.VALIDATOR,
+            Kind.VERIFY,
+            inputs=candidate_json(candidate),
             outputs=verdict.evidence.digest,
             evidence=verdict.report() | {"alarms": list(verdict.evidence.alarms), "verdict": verdict_json(verdict)},
             usage=Usage(wall_seconds=checked.seconds, cost_units=cost),
-            detail={"candidate": candidate.digest, "label": candidate.label, "validator": self.checker.id,
-                    "resolved": verdict.resolved, "cross_checked": verdict.cross_checked, "retest": before is not None, "cached": checked.cached, "why": why},
-        )  # fmt: skip
+            detail={
+                "candidate": candidate.digest,
+                "label": candidate.label,
+                "validator": self.checker.id,
+                "resolved": verdict.resolved,
+                "cross_checked": verdict.cross_checked,
+                "retest": before is not None,
+                "cached": checked.cached,
+                "why": why,
+            },
+        )
         if verdict.quarantined:
             self.log(
-                task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=candidate_json(candidate),
-                evidence=list(verdict.evidence.alarms), detail={"candidate": candidate.digest, "quarantined": True},
-            )  # fmt: skip
+                task,
+                rnd,
+                Role.VALIDATOR,
+                Kind.ALARM,
+                inputs=candidate_json(candidate),
+                evidence=list(verdict.evidence.alarms),
+                detail={"candidate": candidate.digest, "quarantined": True},
+            )
         return verdict
 
-    def scored(self, task: Task, rnd: int, candidate: Candidate, checked: Checked | None, visible: Verdict, state: str) -> None:
+    def scored(
+        self, task: Task, rnd: int, candidate: Candidate, checked: Checked | None, visible: Verdict, state: str
+    ) -> None:
         """Record one case's correctness after a round: hidden scoring if it has hidden tests."""
         correct = checked.verdict.resolved if checked is not None else visible.resolved
         evidence = None
@@ -259,9 +300,18 @@ class Recorder:
             evidence = {"candidate": e.candidate, "suite": e.suite, "validator": e.validator, "digest": e.digest,
                         "resolved": correct, "failing": [r.nodeid for r in e.failures]}  # fmt: skip
         self.log(
-            task, rnd, Role.SCORER, Kind.SCORE, evidence=evidence,
+            task,
+            rnd,
+            Role.SCORER,
+            Kind.SCORE,
+            evidence=evidence,
             usage=Usage(wall_seconds=checked.seconds if checked is not None else 0.0),
-            detail={"candidate": candidate.digest, "correct": correct, "visible": visible.resolved, "state": state,
-                    "scored_on": "hidden" if checked is not None else "visible",
-                    "cached": checked.cached if checked is not None else True},
-        )  # fmt: skip
+            detail={
+                "candidate": candidate.digest,
+                "correct": correct,
+                "visible": visible.resolved,
+                "state": state,
+                "scored_on": "hidden" if checked is not None else "visible",
+                "cached": checked.cached if checked is not None else True,
+            },
+        )

@@ -33,7 +33,6 @@ _WITHOUT = {
 _ENUMERATION = re.compile(r"(?:^|\s)(?:\(?\d+[.)]|[-*•])\s+\S", re.MULTILINE)
 
 
-
 @dataclass(frozen=True)
 class Expectation:
     """Expected verification: which failing tests should pass, which protective ones must stay green."""
@@ -95,9 +94,7 @@ def check_record(data: Mapping[str, Any] | str, raw: str = "") -> ReflectionReco
     if not phenomenon:
         problems.append(f"missing phenomenon: the record is {_WITHOUT['phenomenon']}")
     elif not evidence_ref:
-        problems.append(
-            "phenomenon has no evidence reference (evidence_ref): it is a guess, not evidence"
-        )
+        problems.append("phenomenon has no evidence reference (evidence_ref): it is a guess, not evidence")
     if not _text(data.get("environment")):
         problems.append(f"missing environment: the record is {_WITHOUT['environment']}")
 
@@ -117,9 +114,7 @@ def check_record(data: Mapping[str, Any] | str, raw: str = "") -> ReflectionReco
             "run a discriminating experiment first"
         )
     elif not refuted_if:
-        problems.append(
-            "hypothesis is not falsifiable: say which observation would refute it (refuted_if)"
-        )
+        problems.append("hypothesis is not falsifiable: say which observation would refute it (refuted_if)")
 
     action = _text(data.get("action"))
     if not action:
@@ -131,13 +126,9 @@ def check_record(data: Mapping[str, Any] | str, raw: str = "") -> ReflectionReco
     if not acceptance and not protective:
         problems.append(f"missing expected verification: the record is {_WITHOUT['expected']}")
     elif not protective:
-        problems.append(
-            "expected verification names no protective test: it must protect both goals"
-        )
+        problems.append("expected verification names no protective test: it must protect both goals")
     elif not acceptance:
-        problems.append(
-            "expected verification names no failing acceptance test: it must protect both goals"
-        )
+        problems.append("expected verification names no failing acceptance test: it must protect both goals")
 
     if problems:
         raise InvalidRecord(problems, raw)
@@ -166,9 +157,7 @@ def parse_json_reply(text: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             value = None
         if value is None:
-            raise ReplyFormatError(
-                f"reply is not JSON ({exc.msg} at char {exc.pos})", text
-            ) from exc
+            raise ReplyFormatError(f"reply is not JSON ({exc.msg} at char {exc.pos})", text) from exc
     if not isinstance(value, dict):
         raise ReplyFormatError(f"reply is JSON but a {type(value).__name__}, not an object", text)
     return value
@@ -241,9 +230,7 @@ class Experience:
     source: str  # run id / evidence that verified it
     version: str  # environment version it was verified on
     expiry: Expiry = field(default_factory=Expiry)
-    rejected: tuple[tuple[str, str], ...] = field(
-        default=()
-    )  # (wrong generalisation, why it is wrong)
+    rejected: tuple[tuple[str, str], ...] = field(default=())  # (wrong generalisation, why it is wrong)
     requires: tuple[tuple[str, bool], ...] = ()
 
     _REQUIRED = (
@@ -269,8 +256,10 @@ class Experience:
         return {
             "lesson": self.lesson,
             **{k: getattr(self, k) for k in self._REQUIRED},
-            "expires": {"on_version_change": self.expiry.on_version_change,
-                        "after": self.expiry.after.isoformat() if self.expiry.after else None},  # fmt: skip
+            "expires": {
+                "on_version_change": self.expiry.on_version_change,
+                "after": self.expiry.after.isoformat() if self.expiry.after else None,
+            },
             "rejected": [{"claim": c, "why_wrong": w} for c, w in self.rejected],
             "requires": dict(self.requires),
         }
@@ -279,9 +268,7 @@ class Experience:
     def from_mapping(cls, data: Mapping[str, Any]) -> Experience:
         missing = [k for k in ("lesson", *cls._REQUIRED) if not _text(data.get(k))]
         if missing:
-            raise ReplyFormatError(
-                "experience is not reusable without: " + ", ".join(missing), json.dumps(dict(data))
-            )
+            raise ReplyFormatError("experience is not reusable without: " + ", ".join(missing), json.dumps(dict(data)))
         rejected = tuple(
             (_text(r.get("claim")), _text(r.get("why_wrong")))
             for r in data.get("rejected", [])
@@ -298,9 +285,7 @@ class Experience:
             requires=tuple((str(k), v) for k, v in req.items()),
         )
 
-    def applies_to(
-        self, facts: Mapping[str, bool], *, environment: str, today: dt.date | None = None
-    ) -> Applicability:
+    def applies_to(self, facts: Mapping[str, bool], *, environment: str, today: dt.date | None = None) -> Applicability:
         """Re-check the stored conditions and the expiry against a new task's facts.
 
         A condition the facts do not mention is unknown, and an unknown condition does not
@@ -308,8 +293,9 @@ class Experience:
         """
         exp = self.expiry
         if exp.on_version_change and environment != self.version:
-            return Applicability(False, f"expired: verified on {self.version!r}, the task runs on {environment!r}",
-                                 expired=True)  # fmt: skip
+            return Applicability(
+                False, f"expired: verified on {self.version!r}, the task runs on {environment!r}", expired=True
+            )
         if exp.after is not None and (today or dt.date.today()) > exp.after:
             return Applicability(False, f"expired: trusted until {exp.after.isoformat()}", expired=True)
         unmet = tuple(k for k, want in self.requires if k in facts and bool(facts[k]) != want)
@@ -317,6 +303,7 @@ class Experience:
         if unmet or unknown:
             why = [f"not met: {', '.join(unmet)}"] if unmet else []
             why += [f"not stated for this task: {', '.join(unknown)}"] if unknown else []
-            return Applicability(False, "preconditions fail (" + "; ".join(why) + ") — do not apply this lesson",
-                                 unmet, unknown)  # fmt: skip
+            return Applicability(
+                False, "preconditions fail (" + "; ".join(why) + ") — do not apply this lesson", unmet, unknown
+            )
         return Applicability(True, "preconditions hold; treat the lesson as a hypothesis to test, not a fact")

@@ -51,7 +51,9 @@ class Recorded:
 def _record(e: Event) -> StopRecord:
     d = e.detail
     outcome = d.get("outcome") or Stop.REPORT_UNKNOWNS
-    return StopRecord(Decision(d.get("decision", "stop")), d.get("reason", ""), d.get("rule", ""), Stop(outcome), d.get("case", ""))
+    return StopRecord(
+        Decision(d.get("decision", "stop")), d.get("reason", ""), d.get("rule", ""), Stop(outcome), d.get("case", "")
+    )
 
 
 def read(ledger: Ledger, run_id: str) -> Recorded | None:
@@ -99,9 +101,14 @@ def read(ledger: Ledger, run_id: str) -> Recorded | None:
             continue
         state = last.detail.get("proposal") if last is not first else first.detail.get("state")
         held[case] = Held(
-            candidate=cand, verdict=verdict, round=last.round if last is not first else 0, state=str(state or ""),
-            scored=frozenset(scored[case]), rejected=tuple(rejected[case]), stop=stops.get(case),
-        )  # fmt: skip
+            candidate=cand,
+            verdict=verdict,
+            round=last.round if last is not first else 0,
+            state=str(state or ""),
+            scored=frozenset(scored[case]),
+            rejected=tuple(rejected[case]),
+            stop=stops.get(case),
+        )
     last_round = max((h.round for h in held.values()), default=0)
     return Recorded(held, run_stop, last_round, usage, frozenset(paid))
 

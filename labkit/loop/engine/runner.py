@@ -98,11 +98,15 @@ class Runner(OneRound):
         except BudgetExhausted as exc:
             stop = DecisionRecord(Decision.STOP, f"budget exhausted: {exc}", "budget")
         except Exception as exc:
-            why = StopRecord(Decision.STOP, f"{resuming.INTERRUPTED}: {type(exc).__name__}: {exc}", resuming.INTERRUPTED)
+            why = StopRecord(
+                Decision.STOP, f"{resuming.INTERRUPTED}: {type(exc).__name__}: {exc}", resuming.INTERRUPTED
+            )
             out = self._finish(why, error=exc)
             trace = next(iter(out.traces.values()), None) if len(self.tasks) == 1 else None
             raise RunInterrupted(f"run {self.rec.run_id} interrupted: {type(exc).__name__}: {exc}", out, trace) from exc
-        return self._finish(stop if stop is not None else ending.ending(list(self.cases.values()), self.stop_at_green, self.rounds))
+        return self._finish(
+            stop if stop is not None else ending.ending(list(self.cases.values()), self.stop_at_green, self.rounds)
+        )
 
     def _begin(self, recorded: resuming.Recorded | None) -> int:
         """Step 1 and step 2 on each start (or pick each case up where the ledger left it)."""
@@ -111,29 +115,67 @@ class Runner(OneRound):
             self.rec.usage = recorded.usage
             self.rec.paid_before(recorded.paid)  # the same run: what it validated before stays paid
         else:
-            self.rec.log(None, 0, Role.EXPERIMENT, Kind.START, detail={
-                "strategy": self.strategy.name, "cases": [t.id for t in self.tasks], "rounds": self.rounds,
-                "keep": self.keep, "observe": self.observe, "recheck": self.recheck,
-                "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
-                "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
-                **(self._preregistered() if self.expand != "hold" else {}),  # hold-one runs record as before
-            })  # fmt: skip
+            self.rec.log(
+                None,
+                0,
+                Role.EXPERIMENT,
+                Kind.START,
+                detail={
+                    "strategy": self.strategy.name,
+                    "cases": [t.id for t in self.tasks],
+                    "rounds": self.rounds,
+                    "keep": self.keep,
+                    "observe": self.observe,
+                    "recheck": self.recheck,
+                    "rules": [getattr(r, "name", type(r).__name__) for r in self.rules],
+                    "case_rules": [getattr(r, "name", type(r).__name__) for r in self.case_rules],
+                    **(self._preregistered() if self.expand != "hold" else {}),  # hold-one runs record as before
+                },
+            )
         fresh = [t for t in self.tasks if t.id not in held]
         for task in self.tasks:
             if task.id in held:
                 h = held[task.id]
-                c = CaseState(task=task, candidate=h.candidate, verdict=h.verdict, state=h.state, start=h.candidate, start_verdict=h.verdict, done=h.round,
-                          rejected=list(h.rejected), stop=h.stop, scored=set(h.scored))  # fmt: skip
+                c = CaseState(
+                    task=task,
+                    candidate=h.candidate,
+                    verdict=h.verdict,
+                    state=h.state,
+                    start=h.candidate,
+                    start_verdict=h.verdict,
+                    done=h.round,
+                    rejected=list(h.rejected),
+                    stop=h.stop,
+                    scored=set(h.scored),
+                )
                 self.cases[task.id] = c
-                self.rec.log(task, h.round, Role.DECISION, Kind.RESUME, outputs=candidate_json(h.candidate),
-                             detail={"candidate": h.candidate.digest, "state": h.state})  # fmt: skip
+                self.rec.log(
+                    task,
+                    h.round,
+                    Role.DECISION,
+                    Kind.RESUME,
+                    outputs=candidate_json(h.candidate),
+                    detail={"candidate": h.candidate.digest, "state": h.state},
+                )
                 self.steps.append(Step.of(task.id, h.round, h.verdict.evidence))
         for task in fresh:  # step 1: the acceptance is fixed before the first run
-            self.rec.log(task, 0, Role.DECISION, Kind.DEFINE, outputs=task.suite.digest,
-                         evidence={"fail_to_pass": list(task.suite.fail_to_pass), "pass_to_pass": list(task.suite.pass_to_pass)},
-                         detail={"strategy": self.strategy.name, "hidden": task.hidden.digest if task.hidden else ""})  # fmt: skip
-            self.rec.log(task, 0, Role.EXECUTOR, Kind.GENERATE, outputs=candidate_json(task.start),
-                         detail={"candidate": task.start.digest, "label": task.start.label, "state": task.start_state})  # fmt: skip
+            self.rec.log(
+                task,
+                0,
+                Role.DECISION,
+                Kind.DEFINE,
+                outputs=task.suite.digest,
+                evidence={"fail_to_pass": list(task.suite.fail_to_pass), "pass_to_pass": list(task.suite.pass_to_pass)},
+                detail={"strategy": self.strategy.name, "hidden": task.hidden.digest if task.hidden else ""},
+            )
+            self.rec.log(
+                task,
+                0,
+                Role.EXECUTOR,
+                Kind.GENERATE,
+                outputs=candidate_json(task.start),
+                detail={"candidate": task.start.digest, "label": task.start.label, "state": task.start_state},
+            )
         if not self.prices.start:  # the starts' verdicts are the tasks' input: already paid for
             self.rec.paid_before((t.start.digest, t.suite.digest, self.rec.checker.id) for t in fresh)
         checks = self._map(self._start_checks, fresh)
@@ -144,7 +186,14 @@ class Runner(OneRound):
                 for i, ch in enumerate(runs)
             ]
             self.verifications += [Verification.of(v.evidence, task.id) for v in verdicts]
-            c = CaseState(task=task, candidate=task.start, verdict=verdicts[0], state=task.start_state, start=task.start, start_verdict=verdicts[0])
+            c = CaseState(
+                task=task,
+                candidate=task.start,
+                verdict=verdicts[0],
+                state=task.start_state,
+                start=task.start,
+                start_verdict=verdicts[0],
+            )
             if self.expand != "hold":
                 c.frontier = Frontier(self.expand, self.limits)
                 c.frontier.push(Node(candidate=task.start, verdict=verdicts[0], state=task.start_state))
@@ -166,7 +215,11 @@ class Runner(OneRound):
     def _preregistered(self) -> dict[str, object]:
         """A frontier run's settings, recorded before any candidate is seen: the expansion policy,
         its limits, its price list, the winner rule and the budget's limit and confirmation reserve."""
-        out: dict[str, object] = {"expand": self.expand, "limits": vars(self.limits), "prices": self.prices.listed(self.rec.validation_cost)}
+        out: dict[str, object] = {
+            "expand": self.expand,
+            "limits": vars(self.limits),
+            "prices": self.prices.listed(self.rec.validation_cost),
+        }
         if self.confirmation is not None:
             out["winner_rule"] = self.confirmation.rule.name
         if self.rec.budget is not None:
@@ -206,8 +259,14 @@ class Runner(OneRound):
     def _case_stop(self, c: CaseState, r: int, record: StopRecord) -> None:
         c.stop = record
         if len(self.tasks) > 1:  # a one-case run's stop is the run's stop
-            self.rec.log(c.task, r, Role.DECISION, Kind.STOP, outputs=candidate_json(c.candidate),
-                         detail={**detail_of(record), "outcome": str(record.outcome), "candidate": c.candidate.digest})  # fmt: skip
+            self.rec.log(
+                c.task,
+                r,
+                Role.DECISION,
+                Kind.STOP,
+                outputs=candidate_json(c.candidate),
+                detail={**detail_of(record), "outcome": str(record.outcome), "candidate": c.candidate.digest},
+            )
 
     # -- the rules -------------------------------------------------------------------------
 
@@ -225,9 +284,11 @@ class Runner(OneRound):
 
     def _observed(self) -> tuple[Any, ...]:
         """Per-round counts the run rules read, rebuilt from the ledger, plus risk per round."""
-        frame = accounting.from_ledger(self.rec.ledger.frame(self.rec.run_id), field="correct" if self.observe == "hidden" else "visible")
+        frame = accounting.from_ledger(
+            self.rec.ledger.frame(self.rec.run_id), field="correct" if self.observe == "hidden" else "visible"
+        )
         stats = accounting.round_stats(frame)
-        return tuple(replace(s, risk=self.risk.get(s.round, 0.0)) for s in stats)  # fmt: skip
+        return tuple(replace(s, risk=self.risk.get(s.round, 0.0)) for s in stats)
 
     def _run_stop(self, r: int, fired: StopRecord) -> StopRecord:
         self.stops.append(fired)
@@ -236,10 +297,22 @@ class Runner(OneRound):
                 c = self.cases[cid]
                 if c.candidate.digest != cand.digest:
                     c.candidate, c.verdict, c.state = cand, verdict, state
-                    self.rec.log(c.task, r, Role.DECISION, Kind.DECIDE, outputs=candidate_json(cand),
-                                 detail={"decision": Decision.ROLL_BACK.value, "reason": f"run stop: {fired.reason}",
-                                         "rule": fired.rule, "candidate": cand.digest, "proposal": state, "delta_f": 0,
-                                         "cost_so_far": self.rec.usage.cost_units})  # fmt: skip
+                    self.rec.log(
+                        c.task,
+                        r,
+                        Role.DECISION,
+                        Kind.DECIDE,
+                        outputs=candidate_json(cand),
+                        detail={
+                            "decision": Decision.ROLL_BACK.value,
+                            "reason": f"run stop: {fired.reason}",
+                            "rule": fired.rule,
+                            "candidate": cand.digest,
+                            "proposal": state,
+                            "delta_f": 0,
+                            "cost_so_far": self.rec.usage.cost_units,
+                        },
+                    )
         return fired
 
     # -- the ending ------------------------------------------------------------------------
@@ -252,7 +325,9 @@ class Runner(OneRound):
         return self._result(stop)
 
     def _result(self, stop: DecisionRecord) -> EngineRun:
-        return ending.result(self.rec, self.tasks, self.strategy, self.cases, self.reached, self.stops, stop, self.winners)
+        return ending.result(
+            self.rec, self.tasks, self.strategy, self.cases, self.reached, self.stops, stop, self.winners
+        )
 
     def as_recorded(self, recorded: resuming.Recorded) -> EngineRun:
         """A finished run, as its ledger records it: nothing runs, nothing is paid or appended."""
@@ -260,9 +335,16 @@ class Runner(OneRound):
         for task in self.tasks:
             h = recorded.cases.get(task.id)
             if h is not None:
-                self.cases[task.id] = CaseState(task=task, candidate=h.candidate, verdict=h.verdict, state=h.state, start=h.candidate, start_verdict=h.verdict, done=h.round, stop=h.stop)
+                self.cases[task.id] = CaseState(
+                    task=task,
+                    candidate=h.candidate,
+                    verdict=h.verdict,
+                    state=h.state,
+                    start=h.candidate,
+                    start_verdict=h.verdict,
+                    done=h.round,
+                    stop=h.stop,
+                )
         self.reached = recorded.last_round
         self.stops = [h.stop for h in recorded.cases.values() if h.stop is not None]
         return self._result(recorded.stop)
-
-

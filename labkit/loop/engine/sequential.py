@@ -75,7 +75,9 @@ class OneAtATime:
         for child in children:
             left = self.rec.budget.available.cost_units if self.rec.budget is not None else math.inf
             if need > left + 1e-9:
-                why = f"child {child.name or child.source!r}: step 4 + validation cost {need:g} cost units, {left:g} left"
+                why = (
+                    f"child {child.name or child.source!r}: step 4 + validation cost {need:g} cost units, {left:g} left"
+                )
                 return prepared, BudgetExhausted(why)
             try:
                 p = self._prepare(r, c, child, self.prices.execute)
@@ -106,8 +108,19 @@ class OneAtATime:
             p = prepare(self.rec, c.task, r, base, child, payment=self.prices.execute)
             if p.refusal is not None:
                 attempts.append(Attempt(child, None, None, None, self._policy(p.refusal)))
-                self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": False, "green": False,
-                             "reason": p.refusal.reason, "candidate": base.digest})  # fmt: skip
+                self.rec.log(
+                    c.task,
+                    r,
+                    Role.DECISION,
+                    Kind.CHECKPOINT,
+                    detail={
+                        "step": i,
+                        "applied": False,
+                        "green": False,
+                        "reason": p.refusal.reason,
+                        "candidate": base.digest,
+                    },
+                )
                 break
             assert p.patched is not None
             after = self.rec.verified(
@@ -123,8 +136,20 @@ class OneAtATime:
             ok = d.decision is Decision.KEEP
             attempts.append(Attempt(child, p.patched, p.size, after, d))
             self.steps.append(Step.of(c.task.id, r, after.evidence, kept=ok))
-            self.rec.log(c.task, r, Role.DECISION, Kind.CHECKPOINT, detail={"step": i, "applied": True, "green": ok,
-                         "resolved": after.resolved, "reason": d.reason, "candidate": (p.patched if ok else base).digest})  # fmt: skip
+            self.rec.log(
+                c.task,
+                r,
+                Role.DECISION,
+                Kind.CHECKPOINT,
+                detail={
+                    "step": i,
+                    "applied": True,
+                    "green": ok,
+                    "resolved": after.resolved,
+                    "reason": d.reason,
+                    "candidate": (p.patched if ok else base).digest,
+                },
+            )
             if not ok:
                 break
             base, base_verdict, green = p.patched, after, attempts[-1]

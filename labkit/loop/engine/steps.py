@@ -60,9 +60,15 @@ __all__ = [  # the Recorder's names are re-exported: the public surface imports 
 
 
 def propose(
-    rec: Recorder, strategy: Strategy, situation: Situation, task: Task | None, max_experiments: int,
-    *, payment: Payment = REFLECT, model_errors: Literal["record", "raise"] = "record",
-) -> tuple[Proposal, tuple[Observation, ...]]:  # fmt: skip
+    rec: Recorder,
+    strategy: Strategy,
+    situation: Situation,
+    task: Task | None,
+    max_experiments: int,
+    *,
+    payment: Payment = REFLECT,
+    model_errors: Literal["record", "raise"] = "record",
+) -> tuple[Proposal, tuple[Observation, ...]]:
     """Step 3: ask the strategy (observing first, up to `max_experiments` times, if it asks).
 
     `payment` bills each ask (default: REFLECT, the reply's own usage, capped at
@@ -84,23 +90,46 @@ def propose(
             proposal = Proposal(failure=f"model call failed: {type(exc).__name__}: {exc}")
         kind = Kind.IDLE if proposal.idle else Kind.REFLECT
         rec.log(
-            task, rnd, Role.REFLECTOR, kind, inputs=situation.verdict.evidence.digest,
-            outputs=proposal.raw or None, usage=proposal.usage, started=t0,
+            task,
+            rnd,
+            Role.REFLECTOR,
+            kind,
+            inputs=situation.verdict.evidence.digest,
+            outputs=proposal.raw or None,
+            usage=proposal.usage,
+            started=t0,
             evidence=proposal.record.as_dict() if proposal.record else None,
-            detail={"strategy": strategy.name, "failure": proposal.failure, "children": len(proposal.children),
-                    "experiment": proposal.experiment.question if proposal.experiment else "",
-                    **({"prediction": list(proposal.experiment.prediction)}  # only when made: old ledgers unchanged
-                       if proposal.experiment and proposal.experiment.prediction else {}),
-                    "state": situation.state, "note": proposal.note},
-        )  # fmt: skip
+            detail={
+                "strategy": strategy.name,
+                "failure": proposal.failure,
+                "children": len(proposal.children),
+                "experiment": proposal.experiment.question if proposal.experiment else "",
+                **(
+                    {"prediction": list(proposal.experiment.prediction)}  # only when made: old ledgers unchanged
+                    if proposal.experiment and proposal.experiment.prediction
+                    else {}
+                ),
+                "state": situation.state,
+                "note": proposal.note,
+            },
+        )
         if proposal.experiment is None or len(observations) >= max_experiments:
             return proposal, tuple(observations)
         obs = observe(situation.candidate, proposal.experiment)
         rec.log(
-            task, rnd, Role.REFLECTOR, Kind.EXPERIMENT, inputs=proposal.experiment.probe, outputs=obs.output,
+            task,
+            rnd,
+            Role.REFLECTOR,
+            Kind.EXPERIMENT,
+            inputs=proposal.experiment.probe,
+            outputs=obs.output,
             usage=Usage(wall_seconds=obs.wall_seconds),
-            detail={"question": proposal.experiment.question, "exit_code": obs.exit_code, "candidate": situation.candidate.digest},
-        )  # fmt: skip
+            detail={
+                "question": proposal.experiment.question,
+                "exit_code": obs.exit_code,
+                "candidate": situation.candidate.digest,
+            },
+        )
         observations.append(obs)
 
 
@@ -116,9 +145,15 @@ class Prepared:
 
 
 def prepare(
-    rec: Recorder, task: Task, rnd: int, current: Candidate, child: Child,
-    *, payment: Payment | None = None, build: Callable[[Candidate], object] | None = None,
-) -> Prepared:  # fmt: skip
+    rec: Recorder,
+    task: Task,
+    rnd: int,
+    current: Candidate,
+    child: Child,
+    *,
+    payment: Payment | None = None,
+    build: Callable[[Candidate], object] | None = None,
+) -> Prepared:
     """Step 4: one reversible change. Protected paths are never the candidate's to edit.
 
     With a `payment` the whole step is one paid action (reserved before anything runs;
@@ -138,9 +173,18 @@ def prepare(
             patch = child.patch
         protected = sorted(set(patches.touched(patch)) & set(task.suite.protected_paths))
         if protected:
-            rec.log(task, rnd, Role.VALIDATOR, Kind.ALARM, inputs=patch.diff,
-                    evidence=[f"patch touches protected path {p}" for p in protected], detail={"quarantined": True})  # fmt: skip
-            why = DecisionRecord(Decision.STOP, f"integrity alarm: patch edits protected {', '.join(protected)}", "integrity")
+            rec.log(
+                task,
+                rnd,
+                Role.VALIDATOR,
+                Kind.ALARM,
+                inputs=patch.diff,
+                evidence=[f"patch touches protected path {p}" for p in protected],
+                detail={"quarantined": True},
+            )
+            why = DecisionRecord(
+                Decision.STOP, f"integrity alarm: patch edits protected {', '.join(protected)}", "integrity"
+            )
             return Prepared(child, None, None, refusal=why)
         size = patches.size(patch)
         problem = ""
@@ -151,12 +195,26 @@ def prepare(
                 problem = str(exc)
         patched = child.target if child.target is not None else patches.apply(current, patch)
     except PatchError as exc:
-        return Prepared(child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, f"patch does not apply: {exc}", "patch"))
+        return Prepared(
+            child, None, None, refusal=DecisionRecord(Decision.INVESTIGATE, f"patch does not apply: {exc}", "patch")
+        )
     rec.log(
-        task, rnd, Role.EXECUTOR, Kind.GENERATE, inputs=patch.diff, outputs=candidate_json(patched),
-        detail={"candidate": patched.digest, "parent": current.digest, "files": size.files, "hunks": size.hunks,
-                "lines": size.lines, "proposal": child.name, "source": child.source},
-    )  # fmt: skip
+        task,
+        rnd,
+        Role.EXECUTOR,
+        Kind.GENERATE,
+        inputs=patch.diff,
+        outputs=candidate_json(patched),
+        detail={
+            "candidate": patched.digest,
+            "parent": current.digest,
+            "files": size.files,
+            "hunks": size.hunks,
+            "lines": size.lines,
+            "proposal": child.name,
+            "source": child.source,
+        },
+    )
     if build is not None:
         build(patched)
     return Prepared(child, patched, size, problem)
@@ -170,21 +228,43 @@ def upper_of(strategy: Strategy) -> Usage:
 
 
 def situation_for(
-    rnd: int, task: Task, candidate: Candidate, verdict: Verdict, rejected: tuple[str, ...], state: str,
-    attempts: Iterable[Attempt] = (), path: tuple[str, ...] = (),
-) -> Situation:  # fmt: skip
+    rnd: int,
+    task: Task,
+    candidate: Candidate,
+    verdict: Verdict,
+    rejected: tuple[str, ...],
+    state: str,
+    attempts: Iterable[Attempt] = (),
+    path: tuple[str, ...] = (),
+) -> Situation:
     """What a strategy may read: the held candidate and its *visible* verdict, and last round's
     children with their decisions and visible verdicts — never hidden results."""
     tried = tuple(tried_of(a) for a in attempts)
-    return Situation(round=rnd, candidate=candidate, verdict=verdict, observations=(), rejected=rejected, case=task.id, state=state, suite=task.suite, attempts=tried, path=path)
+    return Situation(
+        round=rnd,
+        candidate=candidate,
+        verdict=verdict,
+        observations=(),
+        rejected=rejected,
+        case=task.id,
+        state=state,
+        suite=task.suite,
+        attempts=tried,
+        path=path,
+    )
 
 
 def tried_of(a: Attempt) -> Tried:
     """An attempt as a strategy may see it (the visible retest only)."""
     v = a.retest
     failing = tuple(r.nodeid for r in v.evidence.failures) if v is not None else ()
-    return Tried(a.child.name or a.child.source, a.decision.decision.value, a.decision.reason,
-                 v.resolved if v is not None else None, failing)  # fmt: skip
+    return Tried(
+        a.child.name or a.child.source,
+        a.decision.decision.value,
+        a.decision.reason,
+        v.resolved if v is not None else None,
+        failing,
+    )
 
 
 def checker_for(validator: Validator | Checker | None, cache: VerdictCache | None) -> Checker:

@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class State:
     """A node of the search: an artifact, in an environment, under a hypothesis."""
@@ -81,8 +80,7 @@ class Costs:
         return costs
 
     def as_dict(self) -> dict[str, float]:
-        return {"generate": self.generate, "execute": self.execute, "verify": self.verify,
-                "confirm": self.confirm}  # fmt: skip
+        return {"generate": self.generate, "execute": self.execute, "verify": self.verify, "confirm": self.confirm}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -149,8 +149,16 @@ class _Reader:
             self.limits, self.prices = dict(d.get("limits") or {}), dict(d.get("prices") or {})
             raw = d.get("limit")
             self.limit, self.reserve = math.inf if raw is None else float(raw), float(d.get("reserve") or 0.0)
-            self.step(Kind.DEFINE, {"rule": d.get("winner_rule", ""), "limits": self.limits, "limit": d.get("limit"),
-                                    "reserve": d.get("reserve", 0.0), "strategy": d.get("strategy", "")})  # fmt: skip
+            self.step(
+                Kind.DEFINE,
+                {
+                    "rule": d.get("winner_rule", ""),
+                    "limits": self.limits,
+                    "limit": d.get("limit"),
+                    "reserve": d.get("reserve", 0.0),
+                    "strategy": d.get("strategy", ""),
+                },
+            )
         elif key == (Role.EXECUTOR, Kind.GENERATE) and e.round == 0:
             self.start_state = str(d.get("state") or "start")
         elif key == (Role.VALIDATOR, Kind.VERIFY) and e.round == 0:
@@ -167,8 +175,16 @@ class _Reader:
         elif key == (Role.DECISION, Kind.DECIDE):
             self.decided(d)
         elif key == (Role.DECISION, Kind.CONFIRM):
-            self.step(Kind.CONFIRM, {"seal": self.seal_of(str(d.get("state"))), "confirmed": d.get("confirmed"),
-                                     "reason": d.get("reason", ""), "spent": e.cost_units, "state": d.get("state")})  # fmt: skip
+            self.step(
+                Kind.CONFIRM,
+                {
+                    "seal": self.seal_of(str(d.get("state"))),
+                    "confirmed": d.get("confirmed"),
+                    "reason": d.get("reason", ""),
+                    "spent": e.cost_units,
+                    "state": d.get("state"),
+                },
+            )
         elif key == (Role.DECISION, Kind.STOP) and d.get("run"):
             self.stopped, self.stop_seq = d, e.seq
 
@@ -182,12 +198,31 @@ class _Reader:
         self.expanded, self.round_branches = node, []
         kept = min(proposed, int(self.limits.get("max_children", proposed)))
         spent = self.search - self.mark
-        exp = Expansion(index=rnd, state=self.state_key(node), hypothesis=node.hypothesis, depth=len(node.path), proposed=proposed, kept=kept, generate_spent=spent, failure=failure)
+        exp = Expansion(
+            index=rnd,
+            state=self.state_key(node),
+            hypothesis=node.hypothesis,
+            depth=len(node.path),
+            proposed=proposed,
+            kept=kept,
+            generate_spent=spent,
+            failure=failure,
+        )
         self.expansions.append(exp)
         self.mark = self.search
-        self.step(Kind.EXPAND, {"spent": spent, "state": exp.state, "hypothesis": exp.hypothesis, "depth": exp.depth,
-                                "proposed": proposed, "kept": kept, "truncated": proposed - kept,
-                                "failure": failure})  # fmt: skip
+        self.step(
+            Kind.EXPAND,
+            {
+                "spent": spent,
+                "state": exp.state,
+                "hypothesis": exp.hypothesis,
+                "depth": exp.depth,
+                "proposed": proposed,
+                "kept": kept,
+                "truncated": proposed - kept,
+                "failure": failure,
+            },
+        )
 
     def child_verdict(self, e: Event) -> None:
         assert self.expanded is not None and self.pending is not None
@@ -197,8 +232,14 @@ class _Reader:
         cls = classify(v)
         node = _Node((*self.expanded.path, name), v, self.candidate(out))
         self.nodes.setdefault(name, node)
-        b = self.branch(name, state=self.state_key(node), candidate=digest, progress=progress.as_dict(),
-                        resolved=v.resolved, error_class=cls.error_class.value if cls else "")  # fmt: skip
+        b = self.branch(
+            name,
+            state=self.state_key(node),
+            candidate=digest,
+            progress=progress.as_dict(),
+            resolved=v.resolved,
+            error_class=cls.error_class.value if cls else "",
+        )
         self.reached[id(b)] = node
         self.pending = None
 
@@ -232,11 +273,20 @@ class _Reader:
                 continue
             node = self.reached.pop(id(b))
             if c.get("decision") != "keep":
-                b.update(outcome="quarantined" if c.get("rule") == "integrity" else "not expanded", reason=c.get("reason"))
+                b.update(
+                    outcome="quarantined" if c.get("rule") == "integrity" else "not expanded", reason=c.get("reason")
+                )
             elif node.verdict.resolved:
-                self.sealed.append(Sealed(order=len(self.sealed), state=State(node.candidate, self.environment, node.hypothesis,
-                                   len(node.path), b["parent"]), route=b["name"], evidence=node.verdict.evidence.digest,
-                                   suite=node.verdict.evidence.suite, validator=node.verdict.evidence.validator))  # fmt: skip
+                self.sealed.append(
+                    Sealed(
+                        order=len(self.sealed),
+                        state=State(node.candidate, self.environment, node.hypothesis, len(node.path), b["parent"]),
+                        route=b["name"],
+                        evidence=node.verdict.evidence.digest,
+                        suite=node.verdict.evidence.suite,
+                        validator=node.verdict.evidence.validator,
+                    )
+                )
                 b.update(outcome="sealed", reason="all required checks pass", error_class="")
                 i = next(i for i, s in enumerate(self.steps) if s.detail is b)
                 s = self.sealed[-1]
@@ -289,12 +339,31 @@ def read_search(ledger: Ledger, run_id: str, checks: CheckSet, environment: str 
     status = "success" if confirmed is True else "incomplete"
     if winner is not None and confirmed is not True:
         reason = "confirmation_unfunded" if confirmed is None else "confirmation_failed"
-    r.step(Kind.STOP, {"status": status, "reason": reason, "winner": winner.route if winner else "",
-                       "seal": winner.digest if winner else "", "confirmed": confirmed,
-                       "sealed": [s.route for s in r.sealed]})  # fmt: skip
+    r.step(
+        Kind.STOP,
+        {
+            "status": status,
+            "reason": reason,
+            "winner": winner.route if winner else "",
+            "seal": winner.digest if winner else "",
+            "confirmed": confirmed,
+            "sealed": [s.route for s in r.sealed],
+        },
+    )
     define = r.steps[0].detail
     start_node = r.nodes[r.start_state]
     branches = tuple(Branch(**b) for b in r.branches)
-    result = SearchResult(run_id=run_id, status=status, reason=reason, rule=str(define.get("rule", "")), winner=winner, confirmed=confirmed, sealed=tuple(r.sealed),  # type: ignore[arg-type]
-                          expansions=tuple(r.expansions), branches=branches, baseline=start_node.verdict, baseline_run=checks.read(start_node.verdict.evidence))  # fmt: skip
+    result = SearchResult(
+        run_id=run_id,
+        status=status,  # type: ignore[arg-type]
+        reason=reason,
+        rule=str(define.get("rule", "")),
+        winner=winner,
+        confirmed=confirmed,
+        sealed=tuple(r.sealed),
+        expansions=tuple(r.expansions),
+        branches=branches,
+        baseline=start_node.verdict,
+        baseline_run=checks.read(start_node.verdict.evidence),
+    )
     return Readback(r.steps, result, r.limit, r.reserve)

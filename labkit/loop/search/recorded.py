@@ -66,8 +66,10 @@ def _title(kind: Kind, d: dict[str, Any]) -> str:
     if kind == Kind.DEFINE:
         return f"rule registered before any candidate: {d.get('rule')}; reserve {d.get('reserve'):g}"
     if kind == Kind.EXPAND:
-        return (f"expand {d.get('hypothesis') or 'start'}: proposed {d.get('proposed')}, "
-                f"kept {d.get('kept')} (generate {d.get('spent'):g})")  # fmt: skip
+        return (
+            f"expand {d.get('hypothesis') or 'start'}: proposed {d.get('proposed')}, "
+            f"kept {d.get('kept')} (generate {d.get('spent'):g})"
+        )
     if kind == Kind.BRANCH:
         return f"{d.get('name')}: {d.get('outcome')} — {d.get('reason')} (spent {d.get('spent'):g})"
     if kind == Kind.SEAL:
@@ -76,7 +78,9 @@ def _title(kind: Kind, d: dict[str, Any]) -> str:
         return f"{d.get('error_class')} at {d.get('where')}: {d.get('action')}"
     if kind == Kind.CONFIRM:
         ok = d.get("confirmed")
-        return "confirmation not funded" if ok is None else f"confirmation on the sealed set: {'pass' if ok else 'fail'}"
+        return (
+            "confirmation not funded" if ok is None else f"confirmation on the sealed set: {'pass' if ok else 'fail'}"
+        )
     if kind == Kind.STOP:
         return f"task {d.get('status')}; the search ended on: {d.get('reason')}"
     return f"{kind}: {d.get('reason', '')}"
@@ -97,8 +101,21 @@ def steps(ledger: Ledger, run_id: str, checks: CheckSet, environment: str = "") 
             sealed.append(str(d.get("name")))
         elif st.kind == Kind.ERROR_DECISION:
             decisions.append(d)
-        out.append(SearchStep(index=len(out), kind=st.kind, title=_title(st.kind, d), detail=d, limit=back.limit, reserve=back.reserve, search_spent=st.search_spent,
-                              confirm_spent=st.confirm_spent, branches=tuple(branches), sealed=tuple(sealed), decisions=tuple(decisions)))  # fmt: skip
+        out.append(
+            SearchStep(
+                index=len(out),
+                kind=st.kind,
+                title=_title(st.kind, d),
+                detail=d,
+                limit=back.limit,
+                reserve=back.reserve,
+                search_spent=st.search_spent,
+                confirm_spent=st.confirm_spent,
+                branches=tuple(branches),
+                sealed=tuple(sealed),
+                decisions=tuple(decisions),
+            )
+        )
     return out
 
 
@@ -112,9 +129,14 @@ class Sweep:
 
 
 def sweep(
-    case: SearchCase, checker: Checker, baseline: Verdict, totals: Sequence[float], reserve: float,
-    *, workers: int = 2,
-) -> list[Sweep]:  # fmt: skip
+    case: SearchCase,
+    checker: Checker,
+    baseline: Verdict,
+    totals: Sequence[float],
+    reserve: float,
+    *,
+    workers: int = 2,
+) -> list[Sweep]:
     """The real search on `case` at each total budget (same reserve, same scripted routes).
 
     Each total is its own run (its own ledger and budget; what it pays never depends on the

@@ -48,8 +48,14 @@ __all__ = [
 
 def task_of(case: SearchCase) -> Task:
     """The case as the engine sees it (its hidden suite is the sealed final check set)."""
-    return Task(id=case.case.name, start=case.case.start, suite=case.suite, hidden=case.final, patch_cap=case.case.patch_cap,
-                checks=case.checks)  # fmt: skip
+    return Task(
+        id=case.case.name,
+        start=case.case.start,
+        suite=case.suite,
+        hidden=case.final,
+        patch_cap=case.case.patch_cap,
+        checks=case.checks,
+    )
 
 
 def environment_of(case: SearchCase, checker: Checker) -> str:
@@ -79,9 +85,7 @@ class RouteStrategy:
     def propose(self, situation: Situation) -> Proposal:
         path = set(situation.path)  # the route's hypotheses from the start
         children = tuple(
-            Child(patch=p, name=p.description, source="route")
-            for p in routes(self.case)
-            if p.description not in path
+            Child(patch=p, name=p.description, source="route") for p in routes(self.case) if p.description not in path
         )
         return Proposal(children=children, note=f"{len(children)} routes from {situation.state}")
 
@@ -98,33 +102,74 @@ def routes(case: SearchCase) -> list[Patch]:
 
 
 def search_run(
-    case: SearchCase, checker: Checker, baseline: Verdict | None = None, *, total: float, reserve: float,
-    ledger: Ledger, run_id: str, strategy: Strategy | None = None, limits_: SearchLimits | None = None,
-    rule: WinnerRule = smallest_change, retry: RetryPolicy | None = None,
-) -> SearchRun:  # fmt: skip
+    case: SearchCase,
+    checker: Checker,
+    baseline: Verdict | None = None,
+    *,
+    total: float,
+    reserve: float,
+    ledger: Ledger,
+    run_id: str,
+    strategy: Strategy | None = None,
+    limits_: SearchLimits | None = None,
+    rule: WinnerRule = smallest_change,
+    retry: RetryPolicy | None = None,
+) -> SearchRun:
     """The real search on `case` at a `total` budget of cost units, `reserve` of it held for
     the confirmation, recorded in `ledger` under `run_id` (scripted routes by default).
 
     The engine validates the start itself (the task's input, not billed); a `baseline` the
     caller already has must fail the same dev checks, or the search is refused."""
-    budget = Budget(limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)),
-                    ledger=ledger, run_id=run_id)  # fmt: skip
-    out = run_search(task_of(case), strategy or RouteStrategy(case), checker, budget, costs_of(case),
-                     limits=limits_ or SearchLimits(), rule=rule, ledger=ledger, run_id=run_id,
-                     retry=retry or RetryPolicy(), build=byte_compile, environment=environment_of(case, checker))  # fmt: skip
+    budget = Budget(
+        limits(cost_units=total), confirmation=Usage(cost_units=min(reserve, total)), ledger=ledger, run_id=run_id
+    )
+    out = run_search(
+        task_of(case),
+        strategy or RouteStrategy(case),
+        checker,
+        budget,
+        costs_of(case),
+        limits=limits_ or SearchLimits(),
+        rule=rule,
+        ledger=ledger,
+        run_id=run_id,
+        retry=retry or RetryPolicy(),
+        build=byte_compile,
+        environment=environment_of(case, checker),
+    )
     if baseline is not None and case.checks.read(baseline.evidence).failures != out.result.baseline_run.failures:
         raise SearchError("the given baseline and the run's own start verdict fail different dev checks")
     return out
 
 
 def search(
-    case: SearchCase, checker: Checker, baseline: Verdict | None = None, *, total: float, reserve: float,
-    ledger: Ledger, run_id: str, strategy: Strategy | None = None, limits_: SearchLimits | None = None,
-    rule: WinnerRule = smallest_change, retry: RetryPolicy | None = None,
-) -> SearchResult:  # fmt: skip
+    case: SearchCase,
+    checker: Checker,
+    baseline: Verdict | None = None,
+    *,
+    total: float,
+    reserve: float,
+    ledger: Ledger,
+    run_id: str,
+    strategy: Strategy | None = None,
+    limits_: SearchLimits | None = None,
+    rule: WinnerRule = smallest_change,
+    retry: RetryPolicy | None = None,
+) -> SearchResult:
     """`search_run(...).result`: how the search on `case` ended."""
-    return search_run(case, checker, baseline, total=total, reserve=reserve, ledger=ledger, run_id=run_id,
-                      strategy=strategy, limits_=limits_, rule=rule, retry=retry).result  # fmt: skip
+    return search_run(
+        case,
+        checker,
+        baseline,
+        total=total,
+        reserve=reserve,
+        ledger=ledger,
+        run_id=run_id,
+        strategy=strategy,
+        limits_=limits_,
+        rule=rule,
+        retry=retry,
+    ).result
 
 
 @dataclass(frozen=True)

@@ -70,11 +70,20 @@ class SearchRun:
 
 
 def run_search(
-    task: Task, strategy: Strategy, checker: Checker, budget: Budget, costs: Costs, *,
-    limits: SearchLimits = _LIMITS, rule: WinnerRule = smallest_change, ledger: Ledger | None = None,
-    run_id: str = "search", retry: RetryPolicy = _RETRY, build: Callable[[Candidate], object] | None = None,
+    task: Task,
+    strategy: Strategy,
+    checker: Checker,
+    budget: Budget,
+    costs: Costs,
+    *,
+    limits: SearchLimits = _LIMITS,
+    rule: WinnerRule = smallest_change,
+    ledger: Ledger | None = None,
+    run_id: str = "search",
+    retry: RetryPolicy = _RETRY,
+    build: Callable[[Candidate], object] | None = None,
     environment: str = "",
-) -> SearchRun:  # fmt: skip
+) -> SearchRun:
     """Search from `task.start` (its dev verdict is the task's input, not billed) and confirm
     the preregistered `rule`'s winner on `task.hidden`, the sealed final set. `budget.confirmation`
     should hold `costs.confirm`: without it, or when the confirmation fails, the task ends
@@ -84,12 +93,27 @@ def run_search(
     if task.checks is None or task.hidden is None:
         raise SearchError("a search task needs its checks (versions, severities) and its sealed final set (hidden)")
     ledger = ledger if ledger is not None else Ledger()
-    prices = Prices(Payment.fixed(Kind.GENERATE, costs.generate), Payment.fixed(Kind.EXECUTE, costs.execute), start=False)
+    prices = Prices(
+        Payment.fixed(Kind.GENERATE, costs.generate), Payment.fixed(Kind.EXECUTE, costs.execute), start=False
+    )
     run = engine.run(
-        [task], strategy, checker, rounds=limits.max_expansions, keep="severity", stop_at_green=False,
-        case_rules=(Stalled(limits.max_stalled),), ledger=ledger, budget=budget, run_id=run_id,
-        validation_cost=costs.verify, expand="breadth", limits=FrontierLimits(limits.max_depth, limits.max_children),
-        confirm=Confirmation(rule, costs.confirm), prices=prices, failures=Failures(classify_exception, retry),
-        on_alarm="stop", build=build,
-    )  # fmt: skip
+        [task],
+        strategy,
+        checker,
+        rounds=limits.max_expansions,
+        keep="severity",
+        stop_at_green=False,
+        case_rules=(Stalled(limits.max_stalled),),
+        ledger=ledger,
+        budget=budget,
+        run_id=run_id,
+        validation_cost=costs.verify,
+        expand="breadth",
+        limits=FrontierLimits(limits.max_depth, limits.max_children),
+        confirm=Confirmation(rule, costs.confirm),
+        prices=prices,
+        failures=Failures(classify_exception, retry),
+        on_alarm="stop",
+        build=build,
+    )
     return SearchRun(run, read_search(ledger, run_id, task.checks, environment))

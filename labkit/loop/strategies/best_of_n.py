@@ -42,17 +42,22 @@ class BestOfN:
     @property
     def upper(self) -> Usage:
         """One proposal is n calls: what the engine reserves for it."""
-        return Usage(tokens=REFLECT_UPPER.tokens * self.n, calls=self.n,
-                     wall_seconds=REFLECT_UPPER.wall_seconds * self.n, cost_units=REFLECT_UPPER.cost_units * self.n)  # fmt: skip
+        return Usage(
+            tokens=REFLECT_UPPER.tokens * self.n,
+            calls=self.n,
+            wall_seconds=REFLECT_UPPER.wall_seconds * self.n,
+            cost_units=REFLECT_UPPER.cost_units * self.n,
+        )
 
     def propose(self, situation: Situation) -> Proposal:
         if situation.round > 1:
             return Proposal(note="the n samples were drawn in round 1")
         samples = [self.draw(situation, i) for i in range(self.n)]
-        children = tuple(Child(target=s.candidate, name=f"sample-{i}", source="sample")
-                         for i, s in enumerate(samples) if s.candidate is not None)  # fmt: skip
+        children = tuple(
+            Child(target=s.candidate, name=f"sample-{i}", source="sample")
+            for i, s in enumerate(samples)
+            if s.candidate is not None
+        )
         usage = sum((s.usage for s in samples), Usage())
         raw = "\n---\n".join(s.raw for s in samples)
-        return Proposal(
-            children=children, raw=raw, usage=usage, note=f"{len(children)}/{self.n} samples usable"
-        )
+        return Proposal(children=children, raw=raw, usage=usage, note=f"{len(children)}/{self.n} samples usable")

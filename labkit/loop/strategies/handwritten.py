@@ -68,4 +68,3 @@ class HandWritten:
         if not self.diff.strip():
             return Proposal(record=record, failure="no diff: write the change to test", raw="")
         return Proposal(record=record, patch=Patch(self.diff, "your patch"), raw=self.diff)
-

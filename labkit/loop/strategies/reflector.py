@@ -57,10 +57,14 @@ REPLY_SCHEMA: dict[str, Any] = {
     "anyOf": [
         _object(experiment=_object(question=_TEXT, probe=_TEXT)),
         _object(
-            phenomenon=_TEXT, evidence_ref=_TEXT, environment=_TEXT,
-            hypothesis=_object(cause=_TEXT, refuted_if=_TEXT), action=_TEXT,
-            expected=_object(acceptance=_TEXTS, protective=_TEXTS), diff=_TEXT,
-        ),  # fmt: skip
+            phenomenon=_TEXT,
+            evidence_ref=_TEXT,
+            environment=_TEXT,
+            hypothesis=_object(cause=_TEXT, refuted_if=_TEXT),
+            action=_TEXT,
+            expected=_object(acceptance=_TEXTS, protective=_TEXTS),
+            diff=_TEXT,
+        ),
     ]
 }
 LOCAL_ENGINES = ("labkit/smollm2", "labkit/gguf")  # decode under a schema in-process
@@ -156,8 +160,13 @@ class ModelReflector(ModelRole):
         params: dict[str, Any] = {"timeout": self.timeout, **self.extra}
         if self.transcript is not None:
             params.update(transcript=str(self.transcript), replay_key=f"{self.branch}/{key}")
-        return self.ask(messages, max_tokens=self.max_tokens, temperature=0.0,
-                        json_schema=schema if self.uses_schema else None, **params)  # fmt: skip
+        return self.ask(
+            messages,
+            max_tokens=self.max_tokens,
+            temperature=0.0,
+            json_schema=schema if self.uses_schema else None,
+            **params,
+        )
 
     def _ask(self, messages: list[dict[str, str]], key: str) -> tuple[str, Usage]:
         try:
@@ -178,9 +187,7 @@ class ModelReflector(ModelRole):
         ]
 
     def reflect(self, situation: Situation) -> Proposal:
-        key = f"round-{situation.round}" + (
-            f"/obs-{len(situation.observations)}" if situation.observations else ""
-        )
+        key = f"round-{situation.round}" + (f"/obs-{len(situation.observations)}" if situation.observations else "")
         try:
             text, usage = self._ask(self.messages(situation), key)
         except ModelError as exc:  # a timeout keeps the reply received so far, shown raw
@@ -217,9 +224,7 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> P
         try:
             check_record(text)
         except ReplyFormatError as gaps:
-            return Proposal(
-                failure=f"{exc}; as a free-text record it is {gaps}", raw=text, usage=usage
-            )
+            return Proposal(failure=f"{exc}; as a free-text record it is {gaps}", raw=text, usage=usage)
         return Proposal(failure=str(exc), raw=text, usage=usage)
     exp = data.get("experiment")
     if isinstance(exp, dict):
@@ -250,9 +255,5 @@ def read_reply(text: str, situation: Situation, usage: Usage | None = None) -> P
         )
     diff = data.get("diff")
     if not isinstance(diff, str) or not diff.strip():
-        return Proposal(
-            record=record, raw=text, usage=usage, failure="record has no 'diff': no patch to apply"
-        )
-    return Proposal(
-        record=record, patch=Patch(diff, description=record.action), raw=text, usage=usage
-    )
+        return Proposal(record=record, raw=text, usage=usage, failure="record has no 'diff': no patch to apply")
+    return Proposal(record=record, patch=Patch(diff, description=record.action), raw=text, usage=usage)

@@ -53,7 +53,11 @@ def rewrite_messages(s: Situation, feedback: bool, preface: str = "") -> list[di
         ask = "Make the module correct for these tests. If it already is, reply exactly NO CHANGE."
     return [
         {"role": "system", "content": _SYSTEM},
-        {"role": "user", "content": (f"{preface}\n\n" if preface else "") + f"Module {module}:\n```python\n{code}```\n\nTests:\n```python\n{tests}```\n\n{ask}"},
+        {
+            "role": "user",
+            "content": (f"{preface}\n\n" if preface else "")
+            + f"Module {module}:\n```python\n{code}```\n\nTests:\n```python\n{tests}```\n\n{ask}",
+        },
     ]
 
 
@@ -76,8 +80,11 @@ class Rewrite(ModelRole):
     def propose(self, situation: Situation, preface: str = "") -> Proposal:
         if self.once and situation.round > 1:
             return Proposal(note="direct answer: one sample only")
-        reply = self.ask(rewrite_messages(situation, self.feedback, preface), max_tokens=self.max_tokens,
-                         temperature=self.temperature)  # fmt: skip
+        reply = self.ask(
+            rewrite_messages(situation, self.feedback, preface),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
         match = _FENCE.search(reply.text)
         if "NO CHANGE" in reply.text[:40]:
             return Proposal(raw=reply.text, usage=reply.usage, note="no change")

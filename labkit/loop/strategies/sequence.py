@@ -66,8 +66,16 @@ def run_sequence(
 ) -> Checkpointed:
     """Run `steps` as one checkpointed sequence through the engine (see the module docstring)."""
     task = Task(id=run_id, start=candidate, suite=suite)
-    out = run([task], Steps(tuple(steps)), validator, rounds=1, keep="no_worse", stop_at_green=False,
-              ledger=ledger, run_id=run_id)  # fmt: skip
+    out = run(
+        [task],
+        Steps(tuple(steps)),
+        validator,
+        rounds=1,
+        keep="no_worse",
+        stop_at_green=False,
+        ledger=ledger,
+        run_id=run_id,
+    )
     trace = out.traces[task.id]
     attempts = trace.rounds[0].attempts if trace.rounds else ()
     rows = []

@@ -55,7 +55,9 @@ class ReflectiveAgent:
         if self.oracle is None and self.critique is None:
             raise ValueError("a self-critique agent (oracle=None) needs a critique")
         if self.oracle == "external":
-            self._reflexion = Reflexion(actor=self.actor, checker=self.checker, buffer=EpisodicBuffer(budget=self.buffer_budget))
+            self._reflexion = Reflexion(
+                actor=self.actor, checker=self.checker, buffer=EpisodicBuffer(budget=self.buffer_budget)
+            )
 
     @property
     def name(self) -> str:
@@ -93,8 +95,9 @@ class ReflectiveAgent:
         return "\n".join(parts)
 
 
-def commit(agent: ReflectiveAgent, ledger: Ledger, run_id: str, states: Mapping[str, Iterable[Candidate]],
-           skills: SkillLibrary) -> list[Skill]:  # fmt: skip
+def commit(
+    agent: ReflectiveAgent, ledger: Ledger, run_id: str, states: Mapping[str, Iterable[Candidate]], skills: SkillLibrary
+) -> list[Skill]:
     """Store each case's verified win as a skill. `states`: per case, the candidates it could reach
     (the kept one is found by the digest the ledger recorded). Only cases with a kept, validated change in the ledger are stored;
     a self-critique agent has no external verification, so it stores nothing (MemoryRefused)."""
@@ -110,6 +113,10 @@ def commit(agent: ReflectiveAgent, ledger: Ledger, run_id: str, states: Mapping[
         if cand is None:
             raise MemoryRefused(f"case {case!r}: the kept candidate {corr.candidate} is not among its states")
         code = "\n".join(t for p, t in sorted(cand.files.items()) if p.endswith(".py") and not p.startswith("tests/"))
-        skill = Skill(name=f"repair_{case}", description=f"Verified repair of {case.replace('_', ' ')}: {corr.cause}".strip(), code=code)
+        skill = Skill(
+            name=f"repair_{case}",
+            description=f"Verified repair of {case.replace('_', ' ')}: {corr.cause}".strip(),
+            code=code,
+        )
         stored.append(skills.add(skill, Check(skill.name, True, corr.source)))
     return stored

@@ -51,11 +51,7 @@ class ExposureLabel:
     def text(self) -> str:
         if self.origin == "development":
             return "development diagnostics only"
-        who = (
-            f", authorised as development material by {self.authorised_by}"
-            if self.authorised_by
-            else ""
-        )
+        who = f", authorised as development material by {self.authorised_by}" if self.authorised_by else ""
         return f"sealed final set {self.final_set}{who}"
 
 
@@ -124,11 +120,7 @@ def authorise(
     candidate; its label still names the sealed final set it came from."""
     label = candidate.exposure
     if label.origin != "sealed":
-        raise MemoryRefused(
-            "only sealed-exposed material needs authorising; this one is development material"
-        )
+        raise MemoryRefused("only sealed-exposed material needs authorising; this one is development material")
     relabelled = replace(label, authorised_by=authorised_by)
-    record_exposure(
-        ledger, label.final_set, authorised_by=authorised_by, reason=reason, label=relabelled.text
-    )
+    record_exposure(ledger, label.final_set, authorised_by=authorised_by, reason=reason, label=relabelled.text)
     return replace(candidate, exposure=relabelled)

@@ -214,7 +214,9 @@ class Reflexion:
     revise_after: int | None = None
     last: dict[str, tuple[str, Candidate]] = field(default_factory=dict)  # case -> (action, child target)
     windows: list[tuple[str, int, Window]] = field(default_factory=list)  # what each trial read
-    unseen: list[tuple[str, int, str]] = field(default_factory=list)  # (case, trial, action) with no engine verdict kept
+    unseen: list[tuple[str, int, str]] = field(
+        default_factory=list
+    )  # (case, trial, action) with no engine verdict kept
 
     @property
     def name(self) -> str:
@@ -259,8 +261,17 @@ class Reflexion:
         open_ = tuple(sorted(set(self._explanations(s)) - ruled))
         believe = bool(err) and self.believe is not None and self.believe(s.case, s.round - 1, action)
         already = any(r.struck and r.action == action for r in self.buffer.items.get(s.case, []))
-        self.buffer.append(s.case, Episode(trial=s.round - 1, action=action, error_class=err, artifact=_artifact(s), open=open_,
-                                              recommends=action if believe and not already else ""))  # fmt: skip
+        self.buffer.append(
+            s.case,
+            Episode(
+                trial=s.round - 1,
+                action=action,
+                error_class=err,
+                artifact=_artifact(s),
+                open=open_,
+                recommends=action if believe and not already else "",
+            ),
+        )
 
     def _explanations(self, s: Situation) -> tuple[str, ...]:
         ex = getattr(self.actor, "explanations", None)

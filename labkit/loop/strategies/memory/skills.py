@@ -91,8 +91,14 @@ class SkillLibrary:
             raise MemoryRefused(f"skill {skill.name!r} calls {missing}, which are not verified skills in the library")
         if skill.name in self._skills:
             raise MemoryRefused(f"a skill named {skill.name!r} is already stored")
-        stored = Skill(name=skill.name, description=skill.description, code=skill.code, calls=skill.calls, files=dict(skill.files),
-                       verified=check.detail or "passed")  # fmt: skip
+        stored = Skill(
+            name=skill.name,
+            description=skill.description,
+            code=skill.code,
+            calls=skill.calls,
+            files=dict(skill.files),
+            verified=check.detail or "passed",
+        )
         self._skills[skill.name] = stored
         self._index = self._l1_all = None
         return stored
@@ -118,8 +124,11 @@ class SkillLibrary:
             index.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
             self._index = (index, names)
         index, names = self._index
-        words = [w for w in bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
-                 if w in index.vocab_dict]  # fmt: skip
+        words = [
+            w
+            for w in bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
+            if w in index.vocab_dict
+        ]
         if not words:
             return []
         scores = np.round(index.get_scores(words).astype(np.float64), 4)

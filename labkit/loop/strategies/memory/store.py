@@ -98,7 +98,9 @@ def find_correction(ledger: Ledger, run_id: str, case: str = "") -> Correction:
         )
     kept = verified[-1]
     simulated = any(bool(e.detail.get("simulated")) for e in events)
-    return Correction(run_id=run_id, case=kept.case, round=kept.round, candidate=kept.candidate, cause=kept.cause, simulated=simulated)
+    return Correction(
+        run_id=run_id, case=kept.case, round=kept.round, candidate=kept.candidate, cause=kept.cause, simulated=simulated
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,9 +130,11 @@ class CandidateExplanation:
     def hypothesis(self) -> Hypothesis:
         """The lesson as a falsifiable hypothesis for the new task."""
         exp = self.entry.experience
-        return Hypothesis(cause=f"{exp.failure_mode} (as in {exp.source})",
-                          refuted_if=f"the signal is absent, or: {exp.counterexample}",
-                          evidence_ref=f"memory:{self.entry.key}@v{self.entry.version}")  # fmt: skip
+        return Hypothesis(
+            cause=f"{exp.failure_mode} (as in {exp.source})",
+            refuted_if=f"the signal is absent, or: {exp.counterexample}",
+            evidence_ref=f"memory:{self.entry.key}@v{self.entry.version}",
+        )
 
 
 @dataclass(frozen=True)
@@ -168,11 +172,21 @@ class ExperienceStore:
         key = exp.lesson
         version = 1 + max((e.version for e in self._all() if e.key == key), default=0)
         event = self.ledger.record(
-            STORE_RUN, version, Role.MEMORY, Kind.REMEMBER, outputs=json.dumps(exp.as_dict(), sort_keys=True),
-            detail={"key": key, "version": version, "exposure": Exposure.DEVELOPMENT.value,
-                    "source_run": correction.run_id, "source_round": correction.round,
-                    "candidate": correction.candidate, "simulated": correction.simulated},
-        )  # fmt: skip
+            STORE_RUN,
+            version,
+            Role.MEMORY,
+            Kind.REMEMBER,
+            outputs=json.dumps(exp.as_dict(), sort_keys=True),
+            detail={
+                "key": key,
+                "version": version,
+                "exposure": Exposure.DEVELOPMENT.value,
+                "source_run": correction.run_id,
+                "source_round": correction.round,
+                "candidate": correction.candidate,
+                "simulated": correction.simulated,
+            },
+        )
         return _entry(self.ledger, event.seq, event.output_hash, dict(event.detail))
 
     def entries(self) -> list[LessonVersion]:
@@ -182,9 +196,7 @@ class ExperienceStore:
             latest[e.key] = e
         return sorted(latest.values(), key=lambda e: e.seq)
 
-    def retrieve(
-        self, facts: Mapping[str, bool], *, environment: str, today: dt.date | None = None
-    ) -> Retrieval:
+    def retrieve(self, facts: Mapping[str, bool], *, environment: str, today: dt.date | None = None) -> Retrieval:
         """Re-check every lesson against the task's facts and environment; return the ones whose
         preconditions hold as candidate explanations, and the rest withheld with the reason."""
         got: list[CandidateExplanation] = []
@@ -210,17 +222,25 @@ class ExperienceStore:
 
 def _entry(ledger: Ledger, seq: int, output_hash: str, d: dict[str, object]) -> LessonVersion:
     exp = Experience.from_mapping(json.loads(ledger.get(output_hash)))
-    return LessonVersion(key=str(d["key"]), version=int(str(d["version"])), experience=exp, exposure=Exposure(str(d["exposure"])), source_run=str(d["source_run"]),
-                 source_round=int(str(d["source_round"])), candidate=str(d["candidate"]), simulated=bool(d["simulated"]), seq=seq)  # fmt: skip
+    return LessonVersion(
+        key=str(d["key"]),
+        version=int(str(d["version"])),
+        experience=exp,
+        exposure=Exposure(str(d["exposure"])),
+        source_run=str(d["source_run"]),
+        source_round=int(str(d["source_round"])),
+        candidate=str(d["candidate"]),
+        simulated=bool(d["simulated"]),
+        seq=seq,
+    )
 
 
 def _sealed_names(sealed: AcceptanceSuite | Iterable[str] | None) -> set[str]:
     if sealed is None:
         return set()
     ids = (
-        set(sealed) if not hasattr(sealed, "tests") else
-        {*sealed.tests, *sealed.fail_to_pass, *sealed.pass_to_pass}  # type: ignore[union-attr]
-    )  # fmt: skip
+        set(sealed) if not hasattr(sealed, "tests") else {*sealed.tests, *sealed.fail_to_pass, *sealed.pass_to_pass}  # type: ignore[union-attr]
+    )
     names = set(ids)
     for i in ids:
         path, _, test = i.partition("::")
@@ -228,7 +248,9 @@ def _sealed_names(sealed: AcceptanceSuite | Iterable[str] | None) -> set[str]:
     return names
 
 
-def _sealed_leaks(exp: Experience, sealed: AcceptanceSuite | Iterable[str] | None, sources: tuple[str, ...]) -> list[str]:
+def _sealed_leaks(
+    exp: Experience, sealed: AcceptanceSuite | Iterable[str] | None, sources: tuple[str, ...]
+) -> list[str]:
     names = _sealed_names(sealed)
     if not names:
         return []
