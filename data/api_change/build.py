@@ -18,21 +18,25 @@ START = {p.relative_to(ROOT / "start").as_posix(): p.read_text() for p in sorted
 LIB = "userlib/__init__.py"
 
 # A: restore the old API inside the library (a local fork of userlib 2.0).
-RESTORE = START[LIB].replace(
-    '__all__ = ["UnknownUser", "User", "fetch_user"]',
-    '__all__ = ["UnknownUser", "User", "fetch_user", "get_user"]',
-) + '''
+RESTORE = (
+    START[LIB].replace(
+        '__all__ = ["UnknownUser", "User", "fetch_user"]',
+        '__all__ = ["UnknownUser", "User", "fetch_user", "get_user"]',
+    )
+    + '''
 
 def get_user(uid: int) -> dict[str, object]:
     """The 1.x API, restored: a plain dict."""
     user = fetch_user(uid)
     return {"user_id": user.user_id, "name": user.name, "email": user.email, "born": user.born}
 '''
+)
 
 # B: a compatibility layer: records answer dict-style reads and writes, get_user aliases fetch_user.
-LAYER = START[LIB].replace(
-    "    born: int\n",
-    '''    born: int
+LAYER = (
+    START[LIB].replace(
+        "    born: int\n",
+        """    born: int
 
     # compatibility layer for 1.x callers that treat users as dicts
     def __getitem__(self, key: str) -> object:
@@ -40,19 +44,27 @@ LAYER = START[LIB].replace(
 
     def __setitem__(self, key: str, value: object) -> None:
         object.__setattr__(self, key, value)
-''',
-) + '''
+""",
+    )
+    + """
 
 get_user = fetch_user  # 1.x name, kept for old callers
-'''
+"""
+)
 
 # C: fix the callers to use the 2.0 API.
-PROFILE = START["app/profile.py"].replace("import get_user", "import fetch_user").replace(
-    "user = get_user(uid)", "user = fetch_user(uid)").replace(
-    "{user['name']} <{user['email']}>", "{user.name} <{user.email}>")
-REPORT = START["app/report.py"].replace("import get_user", "import fetch_user").replace(
-    "user = get_user(uid)", "user = fetch_user(uid)").replace(
-    'out[user["name"]] = user["born"]', "out[user.name] = user.born")
+PROFILE = (
+    START["app/profile.py"]
+    .replace("import get_user", "import fetch_user")
+    .replace("user = get_user(uid)", "user = fetch_user(uid)")
+    .replace("{user['name']} <{user['email']}>", "{user.name} <{user.email}>")
+)
+REPORT = (
+    START["app/report.py"]
+    .replace("import get_user", "import fetch_user")
+    .replace("user = get_user(uid)", "user = fetch_user(uid)")
+    .replace('out[user["name"]] = user["born"]', "out[user.name] = user.born")
+)
 
 ROUTES = {
     "restore_old_api": ({LIB: RESTORE}, "A restore the old API (get_user back in the library)"),

@@ -64,8 +64,16 @@ def build() -> list[dict[str, object]]:
             # every case with a longer context than the last, so cost and latency grow.
             cost = 1.0 if rnd == 0 else round((1.0 + 0.6 * (rnd - 1)) * rng.uniform(0.8, 1.2), 3)
             seconds = round((2.0 if rnd == 0 else 3.0 + 1.5 * (rnd - 1)) * rng.uniform(0.7, 1.3), 3)
-            rows.append({"case": c, "slice": slice_of[c], "round": rnd,
-                         "correct": str(ok).lower(), "cost": cost, "seconds": seconds})
+            rows.append(
+                {
+                    "case": c,
+                    "slice": slice_of[c],
+                    "round": rnd,
+                    "correct": str(ok).lower(),
+                    "cost": cost,
+                    "seconds": seconds,
+                }
+            )
     return rows
 
 
