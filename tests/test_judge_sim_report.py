@@ -30,8 +30,11 @@ def test_the_recorded_report_is_what_the_simulated_judge_gives_now() -> None:
 
 
 def test_the_page_opens_on_the_recording_and_computes_every_other_setting(monkeypatch) -> None:  # noqa: ANN001
-    opening = {name: page.SIM[name].value for name in ("k", "beta", "phi", "delta", "n_questions")}
-    assert sim_report.SimSetting(**opening) == sim_report.OPENING  # the sliders start where it was recorded
+    opening = [page.SIM[name].value for name in ("k", "beta", "phi", "delta", "n_questions")]
+    k, beta, phi, delta, n_questions = opening
+    assert (
+        sim_report.SimSetting(k=k, beta=beta, phi=phi, delta=delta, n_questions=n_questions) == sim_report.OPENING
+    )  # the sliders start where it was recorded
 
     def no_fit(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("fitted again")
