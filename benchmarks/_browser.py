@@ -772,6 +772,22 @@ def walk_stepper(s: StepperDriver, spec: ViewSpec | None, shots: Path | None = N
     return views
 
 
+STABLE_GAP = 0.5  # seconds between two reads of a first view that must agree
+
+
+def _stable_view(s: StepperDriver, name: str) -> str:
+    deadline = time.monotonic() + STEP_TIMEOUT
+    last = s.view()
+    while True:
+        s.page.wait_for_timeout(STABLE_GAP * 1000)
+        now = s.view()
+        if now == last:
+            return now
+        if time.monotonic() > deadline:
+            raise E2EError(f"{name}: the first view kept changing for {STEP_TIMEOUT:.0f}s:\n" + _diff(last, now))
+        last = now
+
+
 def _arrive(
     s: StepperDriver,
     i: int,
@@ -802,7 +818,9 @@ def _arrive(
                 f"{name}: at step {i} ({item!r}) {spec.selector} should read {want!r}, "
                 f"shows {s.spec_texts(spec.selector)!r}"
             ) from None
-    view = s.view()
+    # the page's first look (nothing to compare with yet): a widget elsewhere on the page may still
+    # be mounting (marimo's code editor), so read until two reads STABLE_GAP apart agree
+    view = s.view() if same_as is not None or changed_from is not None else _stable_view(s, name)
     if same_as is not None and view != same_as:
         try:
             view = wait_until(lambda: (v := s.view()) == same_as and v, REVISIT_TIMEOUT, "")
