@@ -9,7 +9,7 @@ the suites, the named states a repairer can reach — is the Case's own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -17,10 +17,9 @@ from typing import Literal, cast, get_args
 
 from labkit.core.paths import DATA
 from labkit.core.types import Candidate, Patch
-from labkit.experiments.case_task import task_of
+from labkit.experiments.case_task import CaseView
 from labkit.grading.acceptance import AcceptanceSuite
-from labkit.grading.cases import Case, CaseError, State, load_case
-from labkit.loop.engine.trace import Task
+from labkit.grading.cases import Case, CaseError, load_case
 
 __all__ = ["CASES_DIR", "CasePatch", "RepairCase", "load_cases"]
 
@@ -43,7 +42,7 @@ class CasePatch:
 
 
 @dataclass(frozen=True)
-class RepairCase:
+class RepairCase(CaseView):
     """A Case seen as a repair case (the repair experiment's words: original, visible, hidden)."""
 
     case: Case
@@ -65,14 +64,6 @@ class RepairCase:
                 raise CaseError(
                     f"{where}: field 'patches.{name}.effect': expected one of {get_args(Effect)}, got {p.effect!r}"
                 )
-
-    @property
-    def id(self) -> str:
-        return self.case.name
-
-    @property
-    def title(self) -> str:
-        return self.case.title
 
     @property
     def slice(self) -> str:
@@ -128,19 +119,9 @@ class RepairCase:
                 return p
         raise CaseError(f"case {self.id!r} has no patch {name!r}; it has {[p.name for p in self.patches]}")
 
-    @property
-    def states(self) -> Mapping[str, State]:
-        """Every state a repairer can reach: the original and each patch (the Case's own)."""
-        return self.case.states
-
     def candidate(self, name: str = "original") -> Candidate:
         """The original with patch `name` applied (on top of the fix, if that is its base)."""
         return self.case.candidate(name)
-
-    @cached_property
-    def task(self) -> Task:
-        """The case as the engine runs it: visible suite judged, hidden suite only scored."""
-        return task_of(self.case)
 
 
 def load_cases(root: str | Path = CASES_DIR, ids: Iterable[str] | None = None) -> tuple[RepairCase, ...]:

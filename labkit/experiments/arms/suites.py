@@ -21,17 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from labkit.core.types import Candidate
-from labkit.experiments.case_task import task_of
+from labkit.experiments.case_task import CaseView
 from labkit.experiments.repair_case import load_cases
 from labkit.grading.acceptance import AcceptanceSuite
 from labkit.grading.case_spec import CaseSpec
 from labkit.grading.cases import Case, CaseError, State, StateKind
 from labkit.grading.importers.humaneval import HIDDEN, STUB, VISIBLE, Example, split
-from labkit.loop.engine.trace import Task
 
 __all__ = ["HIDDEN", "VISIBLE", "ArmCase", "StateKind", "humaneval_cases", "repair_arm_cases"]
 
@@ -39,7 +37,7 @@ MODULE = "solution.py"
 
 
 @dataclass(frozen=True)
-class ArmCase:
+class ArmCase(CaseView):
     """A Case as the arms run it: which suite it belongs to and what a model is asked to do.
 
     The task, the named states and their kinds are the Case's own (`Case.states`)."""
@@ -48,18 +46,6 @@ class ArmCase:
     suite: str  # "humaneval" | "humaneval-control" | "repair"
     prompt: str = ""  # what a model is asked to implement (HumanEval prompt / repair title)
     unparsed: tuple[str, ...] = ()  # docstring example lines that could not be read by value
-
-    @property
-    def id(self) -> str:
-        return self.case.name
-
-    @cached_property
-    def task(self) -> Task:
-        return task_of(self.case)
-
-    @property
-    def states(self) -> Mapping[str, State]:
-        return self.case.states
 
     @property
     def start_kind(self) -> StateKind:

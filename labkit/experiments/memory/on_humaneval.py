@@ -23,7 +23,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -32,12 +32,11 @@ import polars as pl
 
 from labkit.core.types import Candidate
 from labkit.core.versions import package_versions
-from labkit.experiments.case_task import task_of
+from labkit.experiments.case_task import CaseView
 from labkit.experiments.memory.actors import ModelActor
 from labkit.grading.cases import Case, State
 from labkit.grading.verdicts import Checker
 from labkit.loop import engine
-from labkit.loop.engine.trace import Task
 from labkit.loop.strategies.memory.episodic import EpisodicBuffer, Reflexion
 from labkit.models import smollm2
 from labkit.record.ledger import Ledger
@@ -56,27 +55,11 @@ class Option:
 
 
 @dataclass(frozen=True)
-class HumanEvalCase:
+class HumanEvalCase(CaseView):
     """One problem as the Reflexion experiment sees it: a view of the arms suite's Case, whose
     states may include real mutants (wrong), and the actor's options read from those states."""
 
     case: Case
-
-    @property
-    def id(self) -> str:
-        return self.case.name
-
-    @property
-    def title(self) -> str:
-        return self.case.title
-
-    @cached_property
-    def task(self) -> Task:
-        return task_of(self.case)
-
-    @property
-    def states(self) -> Mapping[str, State]:
-        return self.case.states
 
     @cached_property
     def patches(self) -> tuple[Option, ...]:
