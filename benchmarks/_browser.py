@@ -590,6 +590,24 @@ _SCOPE = """(el) => {
   return document.body;
 }"""
 
+# One read of a stepper's view, from the stepper element itself: its scope's text, or null while
+# a chart there is still loading or rendering (one round trip and one walk of the page per read).
+_VIEW = f"""(el) => {{
+  const scope = ({_SCOPE})(el);
+  const text = ({_DEEP_TEXT})(scope);
+  if (text.includes({json.dumps(_CHART_PLACEHOLDER)})) return null;
+  return ({_CHARTS_RENDERED})(scope) ? text : null;
+}}"""
+_SPEC_TEXTS = f"(el, sel) => ({_DEEP_QUERY})(({_SCOPE})(el), sel)"
+# The stepper's label as a reader sees it: scrolled to first if off-screen. JupyterLab skips
+# rendering off-screen cells, and an unrendered element's innerText is empty until it is laid
+# out again after the scroll (the caller polls until it reads).
+_LABEL_TEXT = """(el) => {
+  if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({block: 'nearest'});
+  const label = el.querySelector('.labkit-label');
+  return label ? label.innerText : '';
+}"""
+
 _LABEL = re.compile(r"^\s*(?P<unit>.*?)\s*(?P<i>\d+) of (?P<n>\d+)(?:\s*·\s*(?P<name>.*))?$", re.S)
 
 
@@ -651,16 +669,8 @@ class StepperDriver:
 
     def label(self) -> tuple[int, int, str]:
         """(1-based position, count, item name) as the live label reads."""
-        # as a reader would: scrolled to it. JupyterLab skips rendering off-screen cells, and an
-        # unrendered element's innerText is empty until it is laid out again after the scroll.
-        label = self.root.locator(".labkit-label")
-
-        def shown() -> str:
-            self.root.scroll_into_view_if_needed()
-            return str(label.inner_text())
-
         try:
-            text = wait_until(shown, 10.0, "the stepper label to be laid out")
+            text = wait_until(lambda: str(self.root.evaluate(_LABEL_TEXT)), 10.0, "the stepper label to be laid out")
         except E2EError:
             text = ""
         m = _LABEL.match(text)
@@ -671,22 +681,18 @@ class StepperDriver:
     def count(self) -> int:
         return self.label()[1]
 
-    def charts_rendered(self) -> bool:
-        # marimo shows "Loading chart..." before a chart's .vega-embed even exists: not yet rendered
-        scope = self.root.evaluate_handle(_SCOPE)
-        if _CHART_PLACEHOLDER in str(scope.evaluate(_DEEP_TEXT)):
-            return False
-        return bool(scope.evaluate(_CHARTS_RENDERED))
-
     def view(self) -> str:
-        """The text shown around the stepper, read once every chart in it has rendered."""
-        wait_until(self.charts_rendered, STEP_TIMEOUT, "the charts on the page to finish rendering")
-        scope = self.root.evaluate_handle(_SCOPE)
-        return str(scope.evaluate(_DEEP_TEXT))
+        """The text shown around the stepper, read once every chart in it has rendered (marimo
+        shows "Loading chart..." before a chart's .vega-embed even exists: not yet rendered)."""
+
+        def read() -> list[str] | None:
+            text = self.root.evaluate(_VIEW)
+            return None if text is None else [str(text)]
+
+        return wait_until(read, STEP_TIMEOUT, "the charts on the page to finish rendering")[0]
 
     def spec_texts(self, selector: str) -> list[str]:
-        scope = self.root.evaluate_handle(_SCOPE)
-        return [str(t).strip() for t in scope.evaluate(_DEEP_QUERY, selector)]
+        return [str(t).strip() for t in self.root.evaluate(_SPEC_TEXTS, selector)]
 
     def click(self, which: str) -> None:
         self._mark = self.runs.seq if self.runs else 0
@@ -715,6 +721,9 @@ def _diff(expected: str, actual: str) -> str:
 
 
 WALK = 4  # steps walked one by one at each end; a long stepper (200 pairs) is sampled, not walked
+# LABKIT_STEP_SHOTS=1 saves a screenshot of every step walked to build/e2e/ (about 150 in the whole
+# suite, a tenth of its browser time); by default each test saves one picture of its page.
+STEP_SHOTS = os.environ.get("LABKIT_STEP_SHOTS", "") not in ("", "0")
 
 
 def walk_stepper(s: StepperDriver, spec: ViewSpec | None, shots: Path | None = None, name: str = "") -> dict[int, str]:
@@ -737,8 +746,8 @@ def walk_stepper(s: StepperDriver, spec: ViewSpec | None, shots: Path | None = N
     views: dict[int, str] = {0: _arrive(s, 0, None, spec, name)}
     _ends(s, 0, n, name)
 
-    def shot(i: int) -> None:
-        if shots:
+    def shot(i: int) -> None:  # a picture of each step walked, when asked for (STEP_SHOTS)
+        if shots and STEP_SHOTS:
             s.screenshot(shots / f"{name}-step{i}.png")
 
     shot(0)
