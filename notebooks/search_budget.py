@@ -43,31 +43,30 @@ def _(case, mo, runs):
 
 @app.cell
 def _():
+    from labkit.experiments import search_recording
     from labkit.grading.sealed import load_search_case
-    from labkit.grading.verdicts import build_checker
-    from labkit.loop.search.recorded import sweep
     from labkit.views import search_pages
 
-    return build_checker, load_search_case, search_pages, sweep
+    return load_search_case, search_pages, search_recording
 
 
 @app.cell
-def _(build_checker, load_search_case, sweep):
+def _(load_search_case, search_recording):
     case = load_search_case("api_change")
-    # the engine's verdict cache, kept in build/: each distinct candidate's dev checks run once, not
-    # on every open (the sealed final set is never cached: each confirmation runs for real)
-    checker = build_checker("search_budget")
-    baseline = checker.check(case.case.start, case.suite).verdict
-    totals = list(range(10, 23))
-    runs = {s.total: s for s in sweep(case, checker, baseline, totals, reserve=2)}
-    _saved = checker.cache.save()
-    return baseline, case, runs, totals
+    # the search at every total from 10 to 22 units, read back from its recorded ledger (real dev
+    # checks, real sealed confirmations: python -m labkit.experiments.search_recording); if the
+    # case has changed since, it is searched now, for real
+    opened = search_recording.open_sweep(case)
+    baseline, runs, totals = opened.baseline, opened.runs, opened.totals
+    return baseline, case, opened, runs, totals
 
 
 @app.cell
-def _(baseline, case, mo):
+def _(baseline, case, mo, opened):
     _fails = [r.nodeid.split("::")[-1] for r in baseline.evidence.failures]
     mo.md(f"""
+    *Source: {opened.note}.*
+
     The task arrives with its evidence: on the start, the dev checks fail
     **{", ".join(_fails)}** (check set `{case.checks.name}`, {len(case.checks.checks)} checks with
     severities). The sealed final set has digest `{case.final.digest}`; only pass/fail ever comes
@@ -78,7 +77,7 @@ def _(baseline, case, mo):
 
 @app.cell
 def _(mo, totals):
-    total = mo.ui.slider(totals[0], totals[-1], value=15, step=1, label="total budget (cost units)", show_value=True)
+    total = mo.ui.slider(int(totals[0]), int(totals[-1]), value=15, step=1, label="total budget (cost units)", show_value=True)
     total
     return (total,)
 

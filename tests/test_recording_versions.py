@@ -11,7 +11,7 @@ from recordings import assert_as_recorded, first_difference
 
 from labkit.core import versions
 from labkit.experiments import cache_isolation as cache_case
-from labkit.experiments import repair_recording
+from labkit.experiments import repair_recording, search_recording
 from labkit.experiments.arms import incidents, stops
 from labkit.experiments.arms.__main__ import depends_on
 from labkit.experiments.judging import cascade, random_run, sim_report, simjudge
@@ -59,6 +59,7 @@ RECORDERS = {
     "judge/sim_report.json": sim_report.DEPENDS_ON,
     "long_projects/shop_study.json": long_projects.DEPENDS_ON,
     "published/reflexion/ladder.meta.json": regrade.DEPENDS_ON,
+    "search_budget/sweep.json": search_recording.DEPENDS_ON,
     "triage/recording.json": triage.DEPENDS_ON,
 }
 

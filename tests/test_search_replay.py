@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
+import pytest
+from recordings import assert_as_recorded
+
+from labkit.experiments import search_recording
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
 from labkit.grading.verdicts import Checker
@@ -18,6 +28,8 @@ from labkit.views.search_pages import (
     sweep_chart,
     sweep_frame,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +136,97 @@ def test_a_reopened_sweep_reuses_its_dev_check_verdicts_and_spends_the_same(runs
         fresh = [(st.kind, st.search_spent, st.confirm_spent, st.left, st.held) for st in s.steps]
         assert accounts == [fresh, fresh]
         assert again[total].result.status == s.result.status
+
+
+# how an event was obtained or how long it took, not what happened (a cache hit, seconds), and
+# what names the machine (the validator id digests the interpreter's path; verdict digests use it)
+_WORKSPACE = re.compile(r"/tmp/ws-[0-9a-f]+")
+_WALL = re.compile(r"wall_seconds=[0-9.e-]+")
+_ASIDE = {"cached", "wall_seconds", "seconds", "digest", "validator", "environment"}
+
+
+def _content(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        out = {k: _content(v) for k, v in value.items() if k not in _ASIDE}
+        if "results" in out:  # [test id, outcome, message, seconds]
+            out["results"] = [r[:3] for r in out["results"]]
+        return out
+    if isinstance(value, list | tuple):
+        return [_content(v) for v in value]
+    if isinstance(value, str):  # a test's message names the run's own fresh workspace; a budget
+        return _WALL.sub("wall_seconds=<s>", _WORKSPACE.sub("<workspace>", value))  # message, its seconds
+    return value
+
+
+def _events(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
+    """Every event of `run_id`, in ledger order, timings and the machine aside."""
+    return [
+        {
+            "round": e.round,
+            "role": e.role,
+            "kind": e.kind,
+            "cost_units": e.cost_units,
+            "detail": _content(e.detail),
+            "evidence": _content(json.loads(e.evidence) if isinstance(e.evidence, str) and e.evidence else e.evidence),
+        }
+        for e in ledger.events(run_id)
+    ]
+
+
+def test_the_recorded_sweep_is_what_the_search_gives_now(runs: dict[float, Sweep]) -> None:
+    """notebooks/search_budget opens on data/search_budget/sweep.*: three of its totals, searched
+    now with fresh pytest runs, give every recorded event, step and outcome (timings aside)."""
+    case = load_search_case("api_change")
+    meta = json.loads(search_recording.RECORD.with_suffix(".json").read_text(encoding="utf-8"))
+    assert (
+        meta["command"]
+        == f"python -m labkit.experiments.search_recording --out {search_recording.RECORD.relative_to(ROOT)}"
+    )
+    assert meta["pytest_runs"] >= 4 and meta["totals"] == [f"{t:g}" for t in range(10, 23)]
+    shown = search_recording.recorded(case)
+    assert shown is not None
+    by_total = {s.total: s for s in shown}
+    assert list(by_total) == [float(t) for t in range(10, 23)]
+    for total, live in runs.items():
+        rec = by_total[total]
+        rid = search_recording.run_id(total)
+        assert rec.ledger is not None and live.ledger is not None
+        recorded_events = _events(rec.ledger, rid)
+        assert len(recorded_events) > 20
+        assert_as_recorded(_events(live.ledger, rid), recorded_events, meta, f"the recorded search at {total:g}")
+        # read back as the page reads the recording (its states named in the recorded environment:
+        # the validator's id digests this machine's interpreter path), every step and seal is the same
+        now = steps(live.ledger, rid, case.checks, meta["environment"])
+        assert [(s.kind, s.title, s.search_spent, s.confirm_spent) for s in rec.steps] == [
+            (s.kind, s.title, s.search_spent, s.confirm_spent) for s in now
+        ]
+        assert (rec.result.status, rec.result.reason, rec.result.confirmed) == (
+            live.result.status, live.result.reason, live.result.confirmed,
+        )  # fmt: skip
+    # where the task turns incomplete, as the page says: 10-13 incomplete, 14 and up confirmed
+    assert {t: s.result.status for t, s in by_total.items()} == {
+        float(t): "incomplete" if t < 14 else "success" for t in range(10, 23)
+    }
+
+
+def test_the_page_opens_on_the_recording_while_the_case_is_as_recorded(tmp_path) -> None:
+    case = load_search_case("api_change")
+    opened = search_recording.open_sweep(case, checker=_refuse_to_check())
+    assert opened.recorded and opened.note == search_recording.RECORDED_NOTE
+    assert opened.totals == [float(t) for t in range(10, 23)]
+    assert [r.nodeid.split("::")[-1] for r in opened.baseline.evidence.failures]  # the start fails dev checks
+    # the case edited since (any file of its folder): the recording is not read
+    changed = tmp_path / "api_change"
+    shutil.copytree(case.case.root, changed)
+    (changed / "tests" / "test_extra.py").write_text("def test_new():\n    assert True\n")
+    edited = replace(case, case=replace(case.case, root=changed))
+    assert search_recording.fingerprint(edited) != search_recording.fingerprint(case)
+    assert search_recording.recorded(edited) is None
+
+
+def _refuse_to_check() -> Checker:
+    class Refusing(Checker):
+        def check(self, *a: Any, **kw: Any) -> Any:
+            raise AssertionError("the page opened on the recording must not validate anything")
+
+    return Refusing(Validator())
