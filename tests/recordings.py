@@ -6,12 +6,12 @@ packages the recording's numbers depend on are installed at other versions than 
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from labkit.core.versions import describe_drift
 
-__all__ = ["assert_as_recorded", "first_difference"]
+__all__ = ["assert_as_recorded", "first_difference", "what_happened"]
 
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 120
@@ -52,3 +52,19 @@ def assert_as_recorded(now: Any, recorded: Any, record: Mapping[str, Any], what:
         f"  first difference {first_difference(now, recorded)}\n"
         f"  once the change is understood, record it again: {how}"
     )
+
+
+def what_happened(value: Any, aside: Collection[str], scrub: Callable[[str], str] | None = None) -> Any:
+    """An event's detail or evidence (JSON-like) with only what happened: the keys in `aside`
+    (timings, cache hits, what names the machine) dropped at any depth, each test result cut to
+    [test id, outcome, message] (its seconds dropped), and every string passed through `scrub`."""
+    if isinstance(value, Mapping):
+        out = {k: what_happened(v, aside, scrub) for k, v in value.items() if k not in aside}
+        if "results" in out:
+            out["results"] = [r[:3] for r in out["results"]]
+        return out
+    if isinstance(value, list | tuple):
+        return [what_happened(v, aside, scrub) for v in value]
+    if isinstance(value, str) and scrub is not None:
+        return scrub(value)
+    return value

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from recordings import assert_as_recorded
+from recordings import assert_as_recorded, what_happened
 
 from labkit.experiments import repair
 from labkit.experiments import repair_recording as recording
@@ -25,14 +25,7 @@ ASIDE = {"cached", "wall_seconds", "cost_so_far", "digest", "validator"}
 
 
 def _content(value: Any) -> Any:
-    if isinstance(value, dict):
-        out = {k: _content(v) for k, v in value.items() if k not in ASIDE}
-        if "results" in out:  # [test id, outcome, message, seconds]
-            out["results"] = [r[:3] for r in out["results"]]
-        return out
-    if isinstance(value, list):
-        return [_content(v) for v in value]
-    return value
+    return what_happened(value, ASIDE)
 
 
 def _by_case(frame: pl.DataFrame, cases: set[str]) -> dict[str, list[dict[str, Any]]]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from recordings import assert_as_recorded
+from recordings import assert_as_recorded, what_happened
 
 from labkit.experiments import search_recording
 from labkit.grading.sealed import load_search_case
@@ -146,16 +145,8 @@ _ASIDE = {"cached", "wall_seconds", "seconds", "digest", "validator", "environme
 
 
 def _content(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        out = {k: _content(v) for k, v in value.items() if k not in _ASIDE}
-        if "results" in out:  # [test id, outcome, message, seconds]
-            out["results"] = [r[:3] for r in out["results"]]
-        return out
-    if isinstance(value, list | tuple):
-        return [_content(v) for v in value]
-    if isinstance(value, str):  # a test's message names the run's own fresh workspace; a budget
-        return _WALL.sub("wall_seconds=<s>", _WORKSPACE.sub("<workspace>", value))  # message, its seconds
-    return value
+    # a test's message names the run's own fresh workspace; a budget message, its seconds
+    return what_happened(value, _ASIDE, lambda t: _WALL.sub("wall_seconds=<s>", _WORKSPACE.sub("<workspace>", t)))
 
 
 def _events(ledger: Ledger, run_id: str) -> list[dict[str, Any]]:
