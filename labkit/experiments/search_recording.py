@@ -13,7 +13,7 @@ totals and reserve, the case's fingerprint (every file of data/api_change), wher
 live, and the Python and pytest versions. The page reads each search back from the recorded
 events (`labkit.loop.search.readback`, the same reader as for a live search) and says that it
 is recorded. If the case has changed since, the page runs the searches instead.
-tests/test_search_recording.py runs three totals live and compares every event with the
+tests/test_search_replay.py runs three totals live and compares every event with the
 recording, timings aside.
 """
 
@@ -39,8 +39,8 @@ from labkit.loop.search.recorded import Sweep, steps, sweep
 from labkit.loop.search.search_case import environment_of, search
 from labkit.record.ledger import Ledger
 
-__all__ = ["CASE", "DEPENDS_ON", "RECORD", "RECORDED_NOTE", "RESERVE", "TOTALS", "OpenedSweep", "fingerprint",
-           "main", "open_sweep", "record", "recorded", "run_id"]  # fmt: skip
+__all__ = ["CASE", "DEPENDS_ON", "LIVE_NOTE", "RECORD", "RECORDED_NOTE", "RESERVE", "TOTALS", "OpenedSweep",
+           "fingerprint", "main", "open_sweep", "record", "recorded", "run_id"]  # fmt: skip
 
 RECORD = DATA / "search_budget" / "sweep.sqlite"
 CASE = "api_change"
@@ -56,9 +56,16 @@ def run_id(total: float) -> str:
 
 
 def fingerprint(case: SearchCase) -> str:
-    """A digest of every file of the case's folder (its start, tests, sealed final set, patches, case.json)."""
+    """A digest of every file of the case's folder (its start, tests, sealed final set, patches,
+    case.json), leaving out what running its tests by hand leaves behind (__pycache__, .pytest_cache)."""
     root = case.case.root
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+    def material(p: Path) -> bool:
+        return p.is_file() and not any(
+            part == "__pycache__" or part.startswith(".") for part in p.relative_to(root).parts
+        )
+
+    files = sorted(p for p in root.rglob("*") if material(p))
     lines = [f"{p.relative_to(root).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}" for p in files]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
