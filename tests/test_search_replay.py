@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from recordings import assert_as_recorded, what_happened
 
+from labkit.core.errors import SearchError
 from labkit.experiments import search_recording
 from labkit.grading.sealed import load_search_case
 from labkit.grading.validator import Validator
-from labkit.grading.verdicts import Checker
+from labkit.grading.verdicts import Checker, VerdictCache
 from labkit.loop.search.recorded import Sweep, steps, sweep
 from labkit.record.ledger import Ledger
 from labkit.views.search_pages import (
@@ -223,3 +224,46 @@ def _refuse_to_check() -> Checker:
             raise AssertionError("the page opened on the recording must not validate anything")
 
     return Refusing(Validator())
+
+
+def test_without_a_recording_the_page_searches_now_and_says_so(tmp_path) -> None:
+    case = load_search_case("api_change")
+    checker = Checker(Validator(), cache=VerdictCache(tmp_path / "verdicts.json"))
+    opened = search_recording.open_sweep(case, tmp_path / "none.sqlite", checker)
+    assert not opened.recorded and opened.note == search_recording.LIVE_NOTE
+    assert opened.totals == [float(t) for t in range(10, 23)] and checker.runs > 0  # validated for real
+    assert {t: s.result.status for t, s in opened.runs.items()} == {
+        float(t): "incomplete" if t < 14 else "success" for t in range(10, 23)
+    }
+
+
+def test_a_damaged_recording_is_named_and_a_failed_recording_keeps_the_last_one(tmp_path, monkeypatch) -> None:
+    case = load_search_case("api_change")
+    out = tmp_path / "sweep.sqlite"
+    shutil.copy(search_recording.RECORD, out)
+    meta = json.loads(search_recording.RECORD.with_suffix(".json").read_text(encoding="utf-8"))
+    broken = {k: v for k, v in meta.items() if k != "environment"}
+    out.with_suffix(".json").write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(SearchError, match=r"sweep\.json: not a search recording \(KeyError"):
+        search_recording.recorded(case, out)
+    out.with_suffix(".json").write_text(json.dumps({**meta, "totals": [*meta["totals"], "99"]}), encoding="utf-8")
+    with pytest.raises(SearchError, match="lists total 99 but its ledger says"):
+        search_recording.recorded(case, out)
+
+    # a recording that fails half-way leaves the previous one, ledger and .json, as they were
+    out.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+    before = (out.read_bytes(), out.with_suffix(".json").read_text(encoding="utf-8"))
+    calls = []
+
+    def failing(*a: Any, **kw: Any) -> Any:
+        calls.append(kw["total"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # as a user's Ctrl-C would
+        return real(*a, **kw)
+
+    real = search_recording.search
+    monkeypatch.setattr(search_recording, "search", failing)
+    with pytest.raises(KeyboardInterrupt):
+        search_recording.record(out)
+    assert (out.read_bytes(), out.with_suffix(".json").read_text(encoding="utf-8")) == before
+    assert search_recording.recorded(case, out) is not None

@@ -12,7 +12,8 @@ which writes one ledger (run `sweep-<total>` per total) and a .json beside it: t
 totals and reserve, the case's fingerprint (every file of data/api_change), where its states
 live, and the Python and pytest versions. The page reads each search back from the recorded
 events (`labkit.loop.search.readback`, the same reader as for a live search) and says that it
-is recorded. If the case has changed since, the page runs the searches instead.
+is recorded. Without a recording of the case as it is now, the page runs the searches
+instead. A recording is written beside its place and moved in only when complete.
 tests/test_search_replay.py runs three totals live and compares every event with the
 recording, timings aside.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from labkit.core.errors import SearchError
 from labkit.core.paths import DATA
 from labkit.core.types import Verdict
 from labkit.core.versions import package_versions
@@ -48,7 +51,7 @@ TOTALS = tuple(float(t) for t in range(10, 23))
 RESERVE = 2.0
 DEPENDS_ON = ("pytest",)  # every dev check and every sealed confirmation is a pytest run
 RECORDED_NOTE = "recorded run: scripted routes, real dev checks and sealed confirmations"
-LIVE_NOTE = "run now: the case changed since the recording"
+LIVE_NOTE = "run now: no recording of the case as it is now"
 
 
 def run_id(total: float) -> str:
@@ -76,18 +79,26 @@ def _meta_path(path: Path) -> Path:
 
 def recorded(case: SearchCase, path: Path = RECORD) -> list[Sweep] | None:
     """Every recorded search, read back from the recording's ledger (kept open: the evidence card
-    reads it), while the case is as recorded; None otherwise (or when nothing is recorded)."""
+    reads it), while the case is as recorded; None otherwise (or when nothing is recorded).
+    A recording that cannot be read raises SearchError naming its file and what is wrong."""
     meta_file = _meta_path(path)
     if not (path.is_file() and meta_file.is_file()):
         return None
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    if meta.get("case") != {case.case.name: fingerprint(case)}:
-        return None
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        if meta.get("case") != {case.case.name: fingerprint(case)}:
+            return None
+        env, reserve = str(meta["environment"]), float(meta["reserve"])
+        totals = [float(t) for t in meta["totals"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise SearchError(f"{meta_file}: not a search recording ({type(e).__name__}: {e}); record it again") from e
     ledger = Ledger(path, read_only=True)
-    env, reserve = str(meta["environment"]), float(meta["reserve"])
     out = []
-    for total in (float(t) for t in meta["totals"]):
-        back = read_search(ledger, run_id(total), case.checks, env)
+    for total in totals:
+        try:
+            back = read_search(ledger, run_id(total), case.checks, env)
+        except ValueError as e:
+            raise SearchError(f"{path}: the recording lists total {total:g} but its ledger says: {e}") from e
         out.append(Sweep(total, reserve, back.result, tuple(steps(ledger, run_id(total), case.checks, env)), ledger))
     return out
 
@@ -125,15 +136,18 @@ def open_sweep(case: SearchCase, path: Path = RECORD, checker: Checker | None = 
 
 def record(out: Path, command: str = "") -> dict[str, Any]:
     """Search the case at every total of TOTALS, one after another with one fresh checker (every
-    dev check and confirmation a real pytest run), into the ledger `out`; write its .json."""
+    dev check and confirmation a real pytest run), into the ledger `out`; write its .json. Both are
+    written beside `out` first and moved into place only when every search has finished, so a
+    failed or interrupted recording leaves the previous one as it was."""
     case = load_search_case(CASE)
-    for stale in (out, out.with_name(out.name + "-wal"), out.with_name(out.name + "-shm")):
-        stale.unlink(missing_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.stem + ".partial" + out.suffix)
+    for stale in _with_sidecars(partial):
+        stale.unlink(missing_ok=True)
     checker = Checker()
     baseline = checker.check(case.case.start, case.suite).verdict
     outcomes = {}
-    with Ledger(out) as ledger:
+    with Ledger(partial) as ledger:
         for total in TOTALS:
             result = search(case, checker, baseline, total=total, reserve=RESERVE, ledger=ledger, run_id=run_id(total))
             outcomes[f"{total:g}"] = f"{result.status} ({result.reason})"
@@ -148,8 +162,17 @@ def record(out: Path, command: str = "") -> dict[str, Any]:
         "pytest_runs": checker.runs,
         "outcomes": outcomes,
     }
-    _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _meta_path(partial).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    for stale in _with_sidecars(out)[1:]:  # the old ledger's WAL files would pair with the new one
+        stale.unlink(missing_ok=True)
+    os.replace(partial, out)
+    os.replace(_meta_path(partial), _meta_path(out))
     return meta
+
+
+def _with_sidecars(path: Path) -> list[Path]:
+    """A SQLite file and the WAL files SQLite may keep beside it."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
