@@ -4,8 +4,11 @@ A walk (test_marimo_browser, test_jupyter_browser) opens a notebook fresh, runs 
 every stepper back to its first item. A test that then only reads that page, or uses one of its
 own controls (a glossary link, "Test my patch", the storyline picker), takes the page over
 instead of running the whole notebook again. One page is kept per process: the last one left,
-closed before anything else opens (a walk too: a JupyterLab page left open would start a kernel
-again once the next test's jupyter_lab() shut its kernel down).
+closed before anything else opens. A JupyterLab page left by a test of another notebook is not
+closed but re-used, as a user opens the next twin in the lab they have open (`lab_page`): its
+notebooks are closed first (a notebook left open would start a kernel again once the next
+test's jupyter_lab() shut its kernel down), so booting JupyterLab's frontend (5-7 s of CPU) is
+paid once per process, not once per twin.
 A test that finds none for its notebook, or finds it dead (Chromium closed, kernel shut down),
 opens and runs a fresh one, and leaves it in turn. Under pytest-xdist each such test is
 scheduled right after the walk it takes over from (tests/conftest.py: RIGHT_AFTER).
@@ -70,16 +73,59 @@ def discard() -> None:
 
 
 def _take(front: str, notebook: Path, env: dict[str, str]) -> Opened | None:
-    """The kept page if it is this notebook's (same front end and env) and still alive."""
+    """The kept page if it is this notebook's (same front end and env) and still alive; else
+    None, and the kept page is left where it is (`lab_page` may re-use it, `discard` closes it)."""
     global _kept
-    opened, _kept = _kept, None
-    if opened is None:
+    opened = _kept
+    if opened is None or (opened.front, opened.notebook, opened.env) != (front, notebook, env):
         return None
-    if (opened.front, opened.notebook, opened.env) == (front, notebook, env) and _alive(opened):
+    _kept = None
+    if _alive(opened):
         return opened
     with contextlib.suppress(Exception):
         opened.ctx.close()
     return None
+
+
+# Close every notebook of a JupyterLab page, unsaved (no "save your work?" dialog); a launcher
+# or other panel may stay. Resolves once none is left.
+_CLOSE_NOTEBOOKS = """async () => {
+  const notebooks = () => Array.from(jupyterapp.shell.widgets('main')).filter(w => w.context);
+  for (const w of notebooks()) {
+    w.context.model.dirty = false;
+    w.close();
+  }
+  for (let i = 0; i < 200 && notebooks().length; i++) await new Promise(r => setTimeout(r, 50));
+  return notebooks().length;
+}"""
+
+
+@dataclass
+class LabPage:
+    """A Chromium page for a notebook in JupyterLab: `booted` if JupyterLab's frontend already
+    runs in it (no notebook open), else a blank page in a fresh Context."""
+
+    ctx: Any
+    page: Any
+    booted: bool
+
+
+def lab_page(chromium: e2e.Chromium) -> LabPage:
+    """The kept page if it is a JupyterLab one still alive, its notebooks closed; else (any other
+    kept page closed) a fresh Context and page."""
+    global _kept
+    opened, _kept = _kept, None
+    if opened is not None and opened.front == "jupyter" and _alive(opened):
+        try:
+            if opened.page.evaluate(_CLOSE_NOTEBOOKS) == 0:
+                return LabPage(opened.ctx, opened.page, booted=True)
+        except Exception:  # a page that no longer answers: closed below, a fresh one instead
+            pass
+    if opened is not None:
+        with contextlib.suppress(Exception):
+            opened.ctx.close()
+    ctx = chromium.context()
+    return LabPage(ctx, ctx.new_page(), booted=False)
 
 
 def _alive(o: Opened) -> bool:
@@ -123,6 +169,7 @@ def marimo_page(chromium: e2e.Chromium, notebook: Path, env: dict[str, str] | No
     if opened is not None:
         opened.watch_errors()
     else:
+        discard()
         ctx = chromium.context()
         page = ctx.new_page()
         runs = e2e.MarimoRuns(page)
@@ -151,13 +198,12 @@ def jupyter_page(chromium: e2e.Chromium, notebook: Path) -> Iterator[Opened]:
         failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
         assert not failed, f"cells not run or raised: {failed}"
     else:
-        ctx = chromium.context(accept_downloads=True)  # (Playwright's default; a test downloads)
-        page = ctx.new_page()
+        lab = lab_page(chromium)
         with e2e.jupyter_lab(notebook, leave_running=True) as server:
-            opened = Opened("jupyter", notebook, {}, ctx, page, server)
+            opened = Opened("jupyter", notebook, {}, lab.ctx, lab.page, server)
             opened.watch_errors()
             try:
-                open_and_run_all(page, server, notebook.name)
+                open_and_run_all(lab, server, notebook.name)
             except Exception as err:
                 raise _failed_to_open(opened, err, "jupyter") from None
     with _held(opened):

@@ -63,18 +63,30 @@ def _one_idle_kernel(server, name):
     e2e.wait_until(stable, e2e.RENDER_TIMEOUT, f"exactly one idle, stable kernel for {name}", 0.25)
 
 
-def open_and_run_all(page, server, name):
-    """Open notebook `name` in JupyterLab, wait for its one idle kernel, run all cells, and fail
-    if any cell did not run or raised."""
-    page.goto(f"{server.url}/lab/tree/{name}?token={server.token}")
+def open_notebook(lab: pages.LabPage, server, name):  # noqa: ANN001
+    """Open notebook `name` in JupyterLab (booting it, or in the lab already running in the page)
+    and wait until its one kernel is idle and stays so."""
+    page = lab.page
+    if lab.booted:  # as a user opens the next twin from the lab they have open
+        page.evaluate("async (path) => { await jupyterapp.commands.execute('docmanager:open', {path}); }", name)
+    else:
+        page.goto(f"{server.url}/lab/tree/{name}?token={server.token}")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
     page.wait_for_function(
-        "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+        "(name) => jupyterapp.shell.currentWidget?.context?.path === name"
+        " && jupyterapp.shell.currentWidget.sessionContext?.session?.kernel",
+        arg=name,
         timeout=e2e.SERVER_TIMEOUT * 1000,
     )
     _one_idle_kernel(server, name)
-    page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-    cells = page.evaluate(_CELLS)
+
+
+def open_and_run_all(lab: pages.LabPage, server, name):  # noqa: ANN001
+    """Open notebook `name` in JupyterLab, wait for its one idle kernel, run all cells, and fail
+    if any cell did not run or raised."""
+    open_notebook(lab, server, name)
+    lab.page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+    cells = lab.page.evaluate(_CELLS)
     failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
     assert not failed, f"cells not run or raised: {failed}"
 
@@ -117,30 +129,26 @@ def save_and_read(page, server, name: str):  # noqa: ANN001, ANN201
 
 @pytest.mark.parametrize("notebook", e2e.jupyter_notebooks(), ids=lambda p: p.name)
 def test_jupyterlab_runs_all_and_steps(chromium, notebook):
-    # a page kept open from another test goes first: its JupyterLab would start a kernel again
-    # once jupyter_lab() shuts its kernel down, and this test must find exactly one kernel
-    pages.discard()
-    ctx = chromium.context()  # fails with the install hint if Chromium is missing
+    # the JupyterLab page another test left (its notebooks closed first: left open, one would
+    # start a kernel again once jupyter_lab() shuts its kernel down, and this test must find
+    # exactly one kernel), or a fresh one; any other page kept is closed (tests/e2e/pages.py)
+    lab = pages.lab_page(chromium)  # fails with the install hint if Chromium is missing
+    ctx, page = lab.ctx, lab.page
     kept = False
     try:
-        page = ctx.new_page()
         errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        listener = lambda e: errors.append(str(e))  # noqa: E731
+        page.on("pageerror", listener)
         with e2e.jupyter_lab(notebook, leave_running=True) as server:
             try:
-                page.goto(f"{server.url}/lab/tree/{notebook.name}?token={server.token}")
-                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=e2e.SERVER_TIMEOUT * 1000)
-                page.wait_for_function(
-                    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
-                    timeout=e2e.SERVER_TIMEOUT * 1000,
-                )
-                _one_idle_kernel(server, notebook.name)
+                open_notebook(lab, server, notebook.name)
                 page.evaluate(
                     "() => jupyterapp.commands.execute('notebook:run-all-cells')"
                 )  # resolves when the last cell finished (or was dropped)
                 cells = page.evaluate(_CELLS)
             except Exception as err:
                 page.screenshot(path=str(e2e.BUILD / f"jupyter-{notebook.stem}-FAILED.png"))
+                ctx.close()  # before jupyter_lab() shuts the kernel down: an open notebook would start one again
                 raise e2e.E2EError(f"{err}\n--- jupyter log ---\n{server.log_tail()}") from None
             not_run = [c for c in cells if c["count"] is None]
             assert not not_run, f"Run All left cells unexecuted (kernel restarted?): {not_run}"
@@ -156,6 +164,7 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
             for k in range(steppers.count()):
                 s = e2e.StepperDriver.nth(page, k)
                 e2e.walk_stepper(s, spec, e2e.BUILD, f"jupyter-{notebook.stem}-{k}")
+        page.remove_listener("pageerror", listener)
         assert not errors, f"uncaught errors in the page: {errors}"
         # every stepper is back on its first item: the page and its kernel, run once, are left
         # for the next test that uses this twin (tests/e2e/pages.py)
