@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -118,15 +120,21 @@ def get_json(url: str, headers: dict[str, str] | None = None) -> Any:
 
 
 class Chromium:
-    """One headless Chromium for a whole test session; each test gets a fresh context.
+    """One headless Chromium for a whole test session; each test gets a fresh `Context`.
 
-    Launching is lazy and its failure is remembered: every test that asks for a page then
-    fails with the same clear message instead of erroring in a fixture.
+    Every launch in a process uses the same profile (build/e2e/profile/<xdist worker>, emptied
+    at the process's first launch), so its HTTP and code caches outlive a test and a relaunch:
+    JupyterLab's and marimo's frontends are fetched and compiled once, not once per test (2-3 s
+    of CPU per page). What a test could leave for the next (cookies, site storage) is cleared
+    when its Context closes. Launching is lazy and its failure is remembered: every test that
+    asks for a page then fails with the same clear message instead of erroring in a fixture.
     """
+
+    _fresh_profile = True  # the first launch of this process empties the profile
 
     def __init__(self) -> None:
         self._pw: Any = None
-        self._browser: Any = None
+        self._browser: Any = None  # the profile's one persistent browser context
         self._error: BrowserMissing | None = None
 
     def _launch(self) -> Any:
@@ -143,23 +151,83 @@ class Chromium:
                     f"the python package playwright is missing ({e}); install the dev dependencies"
                 )
                 raise self._error from e
+            profile = BUILD / "profile" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")
+            if Chromium._fresh_profile:
+                shutil.rmtree(profile, ignore_errors=True)
+                Chromium._fresh_profile = False
             self._pw = sync_playwright().start()
-            # Playwright gives every launch a fresh temporary profile (--user-data-dir).
-            self._browser = self._pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=120_000)
+            self._browser = self._pw.chromium.launch_persistent_context(
+                str(profile),
+                executable_path=str(CHROMIUM),
+                args=CHROMIUM_ARGS,
+                viewport={"width": 1280, "height": 900},  # a projector-ish size
+                accept_downloads=True,
+                timeout=120_000,
+            )
         return self._browser
 
-    def context(self, **kwargs: Any) -> Any:
-        """A fresh browser context (cookies, storage) at a projector-ish size."""
-        ctx = self._launch().new_context(viewport={"width": 1280, "height": 900}, **kwargs)
-        ctx.set_default_timeout(STEP_TIMEOUT * 1000)
-        return ctx
+    def context(self, **kwargs: Any) -> Context:
+        """A test's pages, on a profile with no cookies or site storage from earlier tests."""
+        if kwargs.pop("accept_downloads", True) is not True or kwargs:
+            raise TypeError(f"a Context takes no options but accept_downloads=True, got {kwargs}")
+        return Context(self._launch())
 
     def close(self) -> None:
         if self._browser is not None:
-            self._browser.close()
+            with contextlib.suppress(Exception):
+                self._browser.close()
         if self._pw is not None:
             self._pw.stop()
         self._browser = self._pw = None
+
+
+_SITE_STORAGE = "local_storage,indexeddb,websql,cache_storage,service_workers,file_systems,shared_storage"
+
+
+class Context:
+    """A test's share of the browser: the pages it opened and the routes it added. Closing it
+    closes them, and clears the cookies and the site storage of every origin its pages visited
+    (the HTTP and code caches stay)."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+        self._pages: list[Any] = []
+        self._routes: list[tuple[Any, Any]] = []
+        self._origins: set[str] = set()
+
+    def new_page(self) -> Any:
+        page = self._browser.new_page()
+        page.set_default_timeout(STEP_TIMEOUT * 1000)
+        page.on("framenavigated", lambda f: self._origins.add(_origin(f.url)))
+        self._pages.append(page)
+        return page
+
+    def route(self, url: Any, handler: Any) -> None:
+        self._browser.route(url, handler)
+        self._routes.append((url, handler))
+
+    def close(self) -> None:
+        pages, self._pages = self._pages, []
+        routes, self._routes = self._routes, []
+        origins = {_origin(p.url) for p in pages if not p.is_closed()} | self._origins
+        try:
+            for url, handler in routes:
+                self._browser.unroute(url, handler)
+            for page in pages:
+                page.close()
+            self._browser.clear_cookies()
+            cdp = self._browser.new_cdp_session(self._browser.pages[0])  # the profile's first tab, never closed
+            for origin in origins - {""}:
+                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": _SITE_STORAGE})
+            cdp.detach()
+        except Exception as e:
+            if "has been closed" not in str(e):  # a browser closed meanwhile took all of it along
+                raise
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else ""
 
 
 _shared: Chromium | None = None
@@ -291,23 +359,27 @@ atexit.register(stop_shared_servers)
 
 @contextlib.contextmanager
 def marimo_run(notebook: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
-    """`marimo run` for one notebook on a free 127.0.0.1 port, as an app (read-only).
+    """`marimo run` serving `notebook`'s folder on a free 127.0.0.1 port, as apps (read-only);
+    the server's url is this notebook's page (`/?file=<name>`).
 
     `env` is added to the offline default environment (e.g. a LABKIT_MODEL to check that
-    only the real-model controls read it). One server per notebook and `env` in this process:
-    every page that opens it gets its own session (kernel), as every student of a class does."""
+    only the real-model controls read it). One server per folder and `env` in this process, as
+    a course serves its notebooks: every page that opens one gets its own session (kernel), as
+    every student of a class does, and the server imports what the notebooks share once."""
     extra = env or {}
-    key = ("marimo-run", str(notebook), json.dumps(extra, sort_keys=True))
-    yield _borrow(key, lambda: _marimo_run_server(notebook, extra))
+    folder = notebook.resolve().parent
+    key = ("marimo-run", str(folder), json.dumps(extra, sort_keys=True))
+    server = _borrow(key, lambda: _marimo_run_server(folder, extra))
+    yield dataclasses.replace(server, url=f"{server.url}/?file={urllib.parse.quote(notebook.name)}")
 
 
 @contextlib.contextmanager
-def _marimo_run_server(notebook: Path, env: dict[str, str]) -> Iterator[Server]:
+def _marimo_run_server(folder: Path, env: dict[str, str]) -> Iterator[Server]:
     port = free_port()
     cmd = [
         str(VENV_BIN / "marimo"),
         "run",
-        str(notebook),
+        str(folder),
         "--host",
         "127.0.0.1",
         "--port",
@@ -317,7 +389,7 @@ def _marimo_run_server(notebook: Path, env: dict[str, str]) -> Iterator[Server]:
         "--no-sandbox",
     ]
     url = f"http://127.0.0.1:{port}"
-    log = _log(f"marimo-run-{notebook.stem}-{len(_SERVERS)}")
+    log = _log(f"marimo-run-{folder.name}-{len(_SERVERS)}")
     with _serving(cmd, url, f"{url}/health", log, {**notebook_env(), **env}, ROOT) as server:
         yield server
 
@@ -721,9 +793,15 @@ def _diff(expected: str, actual: str) -> str:
 
 
 WALK = 4  # steps walked one by one at each end; a long stepper (200 pairs) is sampled, not walked
-# LABKIT_STEP_SHOTS=1 saves a screenshot of every step walked to build/e2e/ (about 150 in the whole
-# suite, a tenth of its browser time); by default each test saves one picture of its page.
+# LABKIT_STEP_SHOTS=1 takes pictures for a review in build/e2e/: every step walked (about 150 in
+# the whole suite, a tenth of its browser time), and each test's page at its full length (a long
+# notebook's costs 1-2 s of CPU). By default each test saves one picture of its window.
 STEP_SHOTS = os.environ.get("LABKIT_STEP_SHOTS", "") not in ("", "0")
+
+
+def page_shot(page: Any, path: Path) -> None:
+    """A test's picture of its page: the 1280x900 window, or (LABKIT_STEP_SHOTS=1) the whole page."""
+    page.screenshot(path=str(path), full_page=STEP_SHOTS)
 
 
 def walk_stepper(s: StepperDriver, spec: ViewSpec | None, shots: Path | None = None, name: str = "") -> dict[int, str]:

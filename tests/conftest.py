@@ -184,7 +184,7 @@ def headless(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Headless
 
 @pytest.fixture(scope="session", autouse=True)
 def _stop_shared_servers() -> Any:
-    """The real-browser tests share one JupyterLab and one `marimo run` per notebook within a
+    """The real-browser tests share one JupyterLab and one `marimo run` per notebook folder within a
     worker (benchmarks/_browser.py); they are stopped when the session ends."""
     yield
     browser = sys.modules.get("e2e.browser")

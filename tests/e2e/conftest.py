@@ -11,7 +11,8 @@ from e2e import browser as e2e
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[e2e.Chromium]:
-    """One Chromium for every browser test of this process; each test takes a fresh context.
+    """One Chromium for every browser test of this process; each test takes a fresh context
+    (its own pages, no cookies or site storage from another test; benchmarks/_browser.py: Context).
 
     Launched on first use, closed at the end of the session, and also before any test that
     does not ask for it (tests/conftest.py: Playwright's sync API keeps an event loop running

@@ -89,7 +89,7 @@ def test_scripted_with_labkit_model_set_and_try_your_own_patch(chromium, monkeyp
             except Exception as err:
                 page.screenshot(path=str(e2e.BUILD / "cache-isolation-class-FAILED.png"), full_page=True)
                 raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
-            page.screenshot(path=str(e2e.BUILD / "cache-isolation-your-patch.png"), full_page=True)
+            e2e.page_shot(page, e2e.BUILD / "cache-isolation-your-patch.png")
         assert not errors, f"uncaught errors in the page: {errors}"
     finally:
         ctx.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from e2e import browser as e2e
+from e2e import pages
 from labkit.views.export import (
     KEY_BASE,
     STATIC_NOTE,
@@ -42,6 +43,7 @@ def test_exported_notebook_opens_offline(chromium, notebook, headless):
     source = notebook.read_text(encoding="utf-8")
     title = _H1.search(source) or _APP_TITLE.search(source)
     assert title, f"{notebook.name} has no markdown title cell or app_title to look for"
+    pages.discard()  # no page of another test shares the browser while every request is routed here
     ctx = chromium.context()
     try:
         asked: list[str] = []
@@ -79,7 +81,7 @@ def test_exported_notebook_opens_offline(chromium, notebook, headless):
             """() => Array.from(document.querySelectorAll('marimo-table, marimo-anywidget'))
                  .every(e => !e.shadowRoot || e.shadowRoot.adoptedStyleSheets.length > 0)"""
         )
-        page.screenshot(path=str(e2e.BUILD / f"export-{notebook.stem}.png"), full_page=True)
+        e2e.page_shot(page, e2e.BUILD / f"export-{notebook.stem}.png")
         assert styled, "a widget's shadow root got none of marimo's stylesheets"
         assert not asked, f"the offline page tried the network: {asked[:5]}"
         assert not errors, f"uncaught errors in the page: {errors}"

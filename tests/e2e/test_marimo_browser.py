@@ -36,7 +36,7 @@ def test_marimo_app_steps_through_rounds(chromium, notebook):
             except e2e.E2EError as err:
                 page.screenshot(path=str(e2e.BUILD / f"marimo-{notebook.stem}-FAILED.png"))
                 raise e2e.E2EError(f"{err}\n--- marimo log ---\n{server.log_tail()}") from None
-            page.screenshot(path=str(e2e.BUILD / f"marimo-{notebook.stem}.png"), full_page=True)
+            e2e.page_shot(page, e2e.BUILD / f"marimo-{notebook.stem}.png")
             spec = e2e.SPECS.get(notebook.stem)
             for k in range(steppers.count()):
                 s = e2e.StepperDriver.nth(page, k, runs)
@@ -141,3 +141,35 @@ def test_a_missing_chromium_fails_with_the_install_hint(monkeypatch, tmp_path):
     for _ in range(2):  # the first failure is remembered, not retried
         with pytest.raises(e2e.BrowserMissing, match=r"\.ci/install-system\.sh"):
             c.context()
+
+
+def test_a_context_leaves_no_cookies_or_site_storage_for_the_next_test(chromium, tmp_path):
+    # every test's Context shares one profile (its caches outlive a test, benchmarks/_browser.py):
+    # what one test's page stored must be gone for the next one's
+    import functools
+    import http.server
+    import threading
+
+    (tmp_path / "index.html").write_text("<title>blank</title>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    read = "() => [localStorage.getItem('left'), document.cookie, sessionStorage.getItem('left')]"
+    try:
+        first = chromium.context()
+        page = first.new_page()
+        page.goto(url)
+        page.evaluate("() => { localStorage.setItem('left', 'x'); sessionStorage.setItem('left', 'x'); }")
+        page.evaluate("() => { document.cookie = 'left=x; max-age=3600'; }")
+        assert page.evaluate(read) == ["x", "left=x", "x"]
+        first.close()
+        second = chromium.context()
+        try:
+            page = second.new_page()
+            page.goto(url)
+            assert page.evaluate(read) == [None, "", None]
+        finally:
+            second.close()
+    finally:
+        server.shutdown()
