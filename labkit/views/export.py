@@ -107,7 +107,8 @@ def offline_html(html: str, assets: Path | None = None) -> str:
 STATIC_BANNER = (
     '<div id="labkit-static-banner" style="position:sticky;top:0;z-index:1000;background:#fff8e1;'
     'border-bottom:1px solid #e0c060;padding:0.4em 1em;font:14px sans-serif">'
-    "Static copy of a labkit notebook: the round steppers work offline; sliders, buttons and other "
+    "Static copy of a labkit notebook: its outputs, without the code (that is the notebook's .py file). "
+    "The round steppers work offline; sliders, buttons and other "
     "controls need the live notebook (<code>./run lab</code>) and change nothing here.</div>"
 )
 
@@ -176,6 +177,9 @@ def export_offline(
             "-o",
             str(raw),
             "-f",
+            # outputs only, as `marimo run` shows the app: a code editor per cell cost the page
+            # 2-3 s of CPU on every open; the code is the notebook's .py file
+            "--no-include-code",
         ]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0 or not raw.is_file():

@@ -98,6 +98,7 @@ app = marimo.App()
 def _():
     import marimo as mo
 
+    only_in_the_code = 1
     mo.md("# A tiny notebook")
     return
 
@@ -124,6 +125,7 @@ def test_the_command_line_exports_a_notebook(tmp_path: Path):
     assert proc.stdout.startswith(f"wrote {out} (") and proc.stdout.rstrip().endswith("opens offline")
     page = out.read_text(encoding="utf-8")
     assert "A tiny notebook" in page and "Static copy of a labkit notebook" in page
+    assert "only_in_the_code" not in page  # outputs only: the code stays in the notebook
     assert 'id="labkit-marimo-assets"' in page  # the frontend inside the page (offline_html)
 
 
