@@ -174,8 +174,7 @@ class Chromium:
 
     def close(self) -> None:
         if self._browser is not None:
-            with contextlib.suppress(Exception):
-                self._browser.close()
+            self._browser.close()
         if self._pw is not None:
             self._pw.stop()
         self._browser = self._pw = None

@@ -81,12 +81,18 @@ def open_notebook(lab: pages.LabPage, server, name):  # noqa: ANN001
     _one_idle_kernel(server, name)
 
 
-def open_and_run_all(lab: pages.LabPage, server, name):  # noqa: ANN001
-    """Open notebook `name` in JupyterLab, wait for its one idle kernel, run all cells, and fail
-    if any cell did not run or raised."""
+def run_all(lab: pages.LabPage, server, name):  # noqa: ANN001, ANN201
+    """Open notebook `name` in JupyterLab, wait for its one idle kernel, run all cells once, and
+    return its code cells as they read then (_CELLS)."""
     open_notebook(lab, server, name)
+    # resolves when the last cell finished (or was dropped)
     lab.page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
-    cells = lab.page.evaluate(_CELLS)
+    return lab.page.evaluate(_CELLS)
+
+
+def open_and_run_all(lab: pages.LabPage, server, name):  # noqa: ANN001
+    """run_all, failing if any cell did not run or raised."""
+    cells = run_all(lab, server, name)
     failed = [c for c in cells if c["count"] is None or any(o.startswith("error") for o in c["outputs"])]
     assert not failed, f"cells not run or raised: {failed}"
 
@@ -137,15 +143,14 @@ def test_jupyterlab_runs_all_and_steps(chromium, notebook):
     kept = False
     try:
         errors: list[str] = []
-        listener = lambda e: errors.append(str(e))  # noqa: E731
+
+        def listener(e: object) -> None:
+            errors.append(str(e))
+
         page.on("pageerror", listener)
         with e2e.jupyter_lab(notebook, leave_running=True) as server:
             try:
-                open_notebook(lab, server, notebook.name)
-                page.evaluate(
-                    "() => jupyterapp.commands.execute('notebook:run-all-cells')"
-                )  # resolves when the last cell finished (or was dropped)
-                cells = page.evaluate(_CELLS)
+                cells = run_all(lab, server, notebook.name)
             except Exception as err:
                 page.screenshot(path=str(e2e.BUILD / f"jupyter-{notebook.stem}-FAILED.png"))
                 ctx.close()  # before jupyter_lab() shuts the kernel down: an open notebook would start one again
