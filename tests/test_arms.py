@@ -14,7 +14,7 @@ from labkit.core.types import Usage
 from labkit.experiments.arms import arm_metrics as metrics
 from labkit.experiments.arms.arms import ARMS
 from labkit.experiments.arms.policy import CODE_SCHEMA
-from labkit.experiments.arms.run import Plan, jobs_for, merge, run_job, sweep
+from labkit.experiments.arms.run import Plan, Workers, jobs_for, merge, run_job, sweep
 from labkit.experiments.arms.suites import HIDDEN, humaneval_cases, repair_arm_cases
 from labkit.record.ledger import Ledger
 
@@ -130,14 +130,26 @@ def test_same_seeds_same_results_on_one_and_two_workers_and_a_killed_worker_reru
     assert len(ledger) == before
 
 
-def test_ray_backend_gives_the_same_results() -> None:
-    import ray  # noqa: F401 - a dependency: an ImportError fails this test, never skips it
+def test_ray_backend_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray  # a dependency: an ImportError fails this test, never skips it
+
+    def environment() -> dict[str, str | None]:  # nested: Ray ships it by value, not by module name
+        import os
+
+        return {k: os.environ.get(k) for k in ("LITELLM_LOCAL_MODEL_COST_MAP", "PYTHONPATH")}
 
     plan = Plan(stronger="sim")
     arms = ["direct", "reflect"]
     local = metrics.runs(_sim_sweep(plan, arms, [0], workers=1)).select(OUTCOME)
-    on_ray = metrics.runs(_sim_sweep(plan, arms, [0], backend="ray")).select(OUTCOME)
-    assert on_ray.equals(local)
+    monkeypatch.setenv("PYTHONPATH", "/labkit-test-path")  # a local cluster's workers get ours
+    with Workers("ray", 2) as pool:
+        ledger = Ledger()
+        merge(ledger, sweep(plan, jobs_for("repair", REPAIR, arms, [0]), pool=pool))
+        # litellm in a Ray worker never fetches its price list (the cost map is local), and
+        # the worker sees this process's PYTHONPATH
+        on_worker = ray.get(ray.remote(environment).remote())
+    assert on_worker == {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": "/labkit-test-path"}
+    assert metrics.runs(ledger).select(OUTCOME).equals(local)
 
 
 def test_stronger_arm_without_a_second_model_is_not_available_never_stood_in_for() -> None:
