@@ -75,9 +75,12 @@ def test_no_hidden_test_text_or_result_reaches_a_prompt(monkeypatch: pytest.Monk
     assert any("These visible tests fail" in p and "test_example" in p for p in prompts)
 
 
-def _sim_sweep(plan: Plan, arms: list[str], seeds: list[int], workers: int = 1, backend: str = "local") -> Ledger:
+def _sim_sweep(
+    plan: Plan, arms: list[str], seeds: list[int], workers: int = 1, backend: str = "local", pool: Workers | None = None
+) -> Ledger:
     ledger = Ledger()
-    merge(ledger, sweep(plan, jobs_for("repair", REPAIR, arms, seeds), workers=workers, backend=backend))  # type: ignore[arg-type]
+    jobs = jobs_for("repair", REPAIR, arms, seeds)
+    merge(ledger, sweep(plan, jobs, workers=workers, backend=backend, pool=pool))  # type: ignore[arg-type]
     return ledger
 
 
@@ -143,8 +146,7 @@ def test_ray_backend_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> 
     local = metrics.runs(_sim_sweep(plan, arms, [0], workers=1)).select(OUTCOME)
     monkeypatch.setenv("PYTHONPATH", "/labkit-test-path")  # a local cluster's workers get ours
     with Workers("ray", 2) as pool:
-        ledger = Ledger()
-        merge(ledger, sweep(plan, jobs_for("repair", REPAIR, arms, [0]), pool=pool))
+        ledger = _sim_sweep(plan, arms, [0], pool=pool)
         # litellm in a Ray worker never fetches its price list (the cost map is local), and
         # the worker sees this process's PYTHONPATH
         on_worker = ray.get(ray.remote(environment).remote())
