@@ -256,6 +256,19 @@ def _runs_a_notebook(nodeid: str) -> bool:
     return nodeid.startswith(NOTEBOOK_RUNS)
 
 
+# The browser tests that open JupyterLab (each names it: test_jupyter_browser.py, or "jupyterlab"
+# in the test's name) run on ONE worker, one after another: a worker's first JupyterLab (its
+# server and frontend, booted once per worker, benchmarks/_browser.py) cost ~20 s more than
+# the next ones, and two workers booted it twice. tests/test_suite_schedule.py checks that the
+# rule finds every test that opens JupyterLab and no other.
+JUPYTERLAB_SCOPE = "JupyterLab"
+
+
+def _opens_jupyterlab(nodeid: str) -> bool:
+    module, _, name = nodeid.partition("::")
+    return module == "tests/e2e/test_jupyter_browser.py" or (module.startswith("tests/e2e/") and "jupyterlab" in name)
+
+
 def _start_order(nodeid: str) -> int:
     """0 for a notebook run, then the heavy modules in HEAVY_MODULES' order, then the rest."""
     if _runs_a_notebook(nodeid):
@@ -291,7 +304,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     stay together on one worker (its module-scoped fixtures, a compared table for instance,
     are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
     spread one by one: each goes to whichever worker is free (a test that reuses another's page
-    or run goes with that test, RIGHT_AFTER). (xdist's own `loadgroup` marks
+    or run goes with that test, RIGHT_AFTER), and those that open JupyterLab, which go together
+    to one worker. (xdist's own `loadgroup` marks
     do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
@@ -304,6 +318,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ModulesAndNotebookRuns(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if _opens_jupyterlab(nodeid):
+                return JUPYTERLAB_SCOPE
             if _runs_a_notebook(nodeid):
                 return RIGHT_AFTER.get(nodeid, nodeid)  # one scope: a test and those that follow it
             return nodeid.split("::", 1)[0]

@@ -3,10 +3,11 @@ runs first, and puts a test that reuses another's page or run right after that t
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-from conftest import HEAVY_MODULES, RIGHT_AFTER, ROOT, _start_order, right_after
+from conftest import HEAVY_MODULES, RIGHT_AFTER, ROOT, _opens_jupyterlab, _start_order, right_after
 
 
 def test_every_heavy_module_named_for_an_early_start_exists() -> None:
@@ -39,3 +40,25 @@ def test_a_test_that_reuses_a_page_or_run_goes_right_after_the_test_that_made_it
     assert [i.nodeid for i in right_after(items)] == [items[1].nodeid, walk, borrower, items[3].nodeid]
     alone = [_Item(borrower), _Item("tests/e2e/test_a.py::t")]  # its walk not selected: left in place
     assert right_after(alone) == alone
+
+
+def test_the_tests_that_open_jupyterlab_are_exactly_those_scheduled_on_one_worker() -> None:
+    """conftest's rule (JUPYTERLAB_SCOPE) goes by names; here, by what each browser test calls."""
+    opening, named = [], []
+    for path in sorted((ROOT / "tests" / "e2e").glob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_"):
+                calls = {
+                    n.func.attr for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                }
+                nodeid = f"tests/e2e/{path.name}::{fn.name}"
+                if calls & {"jupyter_lab", "jupyter_page"}:
+                    opening.append(nodeid)
+                if _opens_jupyterlab(nodeid) and path.name != "test_jupyter_browser.py":
+                    named.append(nodeid)
+    assert len(opening) >= 5, opening  # the twin walk and the pages that take over its page
+    assert [n for n in opening if not _opens_jupyterlab(n)] == [], "opens JupyterLab; rename it or the rule"
+    assert sorted(set(named) - set(opening)) == [], "named as opening JupyterLab, but does not"
+    assert not _opens_jupyterlab("tests/e2e/test_marimo_browser.py::test_marimo_app_steps_through_rounds[x.py]")
+    assert not _opens_jupyterlab("tests/test_notebooks.py::test_jupyterlab_twin")  # not a browser test
