@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Sequence
 from importlib.util import find_spec
@@ -153,9 +154,10 @@ def export_offline(
     out.parent.mkdir(parents=True, exist_ok=True)
     # marimo keeps a session file in <notebook dir>/__marimo__/ unless a pycache prefix is set
     # (then under it, for an absolute path). The prefix is kept in build/ across exports, with
-    # bytecode written there: an empty one made every export compile every module it imports
-    # from source (lessons: 18 s of CPU, 6 s without). The session file is removed each time.
+    # bytecode written there, and starts with the install's (_seed_bytecode). The session file
+    # is removed each time.
     prefix = _pycache_prefix()
+    _seed_bytecode(prefix)
     session = prefix / Path(*notebook.resolve().parent.parts[1:]) / "__marimo__"
     with tempfile.TemporaryDirectory() as tmp:
         shutil.rmtree(session, ignore_errors=True)
@@ -190,6 +192,44 @@ def export_offline(
         out.write_text(offline_html(raw.read_text(encoding="utf-8")), encoding="utf-8")
         shutil.rmtree(session, ignore_errors=True)
     return out
+
+
+def _seed_bytecode(prefix: Path) -> None:
+    """Link the install's compiled bytecode into `prefix`, once (a marker file says so).
+
+    With PYTHONPYCACHEPREFIX set, Python reads and writes bytecode only under the prefix (the
+    source folders' tree mirrored there), never in the __pycache__ folders the install filled.
+    From an empty prefix the first export compiled everything it imports from source (lessons:
+    15 s of CPU, 7 s seeded). A link shares the file: a module whose source changes gets a new
+    file written in its place, never into the install's.
+    """
+    done = prefix / ".seeded"
+    if done.is_file():
+        return
+    import labkit
+
+    suffix = f".{sys.implementation.cache_tag}.pyc"  # not the optimized (.opt-1) variants
+    roots = {sysconfig.get_path(p) for p in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots.add(os.path.dirname(labkit.__file__))
+    for root in sorted(roots):
+        for folder, _, files in os.walk(root):
+            if os.path.basename(folder) != "__pycache__":
+                continue
+            mirror = prefix / os.path.dirname(folder).lstrip(os.sep)
+            mirror.mkdir(parents=True, exist_ok=True)
+            for name in files:
+                if name.endswith(suffix) and name.count(".") == 2:
+                    _link(os.path.join(folder, name), mirror / name)
+    done.touch()
+
+
+def _link(source: str, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        pass  # compiled there already (by an earlier export, or one running beside this one)
+    except OSError:  # another file system: a copy
+        shutil.copyfile(source, target)
 
 
 def _pycache_prefix() -> Path:

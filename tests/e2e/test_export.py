@@ -159,3 +159,23 @@ def test_offline_html_refuses_assets_of_another_marimo_version():
 def test_offline_html_refuses_a_page_that_is_not_a_marimo_export():
     with pytest.raises(OfflineExportError, match="not a marimo HTML export|no marimo frontend"):
         offline_html("<html><head></head><body>plain</body></html>")
+
+
+def test_an_export_reads_the_bytecode_the_install_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """export_offline runs marimo with PYTHONPYCACHEPREFIX (its session file goes there, not into
+    notebooks/): Python then looks for bytecode only under that prefix. Seeded once, the prefix
+    holds the install's own files where Python looks, so the first export compiles nothing
+    that was compiled at install."""
+    import importlib.util
+
+    import marimo
+
+    from labkit.views import export
+
+    export._seed_bytecode(tmp_path)
+    installed = Path(importlib.util.cache_from_source(marimo.__file__))
+    assert installed.is_file(), "the install compiles bytecode (./run: --compile-bytecode)"
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    looked_up = Path(importlib.util.cache_from_source(marimo.__file__))
+    assert looked_up.is_relative_to(tmp_path) and looked_up.read_bytes() == installed.read_bytes()
+    assert (tmp_path / ".seeded").is_file()  # the next export links nothing again
