@@ -206,11 +206,9 @@ def _seed_bytecode(prefix: Path) -> None:
     done = prefix / ".seeded"
     if done.is_file():
         return
-    import labkit
-
     suffix = f".{sys.implementation.cache_tag}.pyc"  # not the optimized (.opt-1) variants
     roots = {sysconfig.get_path(p) for p in ("stdlib", "platstdlib", "purelib", "platlib")}
-    roots.add(os.path.dirname(labkit.__file__))
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # labkit, as imported
     for root in sorted(roots):
         for folder, _, files in os.walk(root):
             if os.path.basename(folder) != "__pycache__":
