@@ -260,7 +260,8 @@ def _runs_a_notebook(nodeid: str) -> bool:
 # in the test's name) run on ONE worker, one after another: a worker's first JupyterLab (its
 # server and frontend, booted once per worker, benchmarks/_browser.py) cost ~20 s more than
 # the next ones, and two workers booted it twice. tests/test_suite_schedule.py checks that the
-# rule finds every test that opens JupyterLab and no other.
+# rule finds every test that opens JupyterLab, and that outside test_jupyter_browser.py (all of
+# which goes, its one small check that opens none included) it finds no other.
 JUPYTERLAB_SCOPE = "JupyterLab"
 
 
@@ -305,8 +306,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     are built once), except the tests that run a whole notebook (NOTEBOOK_RUNS), which are
     spread one by one: each goes to whichever worker is free (a test that reuses another's page
     or run goes with that test, RIGHT_AFTER), and those that open JupyterLab, which go together
-    to one worker. (xdist's own `loadgroup` marks
-    do not take effect with pytest 9: it rewrites a node id pytest no longer reads.)"""
+    to one worker. (xdist's own `loadgroup` marks do not take effect with pytest 9: it rewrites
+    a node id pytest no longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling

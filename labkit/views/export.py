@@ -202,6 +202,9 @@ def _seed_bytecode(prefix: Path) -> None:
     From an empty prefix the first export compiled everything it imports from source (lessons:
     15 s of CPU, 7 s seeded). A link shares the file: a module whose source changes gets a new
     file written in its place, never into the install's.
+
+    Only a speed-up: if the prefix cannot be written (a full disk, say), seeding stops, leaves no
+    marker, and the export goes on (and reports the disk itself if it cannot write either).
     """
     done = prefix / ".seeded"
     if done.is_file():
@@ -209,16 +212,19 @@ def _seed_bytecode(prefix: Path) -> None:
     suffix = f".{sys.implementation.cache_tag}.pyc"  # not the optimized (.opt-1) variants
     roots = {sysconfig.get_path(p) for p in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # labkit, as imported
-    for root in sorted(roots):
-        for folder, _, files in os.walk(root):
-            if os.path.basename(folder) != "__pycache__":
-                continue
-            mirror = prefix / os.path.dirname(folder).lstrip(os.sep)
-            mirror.mkdir(parents=True, exist_ok=True)
-            for name in files:
-                if name.endswith(suffix) and name.count(".") == 2:
-                    _link(os.path.join(folder, name), mirror / name)
-    done.touch()
+    try:
+        for root in sorted(roots):
+            for folder, _, files in os.walk(root):
+                if os.path.basename(folder) != "__pycache__":
+                    continue
+                mirror = prefix / os.path.dirname(folder).lstrip(os.sep)
+                mirror.mkdir(parents=True, exist_ok=True)
+                for name in files:
+                    if name.endswith(suffix) and name.count(".") == 2:
+                        _link(os.path.join(folder, name), mirror / name)
+        done.touch()
+    except OSError:
+        return
 
 
 def _link(source: str, target: Path) -> None:

@@ -179,3 +179,14 @@ def test_an_export_reads_the_bytecode_the_install_compiled(tmp_path: Path, monke
     looked_up = Path(importlib.util.cache_from_source(marimo.__file__))
     assert looked_up.is_relative_to(tmp_path) and looked_up.read_bytes() == installed.read_bytes()
     assert (tmp_path / ".seeded").is_file()  # the next export links nothing again
+
+
+def test_a_prefix_that_cannot_be_written_leaves_the_export_to_compile(tmp_path: Path):
+    """Seeding is only a speed-up: a prefix it cannot write (here a file in the way) stops it
+    without an error and without the marker, so a later export tries again."""
+    from labkit.views import export
+
+    blocked = tmp_path / "prefix"
+    blocked.write_text("not a folder")
+    export._seed_bytecode(blocked / "inside")
+    assert blocked.read_text() == "not a folder" and not (blocked / "inside" / ".seeded").exists()
